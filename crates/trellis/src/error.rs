@@ -1,0 +1,212 @@
+//! The one error type of this crate.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// An error from building a model, reading an input or running an inference.
+///
+/// Match on [`Error::kind`] to react to a particular failure; the `Display`
+/// output is a complete sentence meant for a person.
+#[derive(Debug)]
+pub struct Error {
+    kind: ErrorKind,
+}
+
+/// What went wrong.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The dataset has no points.
+    Empty,
+    /// More points than the dense trellis can index (one bit per point in a `u32`).
+    TooManyPoints {
+        /// Number of points given.
+        n: usize,
+        /// Largest supported number of points.
+        max: usize,
+    },
+    /// The dense trellis tables would not fit in the memory available.
+    OutOfMemory {
+        /// Number of points.
+        n: usize,
+        /// Bytes the tables need.
+        needed: u64,
+        /// Bytes available (the limit that was applied).
+        available: u64,
+    },
+    /// A weight matrix that is not square, or rows of unequal length.
+    Shape {
+        /// What is wrong, e.g. "3 rows but 4 columns".
+        detail: String,
+    },
+    /// A NaN or infinite value in the input.
+    NonFinite {
+        /// Row (0-based).
+        row: usize,
+        /// Column (0-based).
+        col: usize,
+    },
+    /// `w[i][j] != w[j][i]` beyond rounding.
+    Asymmetric {
+        /// Row (0-based).
+        i: usize,
+        /// Column (0-based).
+        j: usize,
+        /// `w[i][j]`.
+        wij: f64,
+        /// `w[j][i]`.
+        wji: f64,
+    },
+    /// A negative weight where the model needs non-negative similarities (Dasgupta's cost).
+    NegativeWeight {
+        /// Row (0-based).
+        i: usize,
+        /// Column (0-based).
+        j: usize,
+        /// The weight.
+        w: f64,
+    },
+    /// An invalid parameter value (β, γ, ...).
+    Parameter {
+        /// What is wrong.
+        detail: String,
+    },
+    /// A tree that is not a binary hierarchy over the expected points.
+    InvalidTree {
+        /// What is wrong.
+        detail: String,
+    },
+    /// A file that could not be parsed.
+    Parse {
+        /// The file, when there is one.
+        path: Option<PathBuf>,
+        /// What is wrong and where.
+        detail: String,
+    },
+    /// A file that could not be read.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The potential is NaN or +∞ for some split, so no distribution is defined.
+    BadPotential {
+        /// What was found.
+        detail: String,
+    },
+    /// Every tree has zero potential (all log-potentials are −∞).
+    NoTree,
+}
+
+impl Error {
+    /// What went wrong.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.kind
+    }
+
+    pub(crate) fn new(kind: ErrorKind) -> Error {
+        Error { kind }
+    }
+
+    pub(crate) fn shape(detail: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Shape {
+            detail: detail.into(),
+        })
+    }
+
+    pub(crate) fn parameter(detail: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Parameter {
+            detail: detail.into(),
+        })
+    }
+
+    pub(crate) fn tree(detail: impl Into<String>) -> Error {
+        Error::new(ErrorKind::InvalidTree {
+            detail: detail.into(),
+        })
+    }
+
+    pub(crate) fn parse(path: Option<&std::path::Path>, detail: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Parse {
+            path: path.map(|p| p.to_path_buf()),
+            detail: detail.into(),
+        })
+    }
+}
+
+/// Formats a byte count as GiB/MiB for messages.
+pub(crate) fn human_bytes(bytes: u64) -> String {
+    const GIB: f64 = (1u64 << 30) as f64;
+    const MIB: f64 = (1u64 << 20) as f64;
+    let b = bytes as f64;
+    if b >= GIB {
+        format!("{:.1} GiB", b / GIB)
+    } else {
+        format!("{:.1} MiB", b / MIB)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            ErrorKind::Empty => write!(f, "the dataset is empty: at least one point is needed"),
+            ErrorKind::TooManyPoints { n, max } => write!(
+                f,
+                "{n} points is too many for exact inference: the dense trellis stores one entry \
+                 per subset and supports at most {max} points; reduce the number of points or use \
+                 an approximate method"
+            ),
+            ErrorKind::OutOfMemory {
+                n,
+                needed,
+                available,
+            } => write!(
+                f,
+                "exact inference over {n} points needs {} for the trellis tables (2^{n} subsets), \
+                 but only {} is available; reduce the number of points or use an approximate method",
+                human_bytes(*needed),
+                human_bytes(*available)
+            ),
+            ErrorKind::Shape { detail } => write!(f, "wrong shape: {detail}"),
+            ErrorKind::NonFinite { row, col } => write!(
+                f,
+                "non-finite value (NaN or infinity) at row {row}, column {col} (0-based)"
+            ),
+            ErrorKind::Asymmetric { i, j, wij, wji } => write!(
+                f,
+                "the weight matrix is not symmetric: w[{i}][{j}] = {wij} but w[{j}][{i}] = {wji} (0-based)"
+            ),
+            ErrorKind::NegativeWeight { i, j, w } => write!(
+                f,
+                "negative weight w[{i}][{j}] = {w}: Dasgupta's cost needs non-negative similarities \
+                 (do not use --center with it, or use the hcc model)"
+            ),
+            ErrorKind::Parameter { detail } => write!(f, "invalid parameter: {detail}"),
+            ErrorKind::InvalidTree { detail } => write!(f, "invalid tree: {detail}"),
+            ErrorKind::Parse { path, detail } => match path {
+                Some(p) => write!(f, "cannot parse {}: {detail}", p.display()),
+                None => write!(f, "cannot parse input: {detail}"),
+            },
+            ErrorKind::Io { path, source } => write!(f, "cannot read {}: {source}", path.display()),
+            ErrorKind::BadPotential { detail } => write!(f, "invalid potential: {detail}"),
+            ErrorKind::NoTree => write!(
+                f,
+                "every hierarchy has zero potential (all log-potentials are -infinity), \
+                 so there is no distribution over trees"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            ErrorKind::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// A `Result` whose error is this crate's [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,147 @@
+//! Split potentials: the model side of the trellis.
+//!
+//! The energy-based model of the trellis paper (Definition 2) scores a binary
+//! hierarchy `H` by the product of a potential over its sibling pairs,
+//! `φ(H) = Π ψ(L, R)`, so `P(H) = φ(H) / Z`. A model implements
+//! [`Potential::log_potential`], `log ψ(L, R)`, for any two disjoint non-empty
+//! clusters.
+//!
+//! The exact algorithms evaluate `log ψ` about `3^n / 2` times, so a model should
+//! precompute per-subset tables in its constructor and answer each call in O(1).
+//! Models whose log-potential has the *separable form*
+//!
+//! ```text
+//! log ψ(L, R) = scale · σ(|S|) · ( P(S) + C(L) + C(R) ),   S = L ∪ R,
+//! ```
+//!
+//! expose its tables through [`Potential::separable`]; the trellis then runs a
+//! kernel whose inner loop is one addition (MAP) and one multiply-add in scaled
+//! linear arithmetic (partition function), with no `exp` or call per split.
+//! Both built-in models are separable: hierarchical correlation clustering
+//! (σ ≡ 1) and Dasgupta's cost (σ(k) = k).
+//!
+//! # A user-defined model
+//!
+//! Any function of the two clusters works. Here the potential favours merging
+//! clusters whose total "mass" is close, with per-subset masses precomputed so
+//! each split costs two loads:
+//!
+//! ```
+//! use trellis::{Mask, Potential, Trellis};
+//!
+//! struct MassBalance {
+//!     n: usize,
+//!     mass: Vec<f64>, // mass of every subset, indexed by mask
+//! }
+//!
+//! impl MassBalance {
+//!     fn new(point_mass: &[f64]) -> MassBalance {
+//!         let n = point_mass.len();
+//!         let mut mass = vec![0.0; 1 << n];
+//!         for s in 1..mass.len() {
+//!             let low = s.trailing_zeros() as usize;
+//!             mass[s] = mass[s & (s - 1)] + point_mass[low];
+//!         }
+//!         MassBalance { n, mass }
+//!     }
+//! }
+//!
+//! impl Potential for MassBalance {
+//!     fn num_points(&self) -> usize {
+//!         self.n
+//!     }
+//!     fn log_potential(&self, left: Mask, right: Mask) -> f64 {
+//!         -(self.mass[left as usize] - self.mass[right as usize]).abs()
+//!     }
+//! }
+//!
+//! let trellis = Trellis::new(MassBalance::new(&[1.0, 2.0, 3.0, 1.5, 0.5]))?;
+//! let map = trellis.map_tree();
+//! println!("MAP {map} with log φ = {:.3}, log Z = {:.3}", trellis.map_log_potential(), trellis.log_z());
+//! assert!(trellis.log_z() >= trellis.map_log_potential());
+//! # Ok::<(), trellis::Error>(())
+//! ```
+
+use crate::subset::Mask;
+
+/// A split potential `ψ(L, R) > 0` over `n` points, given as `log ψ`.
+///
+/// # Contract
+/// - `log_potential(left, right)` is called only with disjoint, non-empty masks
+///   inside the `n` points. The trellis always passes as `left` the part that
+///   holds the lowest-indexed point of `left ∪ right`, so a model need not be
+///   symmetric to be well defined (trees are unordered).
+/// - It must be deterministic; `-∞` (a forbidden split) is allowed, NaN and `+∞`
+///   are errors reported by the inference.
+/// - If [`separable`](Potential::separable) returns tables, they must describe
+///   the same function as `log_potential`.
+pub trait Potential: Sync {
+    /// Number of points `n` (the leaves of every hierarchy).
+    fn num_points(&self) -> usize;
+
+    /// `log ψ(left, right)`.
+    fn log_potential(&self, left: Mask, right: Mask) -> f64;
+
+    /// The separable form of the potential, if it has one (see the module docs).
+    fn separable(&self) -> Option<Separable<'_>> {
+        None
+    }
+}
+
+/// Tables of a separable potential:
+/// `log ψ(L, R) = scale · size_factor[|S|] · (parent[S] + child[L] + child[R])`.
+#[derive(Clone, Copy, Debug)]
+pub struct Separable<'a> {
+    /// Global factor (for Gibbs models, `-β`).
+    pub scale: f64,
+    /// σ(k) for k = 0..=n (index by cluster size).
+    pub size_factor: &'a [f64],
+    /// P(S) for every mask `S` (length `2^n`).
+    pub parent: &'a [f64],
+    /// C(T) for every mask `T` (length `2^n`).
+    pub child: &'a [f64],
+}
+
+impl Separable<'_> {
+    /// Whether σ is the same for every size (then per-level tables can be shared).
+    pub(crate) fn constant_size_factor(&self) -> bool {
+        self.size_factor.windows(2).skip(1).all(|w| w[0] == w[1])
+    }
+
+    /// `log ψ(L, R)` from the tables.
+    #[inline]
+    pub fn log_potential(&self, left: Mask, right: Mask) -> f64 {
+        let s = left | right;
+        self.scale
+            * self.size_factor[s.count_ones() as usize]
+            * (self.parent[s as usize] + self.child[left as usize] + self.child[right as usize])
+    }
+}
+
+impl<P: Potential + ?Sized> Potential for &P {
+    fn num_points(&self) -> usize {
+        (**self).num_points()
+    }
+    fn log_potential(&self, left: Mask, right: Mask) -> f64 {
+        (**self).log_potential(left, right)
+    }
+    fn separable(&self) -> Option<Separable<'_>> {
+        (**self).separable()
+    }
+}
+
+/// Hides the separable form of a model, forcing the general kernels.
+///
+/// Useful to cross-check the two kernels against each other, and to measure
+/// what the separable form buys.
+#[derive(Clone, Debug)]
+pub struct General<P>(pub P);
+
+impl<P: Potential> Potential for General<P> {
+    fn num_points(&self) -> usize {
+        self.0.num_points()
+    }
+    fn log_potential(&self, left: Mask, right: Mask) -> f64 {
+        self.0.log_potential(left, right)
+    }
+}

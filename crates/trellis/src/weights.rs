@@ -1,0 +1,297 @@
+//! Pairwise weights (similarities) between points, validated once.
+//!
+//! A [`Weights`] is a symmetric `n × n` matrix of finite values whose diagonal is
+//! ignored (stored as 0). It comes from a matrix ([`Weights::from_matrix`]) or
+//! from points and a similarity ([`Weights::from_points`]). Both trellis papers
+//! get positive *and* negative weights by centring: subtracting the mean
+//! off-diagonal similarity, so that "more similar than average" attracts.
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// A dense row-major matrix of `f64`, as read from a file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Matrix {
+    /// Number of rows.
+    pub rows: usize,
+    /// Number of columns.
+    pub cols: usize,
+    /// `rows * cols` values, row after row.
+    pub data: Vec<f64>,
+}
+
+impl Matrix {
+    /// A matrix from rows, which must all have the same length.
+    pub fn from_rows(rows: Vec<Vec<f64>>) -> Result<Matrix> {
+        let cols = rows.first().map_or(0, |r| r.len());
+        if let Some((i, r)) = rows.iter().enumerate().find(|(_, r)| r.len() != cols) {
+            return Err(Error::shape(format!(
+                "row {i} has {} values but row 0 has {cols}",
+                r.len()
+            )));
+        }
+        Ok(Matrix {
+            rows: rows.len(),
+            cols,
+            data: rows.into_iter().flatten().collect(),
+        })
+    }
+
+    /// Entry `(i, j)`.
+    pub fn get(&self, i: usize, j: usize) -> f64 {
+        self.data[i * self.cols + j]
+    }
+
+    /// Row `i`.
+    pub fn row(&self, i: usize) -> &[f64] {
+        &self.data[i * self.cols..(i + 1) * self.cols]
+    }
+
+    fn check_finite(&self) -> Result<()> {
+        match self.data.iter().position(|v| !v.is_finite()) {
+            Some(k) => Err(Error::new(ErrorKind::NonFinite {
+                row: k / self.cols.max(1),
+                col: k % self.cols.max(1),
+            })),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Relative tolerance (to the largest |weight|) under which `w[i][j]` and
+/// `w[j][i]` count as equal; such pairs are averaged.
+pub const SYMMETRY_TOLERANCE: f64 = 1e-6;
+
+/// How to turn points into pairwise similarities.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Similarity {
+    /// `x·y / (|x| |y|)`; every point must be non-zero.
+    Cosine,
+    /// `exp(-γ |x - y|²)`.
+    Rbf {
+        /// γ > 0.
+        gamma: f64,
+    },
+    /// `x·y`.
+    Dot,
+}
+
+/// A validated symmetric weight matrix with a zero diagonal.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Weights {
+    n: usize,
+    w: Vec<f64>,
+}
+
+impl Weights {
+    /// Validates a square matrix: finite values, symmetric up to
+    /// [`SYMMETRY_TOLERANCE`] (near-equal pairs are averaged); the diagonal is ignored.
+    pub fn from_matrix(m: &Matrix) -> Result<Weights> {
+        if m.rows == 0 || m.cols == 0 {
+            return Err(Error::new(ErrorKind::Empty));
+        }
+        if m.rows != m.cols {
+            return Err(Error::shape(format!(
+                "a weight matrix must be square, but this one has {} rows and {} columns",
+                m.rows, m.cols
+            )));
+        }
+        m.check_finite()?;
+        let n = m.rows;
+        let max_abs = (0..n)
+            .flat_map(|i| (0..n).filter(move |&j| j != i).map(move |j| (i, j)))
+            .map(|(i, j)| m.get(i, j).abs())
+            .fold(0.0, f64::max);
+        let tol = SYMMETRY_TOLERANCE * max_abs;
+        let mut w = vec![0.0; n * n];
+        for i in 0..n {
+            for j in i + 1..n {
+                let (a, b) = (m.get(i, j), m.get(j, i));
+                if (a - b).abs() > tol {
+                    return Err(Error::new(ErrorKind::Asymmetric {
+                        i,
+                        j,
+                        wij: a,
+                        wji: b,
+                    }));
+                }
+                let v = if a == b { a } else { 0.5 * (a + b) };
+                w[i * n + j] = v;
+                w[j * n + i] = v;
+            }
+        }
+        Ok(Weights { n, w })
+    }
+
+    /// Similarities between the rows of `points` (one point per row), optionally
+    /// centred by subtracting the mean off-diagonal similarity.
+    pub fn from_points(points: &Matrix, similarity: Similarity, center: bool) -> Result<Weights> {
+        if points.rows == 0 {
+            return Err(Error::new(ErrorKind::Empty));
+        }
+        if points.cols == 0 {
+            return Err(Error::shape("the points have no coordinates (0 columns)"));
+        }
+        points.check_finite()?;
+        let n = points.rows;
+        let dot = |i: usize, j: usize| -> f64 {
+            points
+                .row(i)
+                .iter()
+                .zip(points.row(j))
+                .map(|(a, b)| a * b)
+                .sum()
+        };
+        let mut w = vec![0.0; n * n];
+        match similarity {
+            Similarity::Cosine => {
+                let norms: Vec<f64> = (0..n).map(|i| dot(i, i).sqrt()).collect();
+                if let Some(i) = norms.iter().position(|&v| v == 0.0) {
+                    return Err(Error::parameter(format!(
+                        "point {i} (0-based) is all zeros, so its cosine similarity is undefined"
+                    )));
+                }
+                for i in 0..n {
+                    for j in i + 1..n {
+                        let v = dot(i, j) / (norms[i] * norms[j]);
+                        w[i * n + j] = v;
+                        w[j * n + i] = v;
+                    }
+                }
+            }
+            Similarity::Rbf { gamma } => {
+                if !(gamma.is_finite() && gamma > 0.0) {
+                    return Err(Error::parameter(format!(
+                        "the RBF gamma must be a positive number, not {gamma}"
+                    )));
+                }
+                for i in 0..n {
+                    for j in i + 1..n {
+                        let d2: f64 = points
+                            .row(i)
+                            .iter()
+                            .zip(points.row(j))
+                            .map(|(a, b)| (a - b) * (a - b))
+                            .sum();
+                        let v = (-gamma * d2).exp();
+                        w[i * n + j] = v;
+                        w[j * n + i] = v;
+                    }
+                }
+            }
+            Similarity::Dot => {
+                for i in 0..n {
+                    for j in i + 1..n {
+                        let v = dot(i, j);
+                        w[i * n + j] = v;
+                        w[j * n + i] = v;
+                    }
+                }
+            }
+        }
+        if w.iter().any(|v| !v.is_finite()) {
+            return Err(Error::parameter(
+                "the similarities overflowed (the coordinates are too large for f64)",
+            ));
+        }
+        let mut weights = Weights { n, w };
+        if center {
+            weights.center();
+        }
+        Ok(weights)
+    }
+
+    /// Subtracts the mean off-diagonal weight from every off-diagonal weight.
+    pub fn center(&mut self) {
+        let n = self.n;
+        if n < 2 {
+            return;
+        }
+        let pairs = (n * (n - 1) / 2) as f64;
+        let mean = (0..n)
+            .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+            .map(|(i, j)| self.w[i * n + j])
+            .sum::<f64>()
+            / pairs;
+        for i in 0..n {
+            for j in 0..n {
+                if i != j {
+                    self.w[i * n + j] -= mean;
+                }
+            }
+        }
+    }
+
+    /// Number of points.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// `w[i][j]` (0 on the diagonal).
+    #[inline]
+    pub fn get(&self, i: usize, j: usize) -> f64 {
+        self.w[i * self.n + j]
+    }
+
+    /// Row `i` of the matrix.
+    pub fn row(&self, i: usize) -> &[f64] {
+        &self.w[i * self.n..(i + 1) * self.n]
+    }
+
+    /// The first negative off-diagonal weight, if any, as `(i, j, w)`.
+    pub fn first_negative(&self) -> Option<(usize, usize, f64)> {
+        (0..self.n)
+            .flat_map(|i| (i + 1..self.n).map(move |j| (i, j)))
+            .map(|(i, j)| (i, j, self.get(i, j)))
+            .find(|&(_, _, w)| w < 0.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(rows: &[&[f64]]) -> Matrix {
+        Matrix::from_rows(rows.iter().map(|r| r.to_vec()).collect()).unwrap()
+    }
+
+    #[test]
+    fn rejects_bad_matrices() {
+        let e = Weights::from_matrix(&m(&[&[0.0, 1.0, 2.0], &[1.0, 0.0, 3.0]])).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::Shape { .. }), "{e}");
+        let e = Weights::from_matrix(&m(&[&[0.0, 1.0], &[1.5, 0.0]])).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::Asymmetric { i: 0, j: 1, .. }), "{e}");
+        let e = Weights::from_matrix(&m(&[&[0.0, f64::NAN], &[1.0, 0.0]])).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::NonFinite { row: 0, col: 1 }), "{e}");
+        let e = Weights::from_matrix(&Matrix { rows: 0, cols: 0, data: vec![] }).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::Empty));
+    }
+
+    #[test]
+    fn ignores_diagonal_and_rounding_asymmetry() {
+        let w = Weights::from_matrix(&m(&[&[5.0, 1.0], &[1.0 + 1e-12, -7.0]])).unwrap();
+        assert_eq!(w.get(0, 0), 0.0);
+        assert!((w.get(0, 1) - w.get(1, 0)).abs() == 0.0);
+    }
+
+    #[test]
+    fn centring_subtracts_mean_off_diagonal() {
+        let pts = m(&[&[1.0, 0.0], &[0.0, 1.0], &[1.0, 1.0]]);
+        let w = Weights::from_points(&pts, Similarity::Cosine, true).unwrap();
+        let s = 1.0 / 2f64.sqrt();
+        let mean = (0.0 + s + s) / 3.0;
+        assert!((w.get(0, 1) - (0.0 - mean)).abs() < 1e-15);
+        assert!((w.get(0, 2) - (s - mean)).abs() < 1e-15);
+        let total: f64 = (0..3).flat_map(|i| (i + 1..3).map(move |j| (i, j))).map(|(i, j)| w.get(i, j)).sum();
+        assert!(total.abs() < 1e-15);
+    }
+
+    #[test]
+    fn rbf_and_dot() {
+        let pts = m(&[&[0.0, 0.0], &[1.0, 2.0]]);
+        let w = Weights::from_points(&pts, Similarity::Rbf { gamma: 0.5 }, false).unwrap();
+        assert!((w.get(0, 1) - (-2.5f64).exp()).abs() < 1e-15);
+        let w = Weights::from_points(&pts, Similarity::Dot, false).unwrap();
+        assert_eq!(w.get(0, 1), 0.0);
+        assert!(Weights::from_points(&pts, Similarity::Cosine, false).is_err());
+    }
+}
