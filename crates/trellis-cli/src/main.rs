@@ -1,1 +1,239 @@
-fn main() {}
+//! `trellis`: exact inference over hierarchical clusterings from the command line.
+//!
+//! A thin front-end over the `trellis` library: it reads inputs, builds a model,
+//! runs the library and prints JSON, Newick or a readable summary. Errors go to
+//! stderr with exit code 2 and nothing on stdout.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
+
+mod bench;
+mod commands;
+mod demo;
+mod input;
+mod output;
+mod progress;
+
+/// Exact inference over all binary hierarchies of a dataset with the cluster trellis:
+/// partition function, MAP tree, every cluster marginal and exact posterior samples,
+/// in O(3^N) time instead of a sum over (2N-3)!! trees.
+#[derive(Parser, Debug)]
+#[command(name = "trellis", version, propagate_version = true)]
+#[command(after_help = "Start with `trellis demo`. Every command explains its flags with --help.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+
+    /// Number of worker threads (default: one per core).
+    #[arg(long, global = true, value_name = "N")]
+    threads: Option<usize>,
+
+    /// Do not draw progress bars on stderr.
+    #[arg(long, short = 'q', global = true)]
+    quiet: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// The MAP (lowest-cost) hierarchy.
+    Map(MapArgs),
+    /// The log partition function, log Z, over all (2N-3)!! hierarchies.
+    Logz(LogzArgs),
+    /// The marginal probability of every cluster (and optionally of one sub-hierarchy).
+    Marginals(MarginalsArgs),
+    /// Exact samples from the posterior over hierarchies.
+    Sample(SampleArgs),
+    /// The exact number of binary hierarchies over N points, (2N-3)!!.
+    Count(CountArgs),
+    /// Run every exact inference on a built-in dataset (12 iris flowers).
+    Demo,
+    /// Measure the speed of the exact passes (wall time and splits per second).
+    Bench(bench::BenchArgs),
+}
+
+/// The model and its input, shared by the inference commands.
+#[derive(Args, Debug)]
+#[command(group(ArgGroup::new("input").required(true).args(["weights", "points"])))]
+pub struct ModelArgs {
+    /// Split potential: `hcc` (hierarchical correlation clustering; weights of any sign)
+    /// or `dasgupta` (Dasgupta's cost; weights >= 0). log psi = -beta * cost.
+    #[arg(long, value_enum)]
+    pub model: ModelKind,
+
+    /// Pairwise weights: an N x N matrix, CSV without header or .npy (float64/float32).
+    /// Must be symmetric (up to 1e-6 relative rounding); the diagonal is ignored.
+    #[arg(long, value_name = "FILE")]
+    pub weights: Option<PathBuf>,
+
+    /// Points, one per row: CSV (a header row is allowed) or .npy. Weights are
+    /// their pairwise similarities (see --similarity and --center).
+    #[arg(long, value_name = "FILE")]
+    pub points: Option<PathBuf>,
+
+    /// Similarity for --points: cosine, rbf (exp(-gamma |x-y|^2)) or dot product
+    /// [default: cosine].
+    #[arg(long, value_enum, requires = "points")]
+    pub similarity: Option<SimilarityKind>,
+
+    /// gamma of the rbf similarity [default: 1 / number of features].
+    #[arg(long, requires = "points", value_name = "G")]
+    pub gamma: Option<f64>,
+
+    /// Subtract the mean off-diagonal similarity, giving positive and negative weights
+    /// (the recipe of the trellis and A* papers for hcc).
+    #[arg(long, requires = "points")]
+    pub center: bool,
+
+    /// Inverse temperature: log psi = -beta * cost. Scales log Z, marginals and samples;
+    /// the MAP tree does not depend on it.
+    #[arg(
+        long,
+        default_value_t = 1.0,
+        value_name = "B",
+        allow_negative_numbers = true
+    )]
+    pub beta: f64,
+
+    /// Refuse to run if the trellis tables need more than this many GiB
+    /// [default: the memory available].
+    #[arg(long, value_name = "GIB")]
+    pub max_memory: Option<f64>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModelKind {
+    /// Hierarchical correlation clustering.
+    Hcc,
+    /// Dasgupta's cost.
+    Dasgupta,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SimilarityKind {
+    /// Cosine similarity.
+    Cosine,
+    /// Gaussian (RBF) kernel.
+    Rbf,
+    /// Dot product.
+    Dot,
+}
+
+#[derive(Args, Debug)]
+struct MapArgs {
+    #[command(flatten)]
+    model: ModelArgs,
+    /// Print one JSON object {"n", "log_potential", "cost", "tree"}.
+    #[arg(long, conflicts_with = "newick")]
+    json: bool,
+    /// Print the tree in Newick (leaves are 0-based point indices).
+    #[arg(long)]
+    newick: bool,
+}
+
+#[derive(Args, Debug)]
+struct LogzArgs {
+    #[command(flatten)]
+    model: ModelArgs,
+    /// Print one JSON object {"n", "log_z"}.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct MarginalsArgs {
+    #[command(flatten)]
+    model: ModelArgs,
+    /// Only list clusters with probability >= P (clusters with p = 0 are never listed).
+    #[arg(long, default_value_t = 0.0, value_name = "P")]
+    min_p: f64,
+    /// Also print the marginal of this sub-hierarchy: a nested JSON list such as
+    /// '[[0,1],2]' (or Newick '((0,1),2)') over some of the points.
+    #[arg(long, value_name = "TREE")]
+    subtree: Option<String>,
+    /// How many clusters the readable summary lists (JSON lists all).
+    #[arg(long, default_value_t = 20, value_name = "K")]
+    top: usize,
+    /// Print one JSON object {"n", "log_z", "clusters": [{"members", "p"}, ...]}
+    /// (plus "subtree_p" with --subtree).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct SampleArgs {
+    #[command(flatten)]
+    model: ModelArgs,
+    /// Number of samples.
+    #[arg(short = 'n', long = "num-samples", value_name = "K")]
+    num_samples: usize,
+    /// Seed of the random number generator (xoshiro256++); same seed, same samples.
+    #[arg(long, default_value_t = 0, value_name = "S")]
+    seed: u64,
+    /// Print one JSON object {"n", "samples": [tree, ...]}.
+    #[arg(long, conflicts_with = "newick")]
+    json: bool,
+    /// Print one Newick tree per line.
+    #[arg(long)]
+    newick: bool,
+}
+
+#[derive(Args, Debug)]
+struct CountArgs {
+    /// Number of points (leaves), at least 1.
+    #[arg(value_name = "N")]
+    n: usize,
+    /// Print one JSON object {"n", "num_trees": "<decimal string>"}.
+    #[arg(long)]
+    json: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(text) => {
+            let mut out = std::io::stdout().lock();
+            // A closed pipe (e.g. `| head`) is not an error worth reporting.
+            let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Runs a command and returns everything it prints on stdout, so that an error
+/// leaves stdout empty.
+fn run(cli: Cli) -> anyhow::Result<String> {
+    if let Some(t) = cli.threads {
+        if t == 0 {
+            anyhow::bail!("--threads must be at least 1");
+        }
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build_global()?;
+    }
+    let progress = !cli.quiet;
+    match cli.command {
+        Command::Map(a) => commands::map(&a.model, a.json, a.newick, progress),
+        Command::Logz(a) => commands::logz(&a.model, a.json, progress),
+        Command::Marginals(a) => commands::marginals(
+            &a.model,
+            a.min_p,
+            a.subtree.as_deref(),
+            a.top,
+            a.json,
+            progress,
+        ),
+        Command::Sample(a) => {
+            commands::sample(&a.model, a.num_samples, a.seed, a.json, a.newick, progress)
+        }
+        Command::Count(a) => commands::count(a.n, a.json),
+        Command::Demo => demo::run(),
+        Command::Bench(a) => bench::run(&a, progress),
+    }
+}

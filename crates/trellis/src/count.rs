@@ -116,7 +116,11 @@ mod tests {
     fn full_family_realises_every_tree() {
         for n in 1..=9 {
             let all: Vec<Mask> = (1..1u32 << n).collect();
-            assert_eq!(num_trees_within((1 << n) - 1, &all), num_trees(n), "n = {n}");
+            assert_eq!(
+                num_trees_within((1 << n) - 1, &all),
+                num_trees(n),
+                "n = {n}"
+            );
         }
     }
 

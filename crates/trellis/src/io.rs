@@ -139,7 +139,10 @@ pub fn parse_npy(bytes: &[u8]) -> std::result::Result<Matrix, String> {
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(|s| s.parse::<usize>().map_err(|_| format!("bad shape {shape_text}")))
+        .map(|s| {
+            s.parse::<usize>()
+                .map_err(|_| format!("bad shape {shape_text}"))
+        })
         .collect::<std::result::Result<_, _>>()?;
     let (rows, cols) = match shape.as_slice() {
         [r, c] => (*r, *c),
@@ -235,11 +238,22 @@ mod tests {
     #[test]
     fn csv_with_and_without_header() {
         let m = parse_csv("a,b\n1,2\n3, 4\n\n", true).unwrap();
-        assert_eq!((m.rows, m.cols, m.data.clone()), (2, 2, vec![1.0, 2.0, 3.0, 4.0]));
-        assert!(parse_csv("a,b\n1,2\n", false).unwrap_err().contains("not a number"));
+        assert_eq!(
+            (m.rows, m.cols, m.data.clone()),
+            (2, 2, vec![1.0, 2.0, 3.0, 4.0])
+        );
+        assert!(
+            parse_csv("a,b\n1,2\n", false)
+                .unwrap_err()
+                .contains("not a number")
+        );
         assert!(parse_csv("1,2\n3\n", false).unwrap_err().contains("line 2"));
         assert!(parse_csv("1,x\n3,4\n", true).is_ok()); // first row is a header
-        assert!(parse_csv("1,2\n3,x\n", true).unwrap_err().contains("column 2"));
+        assert!(
+            parse_csv("1,2\n3,x\n", true)
+                .unwrap_err()
+                .contains("column 2")
+        );
         assert!(parse_csv("", false).is_err());
         let m = parse_csv("1 2\n3 4\n", false).unwrap();
         assert_eq!(m.data, vec![1.0, 2.0, 3.0, 4.0]);
@@ -247,7 +261,11 @@ mod tests {
 
     #[test]
     fn npy_round_trip_and_fortran_order() {
-        let m = Matrix { rows: 2, cols: 3, data: vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0] };
+        let m = Matrix {
+            rows: 2,
+            cols: 3,
+            data: vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+        };
         let bytes = to_npy(&m);
         assert_eq!(bytes.len() % 16, 0);
         assert_eq!(parse_npy(&bytes).unwrap(), m);
@@ -266,9 +284,17 @@ mod tests {
     #[test]
     fn npy_errors() {
         assert!(parse_npy(b"hello").unwrap_err().contains("magic"));
-        let m = Matrix { rows: 2, cols: 2, data: vec![1.0; 4] };
+        let m = Matrix {
+            rows: 2,
+            cols: 2,
+            data: vec![1.0; 4],
+        };
         let bytes = to_npy(&m);
-        assert!(parse_npy(&bytes[..bytes.len() - 3]).unwrap_err().contains("truncated"));
+        assert!(
+            parse_npy(&bytes[..bytes.len() - 3])
+                .unwrap_err()
+                .contains("truncated")
+        );
         let mut bad = bytes.clone();
         let at = bad.windows(3).position(|w| w == b"<f8").unwrap();
         bad[at + 1] = b'i';

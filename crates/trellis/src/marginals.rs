@@ -32,8 +32,8 @@ use crate::memory::{self, OUTSIDE_BYTES};
 use crate::potential::{Potential, Separable};
 use crate::scaled::{Acc, LogSumExp, Scaled};
 use crate::subset::{Mask, for_each_level_batch, lowest};
-use crate::trellis::{BATCH, Options, Ticker, Trellis, fill_by_size, map_batch};
 use crate::tree::Tree;
+use crate::trellis::{BATCH, Options, Ticker, Trellis, fill_by_size, map_batch};
 
 /// Every cluster's marginal probability, from one outside pass over a [`Trellis`].
 pub struct Marginals<'t, P> {
@@ -168,7 +168,11 @@ fn outside_separable(
                 let mut acc = Acc::new();
                 let mut t = comp;
                 while t != 0 {
-                    let (a, b, hh) = (o[(set | t) as usize], g[t as usize], h[t.count_ones() as usize]);
+                    let (a, b, hh) = (
+                        o[(set | t) as usize],
+                        g[t as usize],
+                        h[t.count_ones() as usize],
+                    );
                     acc.add(a.mant * b.mant * hh.mant, a.exp + b.exp + hh.exp);
                     t = (t - 1) & comp;
                 }
@@ -187,7 +191,11 @@ fn outside_separable(
     }
 }
 
-fn outside_general<P: Potential>(trellis: &Trellis<P>, log_out: &mut [f64], ticker: &mut Ticker<'_>) {
+fn outside_general<P: Potential>(
+    trellis: &Trellis<P>,
+    log_out: &mut [f64],
+    ticker: &mut Ticker<'_>,
+) {
     let n = trellis.num_points();
     let root = trellis.root();
     let log_z = trellis.log_z_table();

@@ -36,7 +36,9 @@ pub fn memory_needed(n: usize, workload: Workload) -> u64 {
     let per_subset = MODEL_BYTES
         + match workload {
             Workload::Inside => INSIDE_PEAK_BYTES,
-            Workload::Marginals => INSIDE_KEPT_BYTES + OUTSIDE_BYTES.max(INSIDE_PEAK_BYTES - INSIDE_KEPT_BYTES),
+            Workload::Marginals => {
+                INSIDE_KEPT_BYTES + OUTSIDE_BYTES.max(INSIDE_PEAK_BYTES - INSIDE_KEPT_BYTES)
+            }
         };
     per_subset << n.min(63)
 }
@@ -85,9 +87,15 @@ mod tests {
     fn limits() {
         assert!(check_memory(10, Workload::Marginals, Some(1 << 30)).is_ok());
         let e = check_memory(31, Workload::Inside, None).unwrap_err();
-        assert!(matches!(e.kind(), ErrorKind::TooManyPoints { n: 31, max: 30 }));
+        assert!(matches!(
+            e.kind(),
+            ErrorKind::TooManyPoints { n: 31, max: 30 }
+        ));
         let e = check_memory(28, Workload::Inside, Some(1 << 30)).unwrap_err();
         assert!(e.to_string().contains("needs 15.0 GiB"), "{e}");
-        assert!(matches!(check_memory(0, Workload::Inside, None).unwrap_err().kind(), ErrorKind::Empty));
+        assert!(matches!(
+            check_memory(0, Workload::Inside, None).unwrap_err().kind(),
+            ErrorKind::Empty
+        ));
     }
 }

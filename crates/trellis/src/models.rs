@@ -288,10 +288,13 @@ mod tests {
     use crate::subset::{for_each_split, members};
     use crate::weights::Matrix;
 
+    #[allow(clippy::needless_range_loop)]
     fn weights(n: usize, seed: u64) -> Weights {
         let mut x = seed;
         let mut next = || {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((x >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
         };
         let mut rows = vec![vec![0.0; n]; n];

@@ -23,8 +23,8 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::potential::Potential;
 use crate::subset::{Mask, for_each_split, lowest};
-use crate::trellis::Trellis;
 use crate::tree::Tree;
+use crate::trellis::Trellis;
 
 /// Clusters at least this large get their split distribution cached.
 const CACHE_MIN_SIZE: u32 = 9;

@@ -14,9 +14,10 @@ use std::f64::consts::LOG2_E;
 /// Exponent used for zero, chosen so that sums of a few of them cannot overflow `i32`.
 pub(crate) const ZERO_EXP: i32 = -(1 << 28);
 
-/// `ln 2` split so that `e · LN2_HI` is exact for `|e| < 2^21` (fdlibm constants).
-const LN2_HI: f64 = 6.931_471_803_691_238_164_90e-1;
-const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
+/// `ln 2` split so that `e · LN2_HI` is exact for `|e| < 2^21` (fdlibm's
+/// `ln2_hi` and `ln2_lo`, given by their bits).
+const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
+const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
 
 /// A non-negative number `mant · 2^exp`; `mant` is in `[1, 2)`, or 0 for zero.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -181,7 +182,10 @@ mod tests {
             let s = Scaled::from_ln(x);
             assert!((1.0..2.0).contains(&s.mant));
             let back = s.ln();
-            assert!((back - x).abs() <= 1e-15 * x.abs().max(1.0) * 4.0, "{x} -> {back}");
+            assert!(
+                (back - x).abs() <= 1e-15 * x.abs().max(1.0) * 4.0,
+                "{x} -> {back}"
+            );
         }
         assert_eq!(Scaled::from_ln(f64::NEG_INFINITY).ln(), f64::NEG_INFINITY);
     }
@@ -199,7 +203,11 @@ mod tests {
         }
         let m = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
         let direct = m + xs.iter().map(|x| (x - m).exp()).sum::<f64>().ln();
-        assert!((acc.ln() - direct).abs() < 1e-10, "{} vs {direct}", acc.ln());
+        assert!(
+            (acc.ln() - direct).abs() < 1e-10,
+            "{} vs {direct}",
+            acc.ln()
+        );
         assert!((lse.ln() - direct).abs() < 1e-10);
     }
 

@@ -22,11 +22,7 @@ pub fn lowest(s: Mask) -> Mask {
 #[inline]
 pub fn full(n: usize) -> Mask {
     debug_assert!(n <= 32);
-    if n == 32 {
-        u32::MAX
-    } else {
-        (1u32 << n) - 1
-    }
+    if n == 32 { u32::MAX } else { (1u32 << n) - 1 }
 }
 
 /// The points of `s` in increasing order.
@@ -80,12 +76,7 @@ pub fn total_splits(n: usize) -> u128 {
 
 /// All masks over `n` points with exactly `k` members, in increasing order
 /// (Gosper's hack), delivered in batches of at most `batch` masks.
-pub(crate) fn for_each_level_batch(
-    n: usize,
-    k: usize,
-    batch: usize,
-    mut f: impl FnMut(&[Mask]),
-) {
+pub(crate) fn for_each_level_batch(n: usize, k: usize, batch: usize, mut f: impl FnMut(&[Mask])) {
     if k == 0 || k > n {
         return;
     }

@@ -179,8 +179,8 @@ impl Tree {
     pub fn parse(text: &str) -> Result<Tree> {
         let t = text.trim();
         if t.starts_with('[') {
-            let v: serde_json::Value = serde_json::from_str(t)
-                .map_err(|e| Error::tree(format!("not valid JSON: {e}")))?;
+            let v: serde_json::Value =
+                serde_json::from_str(t).map_err(|e| Error::tree(format!("not valid JSON: {e}")))?;
             Tree::from_json(&v)
         } else if t.starts_with('(') {
             Tree::from_newick(t)
@@ -314,8 +314,7 @@ impl NewickParser<'_> {
     fn label(&mut self) -> String {
         self.skip_ws();
         let start = self.pos;
-        while matches!(self.peek(), Some(c) if !b"(),:;".contains(&c) && !c.is_ascii_whitespace())
-        {
+        while matches!(self.peek(), Some(c) if !b"(),:;".contains(&c) && !c.is_ascii_whitespace()) {
             self.pos += 1;
         }
         String::from_utf8_lossy(&self.s[start..self.pos]).into_owned()

@@ -44,7 +44,7 @@ use crate::count;
 use crate::error::{Error, ErrorKind, Result};
 use crate::memory::{self, INSIDE_PEAK_BYTES};
 use crate::potential::{Potential, Separable};
-use crate::scaled::{Acc, LogSumExp, Scaled};
+use crate::scaled::{Acc, LogSumExp, Scaled, ZERO_EXP};
 use crate::subset::{
     Mask, for_each_level_batch, for_each_split, full, lowest, splits_of_size, total_splits,
 };
@@ -170,12 +170,6 @@ impl<P> std::fmt::Debug for Trellis<P> {
     }
 }
 
-#[derive(Clone, Copy)]
-struct Cell {
-    key: f64,
-    g: Scaled,
-}
-
 impl<P: Potential> Trellis<P> {
     /// Runs the inside pass (partition function and MAP of every cluster).
     pub fn new(model: P) -> Result<Trellis<P>> {
@@ -275,7 +269,10 @@ impl<P: Potential> Trellis<P> {
 
     /// The MAP tree over the points of `cluster` alone.
     pub fn map_tree_of(&self, cluster: Mask) -> Tree {
-        assert!(cluster != 0 && cluster & !self.root() == 0, "cluster out of range");
+        assert!(
+            cluster != 0 && cluster & !self.root() == 0,
+            "cluster out of range"
+        );
         if cluster.count_ones() == 1 {
             return Tree::Leaf(cluster.trailing_zeros() as usize);
         }
@@ -320,6 +317,175 @@ impl<P: Potential> Trellis<P> {
     }
 }
 
+/// Per-subset tables of the separable kernel for parents of one size `k`, kept
+/// as separate arrays so each pass over splits streams through dense memory:
+/// `key(T) = f_k C(T) + log M(T)` and `g(T) = e^{f_k C(T)} Z(T) = mant · 2^exp`.
+struct Tables {
+    key: Vec<f64>,
+    mant: Vec<f64>,
+    exp: Vec<i32>,
+    /// Largest `exp` among the subsets of each size.
+    max_exp: Vec<i32>,
+}
+
+impl Tables {
+    fn new(n: usize) -> Tables {
+        let size = 1usize << n;
+        Tables {
+            key: vec![f64::NEG_INFINITY; size],
+            mant: vec![0.0; size],
+            exp: vec![ZERO_EXP; size],
+            max_exp: vec![ZERO_EXP; n + 1],
+        }
+    }
+
+    /// Recomputes the entries of the subsets whose size is in `sizes`.
+    fn refresh(
+        &mut self,
+        n: usize,
+        sizes: std::ops::RangeInclusive<usize>,
+        f: f64,
+        child: &[f64],
+        log_z: &[f64],
+        map: &[f64],
+    ) {
+        const CHUNK: usize = 1 << 12;
+        self.key
+            .par_chunks_mut(CHUNK)
+            .zip(self.mant.par_chunks_mut(CHUNK))
+            .zip(self.exp.par_chunks_mut(CHUNK))
+            .enumerate()
+            .for_each(|(ci, ((key, mant), exp))| {
+                for j in 0..key.len() {
+                    let t = ci * CHUNK + j;
+                    if sizes.contains(&(t.count_ones() as usize)) {
+                        let c = f * child[t];
+                        key[j] = c + map[t];
+                        let g = Scaled::from_ln(c + log_z[t]);
+                        mant[j] = g.mant;
+                        exp[j] = g.exp;
+                    }
+                }
+            });
+        for j in sizes {
+            let mut m = ZERO_EXP;
+            for_each_level_batch(n, j, BATCH, |batch| {
+                m = batch
+                    .iter()
+                    .map(|&t| self.exp[t as usize])
+                    .fold(m, i32::max);
+            });
+            self.max_exp[j] = m;
+        }
+    }
+
+    /// The MAP split and the scaled sum `Σ g(L) g(S∖L)` of cluster `s` of size `k`.
+    ///
+    /// The sum is taken relative to a reference exponent `e_ref` bounding every
+    /// term from above (from the per-size maxima); terms more than 2^1022 below
+    /// it are flushed to zero. If the sum is not at least 2^-900 relative to
+    /// `e_ref`, the flushed terms might matter and the cluster is redone with a
+    /// running reference ([`Acc`]); otherwise they are below 2^-90 of the sum.
+    #[inline(always)]
+    fn cluster(&self, s: Mask, k: usize) -> (f64, Mask, Scaled) {
+        let e_ref = (1..k)
+            .map(|j| self.max_exp[j].saturating_add(self.max_exp[k - j]))
+            .max()
+            .unwrap_or(ZERO_EXP)
+            .saturating_add(2);
+        let low = lowest(s);
+        let rest = s ^ low;
+        if rest.count_ones() < 3 {
+            return self.cluster_exact(s);
+        }
+        // Four interleaved streams: the two highest points of `rest` in or out
+        // of L, the other points of `rest` enumerated once for all four.
+        let h1 = 1 << (31 - rest.leading_zeros());
+        let h2 = 1 << (31 - (rest ^ h1).leading_zeros());
+        let base = rest ^ h1 ^ h2;
+        let (key, mant, exp) = (&self.key[..], &self.mant[..], &self.exp[..]);
+        // Every mask is below the table length 2^n: masking with `len - 1` is a
+        // no-op that lets the compiler drop the bounds checks of the hot loop.
+        let last = key.len() - 1;
+        let (mant, exp) = (&mant[..=last], &exp[..=last]);
+        macro_rules! term {
+            ($l:expr) => {{
+                let (l, r) = ($l as usize & last, (s ^ $l) as usize & last);
+                let v = key[l] + key[r];
+                let d = (exp[l] + exp[r] - e_ref).max(-1023);
+                let scale = f64::from_bits(((d + 1023) as u64) << 52);
+                (v, mant[l] * mant[r] * scale)
+            }};
+        }
+        // One accumulator per stream: four independent dependency chains.
+        let (mut b0, mut b1, mut b2, mut b3) = (
+            f64::NEG_INFINITY,
+            f64::NEG_INFINITY,
+            f64::NEG_INFINITY,
+            f64::NEG_INFINITY,
+        );
+        let (mut a0, mut a1, mut a2, mut a3) = (0 as Mask, 0 as Mask, 0 as Mask, 0 as Mask);
+        let (mut s0, mut s1, mut s2, mut s3) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+        macro_rules! visit {
+            ($l:expr, $b:ident, $a:ident, $s:ident) => {{
+                let l = $l;
+                let (v, t) = term!(l);
+                if v > $b {
+                    $b = v;
+                    $a = l;
+                }
+                $s += t;
+            }};
+        }
+        // First round: the fourth stream's left part would be `s` itself.
+        let l0 = low | base;
+        visit!(l0, b0, a0, s0);
+        visit!(l0 | h2, b1, a1, s1);
+        visit!(l0 | h1, b2, a2, s2);
+        let mut sub = base;
+        while sub != 0 {
+            sub = (sub - 1) & base;
+            let l0 = low | sub;
+            visit!(l0, b0, a0, s0);
+            visit!(l0 | h2, b1, a1, s1);
+            visit!(l0 | h1, b2, a2, s2);
+            visit!(l0 | h1 | h2, b3, a3, s3);
+        }
+        let best = [b0, b1, b2, b3];
+        let arg = [a0, a1, a2, a3];
+        let total = (s0 + s1) + (s2 + s3);
+        if total.is_nan() || total < f64::from_bits(((1023 - 900) as u64) << 52) {
+            return self.cluster_exact(s);
+        }
+        let mut q_best = 0;
+        for q in 1..4 {
+            if best[q] > best[q_best] || (best[q] == best[q_best] && arg[q] > arg[q_best]) {
+                q_best = q;
+            }
+        }
+        let mut g = Acc::new();
+        g.add(total, e_ref);
+        (best[q_best], arg[q_best], g.value())
+    }
+
+    /// [`Tables::cluster`] with a running reference exponent: exact for any range.
+    fn cluster_exact(&self, s: Mask) -> (f64, Mask, Scaled) {
+        let mut best = f64::NEG_INFINITY;
+        let mut arg = 0;
+        let mut acc = Acc::new();
+        for_each_split(s, |l, r| {
+            let (l_, r_) = (l as usize, r as usize);
+            let v = self.key[l_] + self.key[r_];
+            if v > best || (v == best && l > arg) {
+                best = v;
+                arg = l;
+            }
+            acc.add(self.mant[l_] * self.mant[r_], self.exp[l_] + self.exp[r_]);
+        });
+        (best, arg, acc.value())
+    }
+}
+
 fn inside_separable(
     n: usize,
     sep: &Separable<'_>,
@@ -328,47 +494,25 @@ fn inside_separable(
     best: &mut [Mask],
     ticker: &mut Ticker<'_>,
 ) {
-    let mut cells = vec![
-        Cell {
-            key: f64::NEG_INFINITY,
-            g: Scaled::ZERO,
-        };
-        1usize << n
-    ];
+    let mut tables = Tables::new(n);
     let constant = sep.constant_size_factor();
     let mut out = Vec::new();
     for k in 2..=n {
         let f = sep.scale * sep.size_factor[k];
-        // key and g of the clusters below this level, for parents of size k.
-        let sizes = if constant && k > 2 { k - 1..=k - 1 } else { 1..=k - 1 };
-        {
-            let (log_z, map) = (&*log_z, &*map);
-            fill_by_size(&mut cells, sizes, |t| {
-                let c = f * sep.child[t as usize];
-                Cell {
-                    key: c + map[t as usize],
-                    g: Scaled::from_ln(c + log_z[t as usize]),
-                }
-            });
-        }
+        // Entries of the clusters below this level, for parents of size k.
+        let sizes = if constant && k > 2 {
+            k - 1..=k - 1
+        } else {
+            1..=k - 1
+        };
+        tables.refresh(n, sizes, f, sep.child, log_z, map);
         let work = splits_of_size(k);
         for_each_level_batch(n, k, BATCH, |batch| {
-            let cells = &cells[..];
+            let tables = &tables;
             let kernel = |s: Mask| {
-                let mut best_v = f64::NEG_INFINITY;
-                let mut arg = 0;
-                let mut acc = Acc::new();
-                for_each_split(s, |l, r| {
-                    let (a, b) = (&cells[l as usize], &cells[r as usize]);
-                    let v = a.key + b.key;
-                    if v > best_v {
-                        best_v = v;
-                        arg = l;
-                    }
-                    acc.add(a.g.mant * b.g.mant, a.g.exp + b.g.exp);
-                });
+                let (m, arg, g) = tables.cluster(s, k);
                 let p = f * sep.parent[s as usize];
-                (p + best_v, p + acc.ln(), arg)
+                (p + m, p + g.ln(), arg)
             };
             map_batch(batch, work, kernel, &mut out);
             for (&s, &(m, z, b)) in batch.iter().zip(&out) {

@@ -259,10 +259,21 @@ mod tests {
         let e = Weights::from_matrix(&m(&[&[0.0, 1.0, 2.0], &[1.0, 0.0, 3.0]])).unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::Shape { .. }), "{e}");
         let e = Weights::from_matrix(&m(&[&[0.0, 1.0], &[1.5, 0.0]])).unwrap_err();
-        assert!(matches!(e.kind(), ErrorKind::Asymmetric { i: 0, j: 1, .. }), "{e}");
+        assert!(
+            matches!(e.kind(), ErrorKind::Asymmetric { i: 0, j: 1, .. }),
+            "{e}"
+        );
         let e = Weights::from_matrix(&m(&[&[0.0, f64::NAN], &[1.0, 0.0]])).unwrap_err();
-        assert!(matches!(e.kind(), ErrorKind::NonFinite { row: 0, col: 1 }), "{e}");
-        let e = Weights::from_matrix(&Matrix { rows: 0, cols: 0, data: vec![] }).unwrap_err();
+        assert!(
+            matches!(e.kind(), ErrorKind::NonFinite { row: 0, col: 1 }),
+            "{e}"
+        );
+        let e = Weights::from_matrix(&Matrix {
+            rows: 0,
+            cols: 0,
+            data: vec![],
+        })
+        .unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::Empty));
     }
 
@@ -281,7 +292,10 @@ mod tests {
         let mean = (0.0 + s + s) / 3.0;
         assert!((w.get(0, 1) - (0.0 - mean)).abs() < 1e-15);
         assert!((w.get(0, 2) - (s - mean)).abs() < 1e-15);
-        let total: f64 = (0..3).flat_map(|i| (i + 1..3).map(move |j| (i, j))).map(|(i, j)| w.get(i, j)).sum();
+        let total: f64 = (0..3)
+            .flat_map(|i| (i + 1..3).map(move |j| (i, j)))
+            .map(|(i, j)| w.get(i, j))
+            .sum();
         assert!(total.abs() < 1e-15);
     }
 

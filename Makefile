@@ -1,0 +1,17 @@
+.PHONY: ci test demo bench fmt
+
+# Exactly what CI runs.
+ci:
+	bash .ci/run
+
+test:
+	cargo test --workspace
+
+demo:
+	cargo run --release -p trellis-cli -- demo
+
+bench:
+	cargo run --release -p trellis-cli -- bench --sizes 10,14,18,20 --repeats 3 --marginals
+
+fmt:
+	cargo fmt --all

@@ -1,0 +1,177 @@
+//! `trellis bench`: wall time and splits per second of the exact passes.
+//!
+//! Random weights, uniform in [-1, 1] (seeded), for each requested N; each
+//! pass is repeated and the fastest run is reported (the least disturbed by
+//! other processes on a shared machine).
+
+use std::time::Instant;
+
+use anyhow::Result;
+use clap::Args;
+use rand::{RngExt, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::Serialize;
+use trellis::{General, Matrix, Potential, Trellis, Weights, Workload, total_splits};
+
+use crate::{ModelKind, with_model};
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Numbers of points to measure, comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "10,14,18,20",
+        value_name = "N,..."
+    )]
+    sizes: Vec<usize>,
+    /// Runs per size; the fastest is reported.
+    #[arg(long, default_value_t = 3, value_name = "R")]
+    repeats: usize,
+    /// Model of the split potential.
+    #[arg(long, value_enum, default_value = "hcc")]
+    model: ModelKind,
+    /// Call log psi per split (the kernel user-defined models get) instead of
+    /// the separable kernel of the built-in models.
+    #[arg(long)]
+    general: bool,
+    /// Also time the outside pass (every cluster marginal).
+    #[arg(long)]
+    marginals: bool,
+    /// Seed of the random weights.
+    #[arg(long, default_value_t = 1, value_name = "S")]
+    seed: u64,
+    /// Print one JSON object per size instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct Row {
+    n: usize,
+    threads: usize,
+    model: String,
+    kernel: &'static str,
+    splits: u64,
+    tables_s: f64,
+    inside_s: f64,
+    splits_per_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    outside_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    outside_terms_per_s: Option<f64>,
+}
+
+fn random_weights(n: usize, seed: u64) -> Result<Weights> {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut data = vec![0.0; n * n];
+    for i in 0..n {
+        for j in i + 1..n {
+            let v: f64 = rng.random_range(-1.0..1.0);
+            data[i * n + j] = v;
+            data[j * n + i] = v;
+        }
+    }
+    Ok(Weights::from_matrix(&Matrix {
+        rows: n,
+        cols: n,
+        data,
+    })?)
+}
+
+fn best_of<T>(repeats: usize, mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
+    let mut best = f64::INFINITY;
+    let mut last = None;
+    for _ in 0..repeats.max(1) {
+        let t = Instant::now();
+        let v = f()?;
+        best = best.min(t.elapsed().as_secs_f64());
+        last = Some(v);
+    }
+    Ok((best, last.unwrap()))
+}
+
+fn measure<P: Potential>(model: P, tables_s: f64, args: &BenchArgs, n: usize) -> Result<Row> {
+    let splits = total_splits(n) as u64;
+    let model = &model;
+    let (inside_s, trellis) = best_of(args.repeats, || Ok(Trellis::new(model)?))?;
+    let outside_s = if args.marginals {
+        let (s, _) = best_of(args.repeats, || Ok(trellis.marginals().map(|_| ())?))?;
+        Some(s)
+    } else {
+        None
+    };
+    let terms = (3u64.pow(n as u32) + 1 - (2u64 << n)) as f64;
+    Ok(Row {
+        n,
+        threads: rayon::current_num_threads(),
+        model: format!("{:?}", args.model).to_lowercase(),
+        kernel: if args.general { "general" } else { "separable" },
+        splits,
+        tables_s,
+        inside_s,
+        splits_per_s: splits as f64 / inside_s,
+        outside_s,
+        outside_terms_per_s: outside_s.map(|s| terms / s),
+    })
+}
+
+pub fn run(args: &BenchArgs, _progress: bool) -> Result<String> {
+    let mut out = String::new();
+    if !args.json {
+        out += &format!(
+            "exact trellis passes, {} model, {} kernel, {} threads, best of {} runs\n",
+            format!("{:?}", args.model).to_lowercase(),
+            if args.general { "general" } else { "separable" },
+            rayon::current_num_threads(),
+            args.repeats.max(1)
+        );
+        out += "   N          splits   tables (s)   MAP+logZ (s)     splits/s";
+        if args.marginals {
+            out += "   marginals (s)      terms/s";
+        }
+        out += "\n";
+    }
+    for &n in &args.sizes {
+        let workload = if args.marginals {
+            Workload::Marginals
+        } else {
+            Workload::Inside
+        };
+        trellis::check_memory(n, workload, None)?;
+        let w = random_weights(n, args.seed)?;
+        let w = if args.model == ModelKind::Dasgupta {
+            // Dasgupta's cost needs similarities >= 0.
+            let data = (0..n * n).map(|k| w.get(k / n, k % n).abs()).collect();
+            Weights::from_matrix(&Matrix {
+                rows: n,
+                cols: n,
+                data,
+            })?
+        } else {
+            w
+        };
+        let started = Instant::now();
+        let row = with_model!(args.model, &w, 1.0, |model| {
+            let tables_s = started.elapsed().as_secs_f64();
+            if args.general {
+                measure(General(model), tables_s, args, n)?
+            } else {
+                measure(model, tables_s, args, n)?
+            }
+        });
+        if args.json {
+            out += &(serde_json::to_string(&row)? + "\n");
+        } else {
+            out += &format!(
+                "{:>4} {:>15} {:>12.4} {:>14.6} {:>12.3e}",
+                row.n, row.splits, row.tables_s, row.inside_s, row.splits_per_s
+            );
+            if let (Some(s), Some(r)) = (row.outside_s, row.outside_terms_per_s) {
+                out += &format!(" {s:>15.6} {r:>12.3e}");
+            }
+            out += "\n";
+        }
+    }
+    Ok(out)
+}

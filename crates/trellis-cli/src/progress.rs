@@ -1,0 +1,51 @@
+//! Progress bars on stderr for runs that take more than about a second.
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// Work (splits or outside terms) below which no bar is drawn: well under a second.
+const MIN_WORK: u64 = 300_000_000;
+
+/// A progress bar that exists only when enabled, attended (stderr is a
+/// terminal) and the work is large enough to be worth watching.
+pub struct Bar {
+    bar: Option<ProgressBar>,
+}
+
+impl Bar {
+    pub fn new(enabled: bool, work: u64) -> Bar {
+        if !enabled || work < MIN_WORK {
+            return Bar { bar: None };
+        }
+        let bar = ProgressBar::with_draw_target(Some(work), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{msg:>8} [{elapsed_precise}] {wide_bar} {percent:>3}% (eta {eta})",
+            )
+            .expect("valid template"),
+        );
+        Bar { bar: Some(bar) }
+    }
+
+    /// The callback the library calls with `(stage, done, total)`.
+    pub fn callback(&self) -> Option<impl Fn(&str, u64, u64) + Sync + '_> {
+        self.bar.as_ref().map(|bar| {
+            move |stage: &str, done: u64, total: u64| {
+                if bar.length() != Some(total) {
+                    bar.set_length(total);
+                }
+                if bar.message() != stage {
+                    bar.set_message(stage.to_string());
+                }
+                bar.set_position(done);
+            }
+        })
+    }
+}
+
+impl Drop for Bar {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,6 @@
+//! Integration tests of the `trellis` command: one binary, topic modules.
+
+mod util;
+
+mod contract;
+mod errors;
