@@ -108,3 +108,8 @@ pub use subset::{Mask, full, mask_of, members, splits_of_size, total_splits};
 pub use tree::Tree;
 pub use trellis::{Options, ProgressFn, Trellis};
 pub use weights::{Matrix, SYMMETRY_TOLERANCE, Similarity, Weights};
+
+/// The README's code examples, compiled and run as doctests.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

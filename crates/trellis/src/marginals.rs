@@ -30,7 +30,7 @@
 use crate::error::{Error, Result};
 use crate::memory::{self, OUTSIDE_BYTES};
 use crate::potential::{Potential, Separable};
-use crate::scaled::{Acc, LogSumExp, Scaled};
+use crate::scaled::{Acc, LogSumExp, Scaled, ZERO_EXP};
 use crate::subset::{Mask, for_each_level_batch, lowest};
 use crate::tree::Tree;
 use crate::trellis::{BATCH, Options, Ticker, Trellis, fill_by_size, map_batch};
@@ -64,7 +64,11 @@ impl<P: Potential> Trellis<P> {
         log_out[self.root() as usize] = 0.0;
         let terms = 3u64.pow(n as u32) + 1 - (2u64 << n);
         let mut ticker = Ticker::new(options.progress, "outside", terms);
-        match self.model().separable() {
+        match self
+            .model()
+            .separable()
+            .filter(|s| s.within_scaled_range(n))
+        {
             Some(sep) => outside_separable(n, &sep, self.log_z_table(), &mut log_out, &mut ticker),
             None => outside_general(self, &mut log_out, &mut ticker),
         }
@@ -124,6 +128,110 @@ impl<P: Potential> Marginals<'_, P> {
     }
 }
 
+/// Largest exponent among the non-zero entries of `table` over the masks of size `k`.
+fn max_exp_of_size(n: usize, k: usize, table: &[Scaled]) -> i32 {
+    let mut m = ZERO_EXP;
+    for_each_level_batch(n, k, BATCH, |batch| {
+        m = batch
+            .iter()
+            .map(|&t| table[t as usize].exp)
+            .fold(m, i32::max);
+    });
+    m
+}
+
+/// `Σ_T o(S ∪ T) · g(T) · h(|T|)` over the non-empty `T ⊆ X∖S`, for the outside
+/// value of `set` (size `s`), as a scaled number.
+///
+/// As in the inside kernel, terms are scaled against a reference exponent
+/// `e_ref` that bounds them from above (from the per-size maxima of `o`, `g`
+/// and `h`), in four interleaved streams; if the result is not at least 2^-900
+/// relative to `e_ref`, the cluster is redone with a running reference. With
+/// `VARYING` false, σ is constant and `h` is one factor applied at the end.
+#[inline(always)]
+fn outside_cluster<const VARYING: bool>(
+    set: Mask,
+    root: Mask,
+    o: &[Scaled],
+    g: &[Scaled],
+    h: &[Scaled; 33],
+    e_ref_of_size: &[i32],
+) -> Scaled {
+    let comp = root ^ set;
+    let last = o.len() - 1;
+    let g = &g[..=last];
+    // Every mask is below 2^n = len: masking drops the bounds checks.
+    macro_rules! term {
+        ($t:expr) => {{
+            let t = $t;
+            let (a, b) = (o[(set | t) as usize & last], g[t as usize & last]);
+            if VARYING {
+                let c = h[t.count_ones() as usize & 31];
+                (a.mant * b.mant * c.mant, a.exp + b.exp + c.exp)
+            } else {
+                (a.mant * b.mant, a.exp + b.exp)
+            }
+        }};
+    }
+    let exact = || {
+        let mut acc = Acc::new();
+        let mut t = comp;
+        while t != 0 {
+            let (m, e) = term!(t);
+            acc.add(m, e);
+            t = (t - 1) & comp;
+        }
+        acc.value()
+    };
+    if comp.count_ones() < 3 {
+        return finish::<VARYING>(exact(), h);
+    }
+    let e_ref = (1..=comp.count_ones() as usize)
+        .map(|j| e_ref_of_size[j])
+        .max()
+        .unwrap_or(ZERO_EXP);
+    let h1 = 1 << (31 - comp.leading_zeros());
+    let h2 = 1 << (31 - (comp ^ h1).leading_zeros());
+    let base = comp ^ h1 ^ h2;
+    let scaled = |(m, e): (f64, i32)| {
+        let d = (e - e_ref).max(-1023);
+        m * f64::from_bits(((d + 1023) as u64) << 52)
+    };
+    let (mut s0, mut s1, mut s2, mut s3) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    let mut sub = base;
+    loop {
+        if sub != 0 {
+            s0 += scaled(term!(sub));
+        }
+        s1 += scaled(term!(sub | h2));
+        s2 += scaled(term!(sub | h1));
+        s3 += scaled(term!(sub | h1 | h2));
+        if sub == 0 {
+            break;
+        }
+        sub = (sub - 1) & base;
+    }
+    let total = (s0 + s1) + (s2 + s3);
+    if total.is_nan() || total < f64::from_bits(((1023 - 900) as u64) << 52) {
+        return finish::<VARYING>(exact(), h);
+    }
+    let mut acc = Acc::new();
+    acc.add(total, e_ref);
+    finish::<VARYING>(acc.value(), h)
+}
+
+/// Applies the constant factor `h` when σ does not vary.
+#[inline(always)]
+fn finish<const VARYING: bool>(v: Scaled, h: &[Scaled; 33]) -> Scaled {
+    if VARYING || v.mant == 0.0 {
+        v
+    } else {
+        let mut acc = Acc::new();
+        acc.add(v.mant * h[1].mant, v.exp + h[1].exp);
+        acc.value()
+    }
+}
+
 fn outside_separable(
     n: usize,
     sep: &Separable<'_>,
@@ -137,13 +245,19 @@ fn outside_separable(
     // o(U) = O(U) · e^{f_|U| P(U)};  g(T) = e^{f_k C(T)} Z(T) for the parent size k.
     let mut o = vec![Scaled::ZERO; size];
     let mut g = vec![Scaled::ZERO; size];
+    let mut max_o = vec![ZERO_EXP; n + 1];
+    let mut max_g = vec![ZERO_EXP; n + 1];
     o[root as usize] = Scaled::from_ln(f(n) * sep.parent[root as usize]);
+    max_o[n] = o[root as usize].exp;
     let constant = sep.constant_size_factor();
     if constant {
         let f1 = f(n);
         fill_by_size(&mut g, 1..=n, |t| {
             Scaled::from_ln(f1 * sep.child[t as usize] + log_z[t as usize])
         });
+        for (j, m) in max_g.iter_mut().enumerate().skip(1) {
+            *m = max_exp_of_size(n, j, &g);
+        }
     }
     let mut out = Vec::new();
     for s in (1..n).rev() {
@@ -153,30 +267,33 @@ fn outside_separable(
                 let k = s + t.count_ones() as usize;
                 Scaled::from_ln(f(k) * sep.child[t as usize] + log_z[t as usize])
             });
+            for (j, m) in max_g.iter_mut().enumerate().take(n - s + 1).skip(1) {
+                *m = max_exp_of_size(n, j, &g);
+            }
         }
         let work = (1u64 << (n - s)) - 1;
         for_each_level_batch(n, s, BATCH, |batch| {
-            let (o, g) = (&o[..], &g[..]);
+            let (o, g, max_o, max_g) = (&o[..], &g[..], &max_o[..], &max_g[..]);
             let kernel = |set: Mask| {
-                let comp = root ^ set;
+                // e^{f_k C(S)} by the size j of the sibling, k = s + j.
                 let c = sep.child[set as usize];
-                // e^{f_k C(S)} by the size of the sibling, k = s + |T|.
                 let mut h = [Scaled::ZERO; 33];
-                for (j, slot) in h.iter_mut().enumerate().take(n - s + 1).skip(1) {
-                    *slot = Scaled::from_ln(f(s + j) * c);
+                let mut e_ref = [ZERO_EXP; 33];
+                for j in 1..=n - s {
+                    h[j] = Scaled::from_ln(f(s + j) * c);
+                    let h_exp = if constant { 0 } else { h[j].exp };
+                    // Mantissa products stay below 8 = 2^3.
+                    e_ref[j] = max_o[s + j]
+                        .saturating_add(max_g[j])
+                        .saturating_add(h_exp)
+                        .saturating_add(3);
                 }
-                let mut acc = Acc::new();
-                let mut t = comp;
-                while t != 0 {
-                    let (a, b, hh) = (
-                        o[(set | t) as usize],
-                        g[t as usize],
-                        h[t.count_ones() as usize],
-                    );
-                    acc.add(a.mant * b.mant * hh.mant, a.exp + b.exp + hh.exp);
-                    t = (t - 1) & comp;
-                }
-                acc.ln()
+                let v = if constant {
+                    outside_cluster::<false>(set, root, o, g, &h, &e_ref)
+                } else {
+                    outside_cluster::<true>(set, root, o, g, &h, &e_ref)
+                };
+                v.ln()
             };
             map_batch(batch, work, kernel, &mut out);
             for (&set, &v) in batch.iter().zip(&out) {
@@ -188,6 +305,7 @@ fn outside_separable(
         fill_by_size(&mut o, s..=s, |u| {
             Scaled::from_ln(log_out[u as usize] + f(s) * sep.parent[u as usize])
         });
+        max_o[s] = max_exp_of_size(n, s, &o);
     }
 }
 

@@ -102,7 +102,27 @@ pub struct Separable<'a> {
     pub child: &'a [f64],
 }
 
+/// Largest magnitude, in nats, that any log-value of the separable kernels may
+/// reach: their scaled numbers keep a power of two in an `i32`, and sums of
+/// three exponents must stay clear of `i32` overflow. About `2^26 · ln 2`.
+const SEPARABLE_LOG_LIMIT: f64 = 4.6e7;
+
 impl Separable<'_> {
+    /// Whether the scaled-arithmetic kernels are safe for these tables: every
+    /// `log Z(S)`, MAP value, outside value and table entry is bounded by
+    /// `(n + 2) · max |log ψ| + ln((2n-3)!!)`, which must stay below
+    /// [`SEPARABLE_LOG_LIMIT`]. Otherwise (|log ψ| beyond about 10^6) the trellis
+    /// uses the log-space kernels, which are exact for any finite potential.
+    pub(crate) fn within_scaled_range(&self, n: usize) -> bool {
+        let max_abs = |v: &[f64]| v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let sigma = max_abs(self.size_factor);
+        let bound_psi =
+            self.scale.abs() * sigma * (max_abs(self.parent) + 2.0 * max_abs(self.child));
+        let log_trees = (n as f64) * (2.0 * n as f64).ln();
+        let bound = (n as f64 + 2.0) * bound_psi + log_trees;
+        bound.is_finite() && bound < SEPARABLE_LOG_LIMIT
+    }
+
     /// Whether σ is the same for every size (then per-level tables can be shared).
     pub(crate) fn constant_size_factor(&self) -> bool {
         self.size_factor.windows(2).skip(1).all(|w| w[0] == w[1])

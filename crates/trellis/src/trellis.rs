@@ -28,8 +28,10 @@
 //! with `key` and `g` tabulated once per size level: each split is one
 //! addition and compare for the MAP and one multiply-add for `Z`, `g` being held
 //! in scaled arithmetic (mantissa and power of two, see `scaled.rs`) so no
-//! value overflows or underflows whatever `n` and `|log ψ|`. For any other
-//! model the general kernel calls `log ψ` per split and sums in log space.
+//! value overflows or underflows for `|log ψ|` up to about 10^6 at any `n`.
+//! For any other model, and for separable models beyond that range, the
+//! general kernel calls `log ψ` per split and sums in log space, which is
+//! exact for any finite potential.
 //!
 //! Clusters of one size depend only on smaller ones, so each size level is
 //! processed in parallel (rayon) in batches of masks.
@@ -201,7 +203,7 @@ impl<P: Potential> Trellis<P> {
             best,
             ..
         } = &mut t;
-        match model.separable() {
+        match model.separable().filter(|s| s.within_scaled_range(n)) {
             Some(sep) => inside_separable(n, &sep, log_z, map, best, &mut ticker),
             None => inside_general(n, &*model, log_z, map, best, &mut ticker),
         }
@@ -321,20 +323,31 @@ impl<P: Potential> Trellis<P> {
 /// as separate arrays so each pass over splits streams through dense memory:
 /// `key(T) = f_k C(T) + log M(T)` and `g(T) = e^{f_k C(T)} Z(T) = mant · 2^exp`.
 struct Tables {
-    key: Vec<f64>,
-    mant: Vec<f64>,
-    exp: Vec<i32>,
+    cells: Vec<Cell>,
     /// Largest `exp` among the subsets of each size.
     max_exp: Vec<i32>,
 }
 
+/// One subset's entry: `key(T)` and `g(T) = mant · 2^exp`, together in one
+/// 24-byte record so that a split touches two records.
+#[derive(Clone, Copy)]
+struct Cell {
+    key: f64,
+    mant: f64,
+    exp: i32,
+}
+
 impl Tables {
     fn new(n: usize) -> Tables {
-        let size = 1usize << n;
         Tables {
-            key: vec![f64::NEG_INFINITY; size],
-            mant: vec![0.0; size],
-            exp: vec![ZERO_EXP; size],
+            cells: vec![
+                Cell {
+                    key: f64::NEG_INFINITY,
+                    mant: 0.0,
+                    exp: ZERO_EXP,
+                };
+                1usize << n
+            ],
             max_exp: vec![ZERO_EXP; n + 1],
         }
     }
@@ -349,30 +362,22 @@ impl Tables {
         log_z: &[f64],
         map: &[f64],
     ) {
-        const CHUNK: usize = 1 << 12;
-        self.key
-            .par_chunks_mut(CHUNK)
-            .zip(self.mant.par_chunks_mut(CHUNK))
-            .zip(self.exp.par_chunks_mut(CHUNK))
-            .enumerate()
-            .for_each(|(ci, ((key, mant), exp))| {
-                for j in 0..key.len() {
-                    let t = ci * CHUNK + j;
-                    if sizes.contains(&(t.count_ones() as usize)) {
-                        let c = f * child[t];
-                        key[j] = c + map[t];
-                        let g = Scaled::from_ln(c + log_z[t]);
-                        mant[j] = g.mant;
-                        exp[j] = g.exp;
-                    }
-                }
-            });
+        fill_by_size(&mut self.cells, sizes.clone(), |t| {
+            let t = t as usize;
+            let c = f * child[t];
+            let g = Scaled::from_ln(c + log_z[t]);
+            Cell {
+                key: c + map[t],
+                mant: g.mant,
+                exp: g.exp,
+            }
+        });
         for j in sizes {
             let mut m = ZERO_EXP;
             for_each_level_batch(n, j, BATCH, |batch| {
                 m = batch
                     .iter()
-                    .map(|&t| self.exp[t as usize])
+                    .map(|&t| self.cells[t as usize].exp)
                     .fold(m, i32::max);
             });
             self.max_exp[j] = m;
@@ -403,18 +408,17 @@ impl Tables {
         let h1 = 1 << (31 - rest.leading_zeros());
         let h2 = 1 << (31 - (rest ^ h1).leading_zeros());
         let base = rest ^ h1 ^ h2;
-        let (key, mant, exp) = (&self.key[..], &self.mant[..], &self.exp[..]);
+        let cells = &self.cells[..];
         // Every mask is below the table length 2^n: masking with `len - 1` is a
         // no-op that lets the compiler drop the bounds checks of the hot loop.
-        let last = key.len() - 1;
-        let (mant, exp) = (&mant[..=last], &exp[..=last]);
+        let last = cells.len() - 1;
         macro_rules! term {
             ($l:expr) => {{
-                let (l, r) = ($l as usize & last, (s ^ $l) as usize & last);
-                let v = key[l] + key[r];
-                let d = (exp[l] + exp[r] - e_ref).max(-1023);
+                let (a, b) = (&cells[$l as usize & last], &cells[(s ^ $l) as usize & last]);
+                let v = a.key + b.key;
+                let d = (a.exp + b.exp - e_ref).max(-1023);
                 let scale = f64::from_bits(((d + 1023) as u64) << 52);
-                (v, mant[l] * mant[r] * scale)
+                (v, a.mant * b.mant * scale)
             }};
         }
         // One accumulator per stream: four independent dependency chains.
@@ -474,13 +478,13 @@ impl Tables {
         let mut arg = 0;
         let mut acc = Acc::new();
         for_each_split(s, |l, r| {
-            let (l_, r_) = (l as usize, r as usize);
-            let v = self.key[l_] + self.key[r_];
+            let (a, b) = (&self.cells[l as usize], &self.cells[r as usize]);
+            let v = a.key + b.key;
             if v > best || (v == best && l > arg) {
                 best = v;
                 arg = l;
             }
-            acc.add(self.mant[l_] * self.mant[r_], self.exp[l_] + self.exp[r_]);
+            acc.add(a.mant * b.mant, a.exp + b.exp);
         });
         (best, arg, acc.value())
     }

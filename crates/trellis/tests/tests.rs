@@ -1,0 +1,14 @@
+//! Correctness tests of the `trellis` crate, in one test binary.
+//!
+//! - `oracle`: an independent brute-force enumerator of all `(2n-3)!!` trees
+//!   (and the test models shared by the other modules);
+//! - `properties`: property tests against the oracle for `n <= 7`;
+//! - `numerics`: invariants and closed forms beyond brute force (`n` up to 18);
+//! - `sampling`: the exact sampler against the exact posterior, with derived bounds;
+//! - `aloi`: MAP costs against the exact optima shipped with the ALOI subsets.
+
+mod aloi;
+mod numerics;
+mod oracle;
+mod properties;
+mod sampling;
