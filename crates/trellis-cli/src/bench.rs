@@ -116,7 +116,7 @@ fn measure<P: Potential>(model: P, tables_s: f64, args: &BenchArgs, n: usize) ->
     })
 }
 
-pub fn run(args: &BenchArgs, _progress: bool) -> Result<String> {
+pub fn run(args: &BenchArgs) -> Result<String> {
     let mut out = String::new();
     if !args.json {
         out += &format!(

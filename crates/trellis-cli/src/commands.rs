@@ -4,7 +4,7 @@ use anyhow::{Result, bail};
 use serde::Serialize;
 use trellis::{CostModel, Options, Potential, Tree, Trellis, Workload, total_splits};
 
-use crate::input::load_weights;
+use crate::input::{load_weights, memory_limit};
 use crate::output::{self, leaf_index};
 use crate::progress::Bar;
 use crate::{ModelArgs, with_model};
@@ -29,10 +29,6 @@ pub fn build<P: Potential>(model: P, args: &ModelArgs, progress: bool) -> Result
             .map(|f| f as &(dyn Fn(&str, u64, u64) + Sync)),
     };
     Ok(Trellis::with_options(model, &options)?)
-}
-
-fn memory_limit(args: &ModelArgs) -> Option<u64> {
-    args.max_memory.map(|g| (g * (1u64 << 30) as f64) as u64)
 }
 
 fn warn_if_long(n: usize, work: f64) {

@@ -11,6 +11,11 @@ pub fn load_weights(args: &ModelArgs, workload: Workload) -> Result<Weights> {
     if !(args.beta.is_finite() && args.beta >= 0.0) {
         anyhow::bail!("--beta must be a finite number >= 0, not {}", args.beta);
     }
+    if let Some(g) = args.max_memory {
+        if !(g.is_finite() && g > 0.0) {
+            anyhow::bail!("--max-memory must be a positive number of GiB, not {g}");
+        }
+    }
     let weights = if let Some(path) = &args.weights {
         if args.similarity.is_some() || args.gamma.is_some() || args.center {
             anyhow::bail!("--similarity, --gamma and --center apply to --points, not to --weights");
@@ -44,9 +49,13 @@ pub fn load_weights(args: &ModelArgs, workload: Workload) -> Result<Weights> {
             );
         }
     }
-    let limit = args.max_memory.map(|g| (g * (1u64 << 30) as f64) as u64);
-    trellis::check_memory(weights.n(), workload, limit)?;
+    trellis::check_memory(weights.n(), workload, memory_limit(args))?;
     Ok(weights)
+}
+
+/// `--max-memory` in bytes (`None`: the memory available).
+pub fn memory_limit(args: &ModelArgs) -> Option<u64> {
+    args.max_memory.map(|g| (g * (1u64 << 30) as f64) as u64)
 }
 
 /// Runs `$body` with `$m` bound to the chosen model (a concrete type per arm,

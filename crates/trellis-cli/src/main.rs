@@ -234,6 +234,6 @@ fn run(cli: Cli) -> anyhow::Result<String> {
         }
         Command::Count(a) => commands::count(a.n, a.json),
         Command::Demo => demo::run(),
-        Command::Bench(a) => bench::run(&a, progress),
+        Command::Bench(a) => bench::run(&a),
     }
 }

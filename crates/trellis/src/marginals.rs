@@ -232,6 +232,29 @@ fn finish<const VARYING: bool>(v: Scaled, h: &[Scaled; 33]) -> Scaled {
     }
 }
 
+/// Computes `log O(S)` of every cluster of size `s` with `kernel(S, log_out)`,
+/// in parallel batches, and stores it.
+fn solve_outside_level(
+    n: usize,
+    s: usize,
+    log_out: &mut [f64],
+    ticker: &mut Ticker<'_>,
+    kernel: impl Fn(Mask, &[f64]) -> f64 + Sync,
+) {
+    let work = (1u64 << (n - s)) - 1;
+    let mut out = Vec::new();
+    for_each_level_batch(n, s, BATCH, |batch| {
+        {
+            let log_out = &*log_out;
+            map_batch(batch, work, |set| kernel(set, log_out), &mut out);
+        }
+        for (&set, &v) in batch.iter().zip(&out) {
+            log_out[set as usize] = v;
+        }
+        ticker.advance(batch.len() as u64 * work);
+    });
+}
+
 fn outside_separable(
     n: usize,
     sep: &Separable<'_>,
@@ -259,7 +282,6 @@ fn outside_separable(
             *m = max_exp_of_size(n, j, &g);
         }
     }
-    let mut out = Vec::new();
     for s in (1..n).rev() {
         if !constant {
             // Parent of S (size s) and T has size s + |T|.
@@ -271,35 +293,26 @@ fn outside_separable(
                 *m = max_exp_of_size(n, j, &g);
             }
         }
-        let work = (1u64 << (n - s)) - 1;
-        for_each_level_batch(n, s, BATCH, |batch| {
-            let (o, g, max_o, max_g) = (&o[..], &g[..], &max_o[..], &max_g[..]);
-            let kernel = |set: Mask| {
-                // e^{f_k C(S)} by the size j of the sibling, k = s + j.
-                let c = sep.child[set as usize];
-                let mut h = [Scaled::ZERO; 33];
-                let mut e_ref = [ZERO_EXP; 33];
-                for j in 1..=n - s {
-                    h[j] = Scaled::from_ln(f(s + j) * c);
-                    let h_exp = if constant { 0 } else { h[j].exp };
-                    // Mantissa products stay below 8 = 2^3.
-                    e_ref[j] = max_o[s + j]
-                        .saturating_add(max_g[j])
-                        .saturating_add(h_exp)
-                        .saturating_add(3);
-                }
-                let v = if constant {
-                    outside_cluster::<false>(set, root, o, g, &h, &e_ref)
-                } else {
-                    outside_cluster::<true>(set, root, o, g, &h, &e_ref)
-                };
-                v.ln()
-            };
-            map_batch(batch, work, kernel, &mut out);
-            for (&set, &v) in batch.iter().zip(&out) {
-                log_out[set as usize] = v;
+        solve_outside_level(n, s, log_out, ticker, |set, _| {
+            // e^{f_k C(S)} by the size j of the sibling, k = s + j.
+            let c = sep.child[set as usize];
+            let mut h = [Scaled::ZERO; 33];
+            let mut e_ref = [ZERO_EXP; 33];
+            for j in 1..=n - s {
+                h[j] = Scaled::from_ln(f(s + j) * c);
+                let h_exp = if constant { 0 } else { h[j].exp };
+                // Mantissa products stay below 8 = 2^3.
+                e_ref[j] = max_o[s + j]
+                    .saturating_add(max_g[j])
+                    .saturating_add(h_exp)
+                    .saturating_add(3);
             }
-            ticker.advance(batch.len() as u64 * work);
+            let v = if constant {
+                outside_cluster::<false>(set, root, &o, &g, &h, &e_ref)
+            } else {
+                outside_cluster::<true>(set, root, &o, &g, &h, &e_ref)
+            };
+            v.ln()
         });
         let log_out = &*log_out;
         fill_by_size(&mut o, s..=s, |u| {
@@ -318,34 +331,22 @@ fn outside_general<P: Potential>(
     let root = trellis.root();
     let log_z = trellis.log_z_table();
     let model = trellis.model();
-    let mut out = Vec::new();
     for s in (1..n).rev() {
-        let work = (1u64 << (n - s)) - 1;
-        for_each_level_batch(n, s, BATCH, |batch| {
-            {
-                let log_out = &*log_out;
-                let kernel = |set: Mask| {
-                    let comp = root ^ set;
-                    let mut lse = LogSumExp::new();
-                    let mut t = comp;
-                    while t != 0 {
-                        let u = set | t;
-                        let lp = if lowest(u) & set != 0 {
-                            model.log_potential(set, t)
-                        } else {
-                            model.log_potential(t, set)
-                        };
-                        lse.add(log_out[u as usize] + lp + log_z[t as usize]);
-                        t = (t - 1) & comp;
-                    }
-                    lse.ln()
+        solve_outside_level(n, s, log_out, ticker, |set, log_out| {
+            let comp = root ^ set;
+            let mut lse = LogSumExp::new();
+            let mut t = comp;
+            while t != 0 {
+                let u = set | t;
+                let lp = if lowest(u) & set != 0 {
+                    model.log_potential(set, t)
+                } else {
+                    model.log_potential(t, set)
                 };
-                map_batch(batch, work, kernel, &mut out);
+                lse.add(log_out[u as usize] + lp + log_z[t as usize]);
+                t = (t - 1) & comp;
             }
-            for (&set, &v) in batch.iter().zip(&out) {
-                log_out[set as usize] = v;
-            }
-            ticker.advance(batch.len() as u64 * work);
+            lse.ln()
         });
     }
 }

@@ -89,51 +89,6 @@ fn pair_sums(w: &Weights, f: impl Fn(f64) -> f64 + Sync) -> Vec<f64> {
     table
 }
 
-fn all_sizes_one(n: usize) -> Vec<f64> {
-    vec![1.0; n + 1]
-}
-
-/// Hierarchical correlation clustering: `log ψ(L, R) = -β · cost(L, R)` with
-/// the cost of the module docs. Weights of either sign.
-#[derive(Clone, Debug)]
-pub struct Hcc {
-    weights: Weights,
-    beta: f64,
-    pos: Vec<f64>,
-    a: Vec<f64>,
-    sizes: Vec<f64>,
-}
-
-impl Hcc {
-    /// Builds the per-subset tables (`O(n · 2^n)` time, 16 bytes per subset).
-    pub fn new(weights: &Weights, beta: f64) -> Result<Hcc> {
-        check_beta(beta)?;
-        check_size(weights)?;
-        let pos = pair_sums(weights, |v| v.max(0.0));
-        let neg = pair_sums(weights, |v| (-v).max(0.0));
-        let a = neg.iter().zip(&pos).map(|(n, p)| n - p).collect();
-        Ok(Hcc {
-            weights: weights.clone(),
-            beta,
-            pos,
-            a,
-            sizes: all_sizes_one(weights.n()),
-        })
-    }
-
-    /// The same model at another β (the tables are reused).
-    pub fn with_beta(mut self, beta: f64) -> Result<Hcc> {
-        check_beta(beta)?;
-        self.beta = beta;
-        Ok(self)
-    }
-
-    /// The weights.
-    pub fn weights(&self) -> &Weights {
-        &self.weights
-    }
-}
-
 /// `cost(L, R)` of hierarchical correlation clustering, straight from the
 /// weights (any number of points).
 pub fn hcc_split_cost(w: &Weights, left: &[usize], right: &[usize]) -> f64 {
@@ -162,53 +117,123 @@ pub fn dasgupta_split_cost(w: &Weights, left: &[usize], right: &[usize]) -> f64 
     (left.len() + right.len()) as f64 * cut
 }
 
-impl Potential for Hcc {
-    fn num_points(&self) -> usize {
-        self.weights.n()
-    }
-
-    #[inline]
-    fn log_potential(&self, left: Mask, right: Mask) -> f64 {
-        -self.beta * self.split_cost(left, right)
-    }
-
-    fn separable(&self) -> Option<Separable<'_>> {
-        Some(Separable {
-            scale: -self.beta,
-            size_factor: &self.sizes,
-            parent: &self.pos,
-            child: &self.a,
-        })
-    }
-}
-
-impl CostModel for Hcc {
-    fn beta(&self) -> f64 {
-        self.beta
-    }
-
-    #[inline]
-    fn split_cost(&self, left: Mask, right: Mask) -> f64 {
-        self.pos[(left | right) as usize] + self.a[left as usize] + self.a[right as usize]
-    }
-
-    fn tree_cost(&self, tree: &Tree) -> f64 {
-        tree.splits()
-            .iter()
-            .map(|(l, r)| hcc_split_cost(&self.weights, l, r))
-            .sum()
-    }
-}
-
-/// Dasgupta's cost: `log ψ(L, R) = -β · |L ∪ R| · Σ_{i∈L, j∈R} w_ij`, weights ≥ 0.
+/// The tables of a Gibbs cost model in separable form,
+/// `cost(L, R) = σ(|S|) · (P(S) + C(L) + C(R))`, `log ψ = -β · cost`.
 #[derive(Clone, Debug)]
-pub struct Dasgupta {
+struct CostTables {
     weights: Weights,
     beta: f64,
-    inside: Vec<f64>,
-    minus_inside: Vec<f64>,
+    /// σ(k) for k = 0..=n.
     sizes: Vec<f64>,
+    /// P(S), per mask.
+    parent: Vec<f64>,
+    /// C(T), per mask.
+    child: Vec<f64>,
 }
+
+impl CostTables {
+    #[inline]
+    fn split_cost(&self, left: Mask, right: Mask) -> f64 {
+        let s = left | right;
+        self.sizes[s.count_ones() as usize]
+            * (self.parent[s as usize] + self.child[left as usize] + self.child[right as usize])
+    }
+
+    fn separable(&self) -> Separable<'_> {
+        Separable {
+            scale: -self.beta,
+            size_factor: &self.sizes,
+            parent: &self.parent,
+            child: &self.child,
+        }
+    }
+}
+
+/// The `Potential` and `CostModel` implementations shared by the built-in
+/// models, which differ only in their tables and their direct cost function.
+macro_rules! cost_model {
+    ($model:ident, $direct_cost:ident) => {
+        impl $model {
+            /// The same model at another β (the tables are reused).
+            pub fn with_beta(mut self, beta: f64) -> Result<$model> {
+                check_beta(beta)?;
+                self.0.beta = beta;
+                Ok(self)
+            }
+
+            /// The weights.
+            pub fn weights(&self) -> &Weights {
+                &self.0.weights
+            }
+        }
+
+        impl Potential for $model {
+            fn num_points(&self) -> usize {
+                self.0.weights.n()
+            }
+
+            #[inline]
+            fn log_potential(&self, left: Mask, right: Mask) -> f64 {
+                -self.0.beta * self.0.split_cost(left, right)
+            }
+
+            fn separable(&self) -> Option<Separable<'_>> {
+                Some(self.0.separable())
+            }
+        }
+
+        impl CostModel for $model {
+            fn beta(&self) -> f64 {
+                self.0.beta
+            }
+
+            #[inline]
+            fn split_cost(&self, left: Mask, right: Mask) -> f64 {
+                self.0.split_cost(left, right)
+            }
+
+            fn tree_cost(&self, tree: &Tree) -> f64 {
+                tree.splits()
+                    .iter()
+                    .map(|(l, r)| $direct_cost(&self.0.weights, l, r))
+                    .sum()
+            }
+        }
+    };
+}
+
+/// Hierarchical correlation clustering: `log ψ(L, R) = -β · cost(L, R)` with
+/// the cost of the module docs. Weights of either sign.
+///
+/// Separable form: σ ≡ 1, `P = Pos`, `C = A = Neg - Pos`.
+#[derive(Clone, Debug)]
+pub struct Hcc(CostTables);
+
+impl Hcc {
+    /// Builds the per-subset tables (`O(n · 2^n)` time, 16 bytes per subset).
+    pub fn new(weights: &Weights, beta: f64) -> Result<Hcc> {
+        check_beta(beta)?;
+        check_size(weights)?;
+        let pos = pair_sums(weights, |v| v.max(0.0));
+        let neg = pair_sums(weights, |v| (-v).max(0.0));
+        let a = neg.iter().zip(&pos).map(|(n, p)| n - p).collect();
+        Ok(Hcc(CostTables {
+            weights: weights.clone(),
+            beta,
+            sizes: vec![1.0; weights.n() + 1],
+            parent: pos,
+            child: a,
+        }))
+    }
+}
+
+cost_model!(Hcc, hcc_split_cost);
+
+/// Dasgupta's cost: `log ψ(L, R) = -β · |L ∪ R| · Σ_{i∈L, j∈R} w_ij`, weights ≥ 0.
+///
+/// Separable form: σ(k) = k, `P = W`, `C = -W`, with `W(T)` the weight inside `T`.
+#[derive(Clone, Debug)]
+pub struct Dasgupta(CostTables);
 
 impl Dasgupta {
     /// Builds the per-subset tables; fails on a negative weight.
@@ -220,67 +245,17 @@ impl Dasgupta {
         check_size(weights)?;
         let inside = pair_sums(weights, |v| v);
         let minus_inside = inside.iter().map(|v| -v).collect();
-        Ok(Dasgupta {
+        Ok(Dasgupta(CostTables {
             weights: weights.clone(),
             beta,
-            inside,
-            minus_inside,
             sizes: (0..=weights.n()).map(|k| k as f64).collect(),
-        })
-    }
-
-    /// The same model at another β (the tables are reused).
-    pub fn with_beta(mut self, beta: f64) -> Result<Dasgupta> {
-        check_beta(beta)?;
-        self.beta = beta;
-        Ok(self)
-    }
-
-    /// The weights.
-    pub fn weights(&self) -> &Weights {
-        &self.weights
+            parent: inside,
+            child: minus_inside,
+        }))
     }
 }
 
-impl Potential for Dasgupta {
-    fn num_points(&self) -> usize {
-        self.weights.n()
-    }
-
-    #[inline]
-    fn log_potential(&self, left: Mask, right: Mask) -> f64 {
-        -self.beta * self.split_cost(left, right)
-    }
-
-    fn separable(&self) -> Option<Separable<'_>> {
-        Some(Separable {
-            scale: -self.beta,
-            size_factor: &self.sizes,
-            parent: &self.inside,
-            child: &self.minus_inside,
-        })
-    }
-}
-
-impl CostModel for Dasgupta {
-    fn beta(&self) -> f64 {
-        self.beta
-    }
-
-    #[inline]
-    fn split_cost(&self, left: Mask, right: Mask) -> f64 {
-        let s = left | right;
-        s.count_ones() as f64
-            * (self.inside[s as usize] - self.inside[left as usize] - self.inside[right as usize])
-    }
-
-    fn tree_cost(&self, tree: &Tree) -> f64 {
-        tree.splits()
-            .iter()
-            .map(|(l, r)| dasgupta_split_cost(&self.weights, l, r))
-            .sum()
-    }
-}
+cost_model!(Dasgupta, dasgupta_split_cost);
 
 #[cfg(test)]
 mod tests {

@@ -490,6 +490,33 @@ impl Tables {
     }
 }
 
+/// Computes `(MAP value, log Z, left part of the best split)` of every cluster
+/// of size `k` with `kernel(s, log_z, map)`, in parallel batches, and stores them.
+fn solve_level(
+    n: usize,
+    k: usize,
+    log_z: &mut [f64],
+    map: &mut [f64],
+    best: &mut [Mask],
+    ticker: &mut Ticker<'_>,
+    kernel: impl Fn(Mask, &[f64], &[f64]) -> (f64, f64, Mask) + Sync,
+) {
+    let work = splits_of_size(k);
+    let mut out = Vec::new();
+    for_each_level_batch(n, k, BATCH, |batch| {
+        {
+            let (log_z, map) = (&*log_z, &*map);
+            map_batch(batch, work, |s| kernel(s, log_z, map), &mut out);
+        }
+        for (&s, &(m, z, b)) in batch.iter().zip(&out) {
+            map[s as usize] = m;
+            log_z[s as usize] = z;
+            best[s as usize] = b;
+        }
+        ticker.advance(batch.len() as u64 * work);
+    });
+}
+
 fn inside_separable(
     n: usize,
     sep: &Separable<'_>,
@@ -500,7 +527,6 @@ fn inside_separable(
 ) {
     let mut tables = Tables::new(n);
     let constant = sep.constant_size_factor();
-    let mut out = Vec::new();
     for k in 2..=n {
         let f = sep.scale * sep.size_factor[k];
         // Entries of the clusters below this level, for parents of size k.
@@ -510,21 +536,11 @@ fn inside_separable(
             1..=k - 1
         };
         tables.refresh(n, sizes, f, sep.child, log_z, map);
-        let work = splits_of_size(k);
-        for_each_level_batch(n, k, BATCH, |batch| {
-            let tables = &tables;
-            let kernel = |s: Mask| {
-                let (m, arg, g) = tables.cluster(s, k);
-                let p = f * sep.parent[s as usize];
-                (p + m, p + g.ln(), arg)
-            };
-            map_batch(batch, work, kernel, &mut out);
-            for (&s, &(m, z, b)) in batch.iter().zip(&out) {
-                map[s as usize] = m;
-                log_z[s as usize] = z;
-                best[s as usize] = b;
-            }
-            ticker.advance(batch.len() as u64 * work);
+        let tables = &tables;
+        solve_level(n, k, log_z, map, best, ticker, |s, _, _| {
+            let (m, arg, g) = tables.cluster(s, k);
+            let p = f * sep.parent[s as usize];
+            (p + m, p + g.ln(), arg)
         });
     }
 }
@@ -537,35 +553,21 @@ fn inside_general<P: Potential + ?Sized>(
     best: &mut [Mask],
     ticker: &mut Ticker<'_>,
 ) {
-    let mut out = Vec::new();
     for k in 2..=n {
-        let work = splits_of_size(k);
-        for_each_level_batch(n, k, BATCH, |batch| {
-            {
-                let (log_z, map) = (&*log_z, &*map);
-                let kernel = |s: Mask| {
-                    let mut best_v = f64::NEG_INFINITY;
-                    let mut arg = 0;
-                    let mut lse = LogSumExp::new();
-                    for_each_split(s, |l, r| {
-                        let lp = model.log_potential(l, r);
-                        let v = lp + map[l as usize] + map[r as usize];
-                        if v > best_v || (arg == 0 && v.is_nan()) {
-                            best_v = v;
-                            arg = l;
-                        }
-                        lse.add(lp + log_z[l as usize] + log_z[r as usize]);
-                    });
-                    (best_v, lse.ln(), arg)
-                };
-                map_batch(batch, work, kernel, &mut out);
-            }
-            for (&s, &(m, z, b)) in batch.iter().zip(&out) {
-                map[s as usize] = m;
-                log_z[s as usize] = z;
-                best[s as usize] = b;
-            }
-            ticker.advance(batch.len() as u64 * work);
+        solve_level(n, k, log_z, map, best, ticker, |s, log_z, map| {
+            let mut best_v = f64::NEG_INFINITY;
+            let mut arg = 0;
+            let mut lse = LogSumExp::new();
+            for_each_split(s, |l, r| {
+                let lp = model.log_potential(l, r);
+                let v = lp + map[l as usize] + map[r as usize];
+                if v > best_v || (arg == 0 && v.is_nan()) {
+                    best_v = v;
+                    arg = l;
+                }
+                lse.add(lp + log_z[l as usize] + log_z[r as usize]);
+            });
+            (best_v, lse.ln(), arg)
         });
     }
 }
