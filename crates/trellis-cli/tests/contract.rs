@@ -397,3 +397,54 @@ fn help_explains_every_flag() {
     let out = stdout(&["sample", "--help"]);
     assert!(out.contains("--seed") && out.contains("-n"));
 }
+
+#[test]
+fn npy_points_equal_csv_points() {
+    let d = dir("npy_points");
+    let rows = vec![
+        vec![1.0, 0.0, 0.1],
+        vec![0.9, 0.1, 0.0],
+        vec![0.0, 1.0, 0.2],
+        vec![0.1, 0.9, 0.1],
+        vec![0.5, 0.5, 1.0],
+    ];
+    let csv = file(
+        &d,
+        "p.csv",
+        &rows
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    let npy = d.join("p.npy");
+    std::fs::write(
+        &npy,
+        trellis::io::to_npy(&trellis::Matrix::from_rows(rows).unwrap()),
+    )
+    .unwrap();
+    let a = json(&[
+        "marginals",
+        "--model",
+        "hcc",
+        "--points",
+        s(&csv),
+        "--center",
+        "--json",
+    ]);
+    let b = json(&[
+        "marginals",
+        "--model",
+        "hcc",
+        "--points",
+        s(&npy),
+        "--center",
+        "--json",
+    ]);
+    assert_eq!(a, b);
+}
