@@ -11,7 +11,8 @@ use std::collections::HashMap;
 
 use num_bigint::BigUint;
 
-use crate::subset::{Mask, lowest};
+use crate::potential::Potential;
+use crate::subset::{Mask, for_each_split, lowest};
 
 /// `(2n-3)!!`, the number of rooted binary trees over `n ≥ 1` labelled leaves.
 pub fn num_trees(n: usize) -> BigUint {
@@ -89,6 +90,33 @@ pub fn num_trees_within(root: Mask, clusters: &[Mask]) -> BigUint {
         return BigUint::from(1u32);
     }
     count.remove(&root).unwrap_or_default()
+}
+
+/// Number of trees over all the points of `model` whose every split has a
+/// positive potential (finite `log ψ`), by the trellis recursion restricted to
+/// allowed splits: `O(3^n)` calls of `log ψ`. Exact in `u128`, so `None` for
+/// `n ≥ 30` (where `(2n-3)!!` no longer fits).
+pub fn num_positive_trees<P: Potential + ?Sized>(model: &P) -> Option<BigUint> {
+    let n = model.num_points();
+    if n == 0 || n >= 30 {
+        return None;
+    }
+    let mut count = vec![0u128; 1 << n];
+    for s in 1..count.len() {
+        let s = s as Mask;
+        if s.count_ones() == 1 {
+            count[s as usize] = 1;
+            continue;
+        }
+        let mut total = 0u128;
+        for_each_split(s, |l, r| {
+            if model.log_potential(l, r) > f64::NEG_INFINITY {
+                total += count[l as usize] * count[r as usize];
+            }
+        });
+        count[s as usize] = total;
+    }
+    Some(BigUint::from(count[count.len() - 1]))
 }
 
 #[cfg(test)]

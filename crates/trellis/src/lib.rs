@@ -86,9 +86,11 @@
 
 pub mod count;
 mod error;
+pub mod ginkgo;
 pub mod io;
 mod marginals;
 mod memory;
+pub mod merge;
 mod models;
 pub mod potential;
 mod sample;
@@ -101,6 +103,7 @@ mod weights;
 pub use error::{Error, ErrorKind, Result};
 pub use marginals::Marginals;
 pub use memory::{MAX_POINTS, Workload, available_memory, check_memory, memory_needed};
+pub use merge::{MergeModel, Pairwise, PairwiseCost, tree_log_potential};
 pub use models::{CostModel, Dasgupta, Hcc, dasgupta_split_cost, hcc_split_cost};
 pub use potential::{General, Potential, Separable};
 pub use sample::Sampler;

@@ -44,7 +44,7 @@ pub trait CostModel: Potential {
     fn tree_cost(&self, tree: &Tree) -> f64;
 }
 
-fn check_beta(beta: f64) -> Result<()> {
+pub(crate) fn check_beta(beta: f64) -> Result<()> {
     if beta.is_finite() && beta >= 0.0 {
         Ok(())
     } else {

@@ -8,6 +8,7 @@
 //! - `aloi`: MAP costs against the exact optima shipped with the ALOI subsets.
 
 mod aloi;
+mod ginkgo;
 mod numerics;
 mod oracle;
 mod properties;

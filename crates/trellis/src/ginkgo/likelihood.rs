@@ -1,0 +1,199 @@
+//! The Ginkgo split likelihood, in its two published forms.
+//!
+//! Ginkgo (Cranmer, Macaluso, Pappadopulo) is a toy parton shower: a parent of
+//! invariant mass squared `t_P` decays into two children whose masses squared
+//! are drawn from truncated exponentials scaled by the parent's, until a
+//! child falls below the cut `t_cut`; then it is a leaf (an observed
+//! particle). The likelihood of a split is the density of the children's
+//! masses given the parent's, times `1/(4π)` for the uniform decay direction.
+//! A tree's log-likelihood is the sum over its internal nodes; the root split
+//! uses the rate `λ_root`, every other split `λ`.
+//!
+//! Notation: `t = E² - |p|²` of the summed 4-momentum of a cluster, and the
+//! single-child term
+//!
+//! ```text
+//! g(T, t) = c + ln λ - ln T - λ t / T        if the child splits further (t > t_cut)
+//!         = c + ln(1 - exp(-λ min(T, t_cut) / T))   if it stops (a leaf: t <= t_cut)
+//! ```
+//!
+//! **Current** (the simulator's stored values and the reference trellis;
+//! `c = -ln(1 - e^{-0.999 λ})` because the simulator truncates its draws at
+//! `0.999`): the simulator samples either child first with probability 1/2, so
+//!
+//! ```text
+//! ln ψ = ln( ½ e^{g(t_P, t_L) + g((√t_P - √t_L)², t_R)} + ½ e^{g(t_P, t_R) + g((√t_P - √t_R)², t_L)} ) - ln 4π
+//! ```
+//!
+//! and the split is impossible (`-∞`) unless `t_P > t_cut`, `t_L, t_R < 0.999 t_P`
+//! and `√t_L + √t_R ≤ √t_P`.
+//!
+//! **Legacy** (the AISTATS paper's tables, StandardHC's greedy and beam
+//! search): leaves carry `t = 0` by convention, the larger child is always
+//! taken first, `c = -ln(1 - e^{-λ})`, the stop term uses `t_cut / T`, and only
+//! `t_P < t_cut` is impossible:
+//!
+//! ```text
+//! ln ψ = g(t_P, t_max) + g((√t_P - √t_max)², t_min) - ln 4π
+//! ```
+//!
+//! (`t > 0` decides "splits further" here.) Both forms are transcribed from the
+//! authors' code as documented in `shared/reference/ginkgo.md` §a; the only
+//! deliberate deviation: an undefined value (NaN, from degenerate kinematics
+//! the legacy form does not exclude) counts as an impossible split.
+
+use std::f64::consts::{LN_2, PI};
+
+/// Which Ginkgo likelihood (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Variant {
+    /// The current reference likelihood (two-ordering sum).
+    Current,
+    /// The paper-era likelihood (larger child first, leaves at `t = 0`).
+    Legacy,
+}
+
+/// The model parameters of a jet.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SplitParams {
+    /// Decay rate of non-root splits.
+    pub lambda: f64,
+    /// Decay rate of the root split.
+    pub lambda_root: f64,
+    /// The mass-squared cut `t_cut` below which a particle does not split.
+    pub t_cut: f64,
+}
+
+/// `E² - |p|²` of a 4-momentum `(E, px, py, pz)`.
+#[inline]
+pub fn mass_squared(p: &[f64; 4]) -> f64 {
+    p[0] * p[0] - (p[1] * p[1] + p[2] * p[2] + p[3] * p[3])
+}
+
+/// Sum of two 4-momenta.
+#[inline]
+pub fn add(a: &[f64; 4], b: &[f64; 4]) -> [f64; 4] {
+    [a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]]
+}
+
+/// `ln(e^a + e^b)`.
+#[inline]
+fn log_add_exp(a: f64, b: f64) -> f64 {
+    let (hi, lo) = if a >= b { (a, b) } else { (b, a) };
+    if lo == f64::NEG_INFINITY {
+        hi
+    } else {
+        hi + (lo - hi).exp().ln_1p()
+    }
+}
+
+/// The log-likelihood of the split of a parent with mass squared `t_p` into
+/// children with `t_l`, `t_r` (for `Legacy`, `t` of a leaf child must be
+/// passed as 0), with rate `lambda`.
+#[inline]
+pub fn split_log_likelihood(
+    variant: Variant,
+    t_l: f64,
+    t_r: f64,
+    t_p: f64,
+    t_cut: f64,
+    lambda: f64,
+) -> f64 {
+    let v = match variant {
+        Variant::Current => current(t_l, t_r, t_p, t_cut, lambda),
+        Variant::Legacy => legacy(t_l, t_r, t_p, t_cut, lambda),
+    };
+    if v.is_nan() { f64::NEG_INFINITY } else { v }
+}
+
+fn current(t_l: f64, t_r: f64, t_p: f64, t_cut: f64, lambda: f64) -> f64 {
+    if t_p <= 0.0 || t_l < 0.0 || t_r < 0.0 || t_p <= t_cut {
+        return f64::NEG_INFINITY;
+    }
+    let limit = (1.0 - 1e-3) * t_p;
+    if t_l >= limit || t_r >= limit {
+        return f64::NEG_INFINITY;
+    }
+    let (s_p, s_l, s_r) = (t_p.sqrt(), t_l.sqrt(), t_r.sqrt());
+    if s_l + s_r > s_p {
+        return f64::NEG_INFINITY;
+    }
+    let c = -(-(-(1.0 - 1e-3) * lambda).exp()).ln_1p();
+    let ln_lambda = lambda.ln();
+    let g = |big_t: f64, t: f64| {
+        if t > t_cut {
+            c + ln_lambda - big_t.ln() - lambda * t / big_t
+        } else {
+            c + (-(-lambda * big_t.min(t_cut) / big_t).exp()).ln_1p()
+        }
+    };
+    let (t_p_lr, t_p_rl) = ((s_p - s_l).powi(2), (s_p - s_r).powi(2));
+    let l_first = -LN_2 + g(t_p, t_l) + g(t_p_lr, t_r);
+    let r_first = -LN_2 + g(t_p, t_r) + g(t_p_rl, t_l);
+    log_add_exp(l_first, r_first) - (4.0 * PI).ln()
+}
+
+fn legacy(t_l: f64, t_r: f64, t_p: f64, t_cut: f64, lambda: f64) -> f64 {
+    if t_p < t_cut {
+        return f64::NEG_INFINITY;
+    }
+    let (t_max, t_min) = if t_l >= t_r { (t_l, t_r) } else { (t_r, t_l) };
+    let t_p2 = (t_p.sqrt() - t_max.sqrt()).powi(2);
+    let c = -(-(-lambda).exp()).ln_1p();
+    let ln_lambda = lambda.ln();
+    let g = |big_t: f64, t: f64| {
+        if t > 0.0 {
+            c + ln_lambda - big_t.ln() - lambda * t / big_t
+        } else {
+            c + (-(-lambda * t_cut / big_t).exp()).ln_1p()
+        }
+    };
+    g(t_p, t_max) + g(t_p2, t_min) - (4.0 * PI).ln()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn impossible_splits() {
+        // Parent below the cut, child heavier than the parent, masses that do not fit.
+        assert_eq!(current(1.0, 1.0, 10.0, 16.0, 1.5), f64::NEG_INFINITY);
+        assert_eq!(current(899.5, 1.0, 900.0, 16.0, 1.5), f64::NEG_INFINITY);
+        assert_eq!(current(400.0, 400.0, 900.0, 16.0, 1.5), f64::NEG_INFINITY);
+        assert!(current(100.0, 50.0, 900.0, 16.0, 1.5).is_finite());
+        assert_eq!(legacy(0.0, 0.0, 10.0, 16.0, 1.5), f64::NEG_INFINITY);
+        assert!(legacy(0.0, 0.0, 20.0, 16.0, 1.5).is_finite());
+    }
+
+    #[test]
+    fn symmetric_in_the_children() {
+        for (l, r) in [(100.0, 50.0), (3.0, 200.0), (0.5, 1.0)] {
+            assert_eq!(
+                current(l, r, 900.0, 16.0, 1.5),
+                current(r, l, 900.0, 16.0, 1.5)
+            );
+            assert_eq!(
+                legacy(l, r, 900.0, 16.0, 1.5),
+                legacy(r, l, 900.0, 16.0, 1.5)
+            );
+        }
+    }
+
+    #[test]
+    fn density_integrates_to_one_over_the_child_mass() {
+        // For the legacy form with a leaf second child, g(t_P, t) as a density
+        // of t over (0, t_P) integrates to 1 (the 1/(1-e^-λ) normaliser).
+        let (t_p, lambda) = (900.0f64, 1.5f64);
+        let c = -(-(-lambda).exp()).ln_1p();
+        let steps = 200_000;
+        let h = t_p / steps as f64;
+        let total: f64 = (0..steps)
+            .map(|k| {
+                let t = (k as f64 + 0.5) * h;
+                (c + lambda.ln() - t_p.ln() - lambda * t / t_p).exp() * h
+            })
+            .sum();
+        assert!((total - 1.0).abs() < 1e-9, "{total}");
+    }
+}

@@ -1,0 +1,28 @@
+//! Jet physics with Ginkgo, the toy parton shower of the trellis paper (§4.2).
+//!
+//! A jet is a set of observed particles (4-momenta); the latent binary tree
+//! is its showering history. [`Ginkgo`] scores trees with the Ginkgo
+//! likelihood ([`Variant::Current`] or the paper-era [`Variant::Legacy`]), and
+//! [`JetsFile`] reads and writes the JSON jets format of `shared/data/ginkgo`.
+//!
+//! ```
+//! use trellis::ginkgo::{Ginkgo, JetsFile, Variant};
+//! use trellis::Trellis;
+//!
+//! let file = JetsFile::parse(r#"{"jets": [{"id": "toy",
+//!     "leaves": [[30.3, 11.2, 12.9, 20.0], [22.5, 6.1, 10.0, 14.9], [40.6, 20.0, 17.8, 27.1]],
+//!     "params": {"lambda": 1.5, "lambda_root": 1.5, "delta_min": 4.0}}]}"#)?;
+//! let model = Ginkgo::new(&file.jets[0], Variant::Current);
+//! let trellis = Trellis::new(model.dense()?)?;
+//! println!("MAP {} with log-likelihood {:.3}; log Z = {:.3}",
+//!     trellis.map_tree(), trellis.map_log_potential(), trellis.log_z());
+//! # Ok::<(), trellis::Error>(())
+//! ```
+
+mod jets;
+mod likelihood;
+mod model;
+
+pub use jets::{Jet, JetsFile};
+pub use likelihood::{SplitParams, Variant, add, mass_squared, split_log_likelihood};
+pub use model::{DenseGinkgo, Ginkgo, Particle};
