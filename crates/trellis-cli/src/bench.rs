@@ -13,7 +13,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
 use trellis::{General, Matrix, Potential, Trellis, Weights, Workload, total_splits};
 
-use crate::{ModelKind, with_model};
+use crate::{ModelKind, with_cost_model};
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
@@ -152,7 +152,7 @@ pub fn run(args: &BenchArgs) -> Result<String> {
             w
         };
         let started = Instant::now();
-        let row = with_model!(args.model, &w, 1.0, |model| {
+        let row = with_cost_model!(args.model, &w, 1.0, |model| {
             let tables_s = started.elapsed().as_secs_f64();
             if args.general {
                 measure(General(model), tables_s, args, n)?

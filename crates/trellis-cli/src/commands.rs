@@ -1,13 +1,19 @@
 //! The inference commands: each returns the complete text for stdout.
+//!
+//! Every command runs on a weight matrix (one JSON object, or a readable
+//! summary) or on a jets file (`--jets`: one JSON object per jet per line,
+//! each with the jet's `"id"` and the fields of the single-problem output).
 
 use anyhow::{Result, bail};
 use serde::Serialize;
-use trellis::{CostModel, Options, Potential, Tree, Trellis, Workload, total_splits};
+use trellis::ginkgo::{Ginkgo, Jet};
+use trellis::{CostModel, Options, Potential, Tree, Trellis, Workload, total_splits, tree_log_potential};
 
-use crate::input::{load_weights, memory_limit};
+use crate::batch::{dense_trellis, dense_work, per_jet};
+use crate::input::{Input, ginkgo_variant, load, memory_limit};
 use crate::output::{self, leaf_index};
 use crate::progress::Bar;
-use crate::{ModelArgs, with_model};
+use crate::{ModelArgs, with_cost_model};
 
 /// Largest N accepted by `count` (the number has about N·log10(2N) digits).
 const MAX_COUNT_N: usize = 100_000;
@@ -51,45 +57,132 @@ fn to_json<T: Serialize>(value: &T) -> Result<String> {
     Ok(serde_json::to_string(value)? + "\n")
 }
 
+/// The variant of a jets command's model (checked by `input::load`).
+fn variant(args: &ModelArgs) -> trellis::ginkgo::Variant {
+    ginkgo_variant(args.model).expect("a jet model")
+}
+
+/// A tree with its value, the output of `map` and `score`.
 #[derive(Serialize)]
-struct MapJson<'a> {
-    n: usize,
-    log_potential: f64,
-    cost: f64,
-    tree: &'a Tree,
+pub struct TreeJson {
+    pub n: usize,
+    pub log_potential: f64,
+    /// The tree's total cost (cost models only; does not depend on β).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
+    pub tree: Tree,
+}
+
+/// A tree's JSON output under a cost model at the given β.
+pub fn cost_tree_json<M: CostModel>(model: &M, beta: f64, tree: Tree) -> TreeJson {
+    let cost = model.tree_cost(&tree);
+    TreeJson {
+        n: tree.num_leaves(),
+        log_potential: clean(-beta * cost),
+        cost: Some(cost),
+        tree,
+    }
+}
+
+/// Readable output of one tree: a summary line and the dendrogram.
+fn tree_text(title: &str, t: &TreeJson, args: &ModelArgs, split_cost: &dyn Fn(&Tree, &Tree) -> f64) -> String {
+    let mut s = format!(
+        "{title} of {} points ({:?} model): cost {:.6}, log potential {:.6} at beta {}\n",
+        t.n,
+        args.model,
+        t.cost.unwrap_or(f64::NAN),
+        t.log_potential,
+        args.beta
+    );
+    s += &output::dendrogram(&t.tree, &leaf_index, &|l, r| {
+        Some(format!("cost {:.4}", split_cost(l, r)))
+    });
+    s
 }
 
 pub fn map(args: &ModelArgs, json: bool, newick: bool, progress: bool) -> Result<String> {
-    let weights = load_weights(args, Workload::Inside)?;
-    let n = weights.n();
-    // The MAP tree does not depend on beta > 0: search at beta = 1 so that
-    // rounding cannot make the answer depend on it, then report -beta * cost.
-    with_model!(args.model, &weights, 1.0, |model| {
-        let trellis = build(model, args, progress)?;
-        let tree = trellis.map_tree();
-        let cost = trellis.model().tree_cost(&tree);
-        let log_potential = clean(-args.beta * cost);
-        if json {
-            to_json(&MapJson {
-                n,
-                log_potential,
-                cost,
-                tree: &tree,
+    match load(args, Some(Workload::Inside))? {
+        Input::Jets(file) => per_jet(&file, progress, dense_work, |_, jet| {
+            let t = dense_trellis(jet, variant(args))?;
+            Ok(TreeJson {
+                n: jet.len(),
+                log_potential: t.map_log_potential(),
+                cost: None,
+                tree: t.map_tree(),
             })
-        } else if newick {
-            Ok(tree.to_newick() + "\n")
-        } else {
-            let model = trellis.model();
-            let mut s = format!(
-                "MAP hierarchy of {n} points ({:?} model): cost {cost:.6}, log potential \
-                 {log_potential:.6} at beta {}\n",
-                args.model, args.beta
-            );
-            s += &output::dendrogram(&tree, &leaf_index, &|l, r| {
-                Some(format!("cost {:.4}", model.split_cost(l.mask(), r.mask())))
-            });
-            Ok(s)
+        }),
+        // The MAP tree does not depend on beta > 0: search at beta = 1 so that
+        // rounding cannot make the answer depend on it, then report -beta * cost.
+        Input::Weights(weights) => with_cost_model!(args.model, &weights, 1.0, |model| {
+            let trellis = build(model, args, progress)?;
+            let out = cost_tree_json(trellis.model(), args.beta, trellis.map_tree());
+            if json {
+                to_json(&out)
+            } else if newick {
+                Ok(out.tree.to_newick() + "\n")
+            } else {
+                let m = trellis.model();
+                Ok(tree_text("MAP hierarchy", &out, args, &|l, r| {
+                    m.split_cost(l.mask(), r.mask())
+                }))
+            }
+        }),
+    }
+}
+
+/// `trellis score`: the value of a given tree (or of each jet's truth tree).
+pub fn score(args: &ModelArgs, tree: Option<&str>, truth: bool, json: bool) -> Result<String> {
+    let given = tree.map(Tree::parse).transpose()?;
+    match load(args, None)? {
+        Input::Jets(file) => per_jet(&file, false, |_| 1, |_, jet| {
+            let tree = match (&given, truth) {
+                (Some(t), _) => t.clone(),
+                (None, _) => jet
+                    .truth
+                    .clone()
+                    .ok_or_else(|| anyhow::anyhow!("has no \"truth\" tree (use --tree)"))?,
+            };
+            tree.validate(jet.len(), true)?;
+            let log_potential = tree_log_potential(&Ginkgo::new(jet, variant(args)), &tree)?;
+            Ok(TreeJson {
+                n: jet.len(),
+                log_potential,
+                cost: None,
+                tree,
+            })
+        }),
+        Input::Weights(weights) => {
+            if truth {
+                bail!("--truth reads each jet's truth tree: it needs --jets");
+            }
+            let tree = given.expect("clap requires --tree or --truth");
+            tree.validate(weights.n(), true)?;
+            // At beta = 1 the log-potential is minus the cost, for any number of points.
+            let pairwise = trellis::Pairwise::new(&weights, cost_kind(args)?, 1.0)?;
+            let cost = -tree_log_potential(&pairwise, &tree)?;
+            let out = TreeJson {
+                n: weights.n(),
+                log_potential: clean(-args.beta * cost),
+                cost: Some(cost),
+                tree,
+            };
+            if json {
+                to_json(&out)
+            } else {
+                Ok(format!(
+                    "{}\ncost {:.6}, log potential {:.6} ({} points, {:?} model, beta {})\n",
+                    out.tree, cost, out.log_potential, out.n, args.model, args.beta
+                ))
+            }
         }
+    }
+}
+
+fn cost_kind(args: &ModelArgs) -> Result<trellis::PairwiseCost> {
+    Ok(match args.model {
+        crate::ModelKind::Hcc => trellis::PairwiseCost::Hcc,
+        crate::ModelKind::Dasgupta => trellis::PairwiseCost::Dasgupta,
+        other => bail!("--model {other:?} is not a cost model over weights"),
     })
 }
 
@@ -100,21 +193,30 @@ struct LogzJson {
 }
 
 pub fn logz(args: &ModelArgs, json: bool, progress: bool) -> Result<String> {
-    let weights = load_weights(args, Workload::Inside)?;
-    let n = weights.n();
-    let log_z = with_model!(args.model, &weights, args.beta, |model| build(
-        model, args, progress
-    )?
-    .log_z());
-    if json {
-        to_json(&LogzJson { n, log_z })
-    } else {
-        Ok(format!(
-            "log Z = {log_z:.10}\n({n} points, {} hierarchies, {:?} model, beta {})\n",
-            output::approx(&trellis::count::num_trees(n)),
-            args.model,
-            args.beta
-        ))
+    match load(args, Some(Workload::Inside))? {
+        Input::Jets(file) => per_jet(&file, progress, dense_work, |_, jet| {
+            Ok(LogzJson {
+                n: jet.len(),
+                log_z: dense_trellis(jet, variant(args))?.log_z(),
+            })
+        }),
+        Input::Weights(weights) => {
+            let n = weights.n();
+            let log_z = with_cost_model!(args.model, &weights, args.beta, |model| build(
+                model, args, progress
+            )?
+            .log_z());
+            if json {
+                to_json(&LogzJson { n, log_z })
+            } else {
+                Ok(format!(
+                    "log Z = {log_z:.10}\n({n} points, {} hierarchies, {:?} model, beta {})\n",
+                    output::approx(&trellis::count::num_trees(n)),
+                    args.model,
+                    args.beta
+                ))
+            }
+        }
     }
 }
 
@@ -133,6 +235,48 @@ struct MarginalsJson {
     subtree_p: Option<f64>,
 }
 
+/// Every cluster marginal (and the sub-hierarchy's) of a built trellis.
+fn marginals_json<P: Potential>(
+    trellis: &Trellis<P>,
+    args: &ModelArgs,
+    min_p: f64,
+    subtree: Option<&Tree>,
+    progress: bool,
+) -> Result<MarginalsJson> {
+    let n = trellis.num_points();
+    let terms = 3u64.pow(n as u32) + 1 - (2u64 << n);
+    let marginals = {
+        let bar = Bar::new(progress, terms);
+        let callback = bar.callback();
+        trellis.marginals_with(&Options {
+            memory_limit: memory_limit(args),
+            progress: callback
+                .as_ref()
+                .map(|f| f as &(dyn Fn(&str, u64, u64) + Sync)),
+        })?
+    };
+    let subtree_p = match subtree {
+        Some(t) => {
+            t.validate(n, false)?;
+            Some(marginals.subtree(t)?)
+        }
+        None => None,
+    };
+    Ok(MarginalsJson {
+        n,
+        log_z: trellis.log_z(),
+        clusters: marginals
+            .clusters(min_p)
+            .into_iter()
+            .map(|(s, p)| ClusterJson {
+                members: trellis::members(s).collect(),
+                p,
+            })
+            .collect(),
+        subtree_p,
+    })
+}
+
 pub fn marginals(
     args: &ModelArgs,
     min_p: f64,
@@ -145,72 +289,59 @@ pub fn marginals(
         bail!("--min-p must be between 0 and 1, not {min_p}");
     }
     let subtree = subtree.map(Tree::parse).transpose()?;
-    let weights = load_weights(args, Workload::Marginals)?;
-    let n = weights.n();
-    if let Some(t) = &subtree {
-        t.validate(n, false)?;
-    }
-    with_model!(args.model, &weights, args.beta, |model| {
-        let trellis = build(model, args, progress)?;
-        let terms = 3u64.pow(n as u32) + 1 - (2u64 << n);
-        let marginals = {
-            let bar = Bar::new(progress, terms);
-            let callback = bar.callback();
-            trellis.marginals_with(&Options {
-                memory_limit: memory_limit(args),
-                progress: callback
-                    .as_ref()
-                    .map(|f| f as &(dyn Fn(&str, u64, u64) + Sync)),
-            })?
-        };
-        let subtree_p = subtree.as_ref().map(|t| marginals.subtree(t)).transpose()?;
-        let clusters = marginals.clusters(min_p);
-        if json {
-            to_json(&MarginalsJson {
-                n,
-                log_z: trellis.log_z(),
-                clusters: clusters
-                    .iter()
-                    .map(|&(s, p)| ClusterJson {
-                        members: trellis::members(s).collect(),
-                        p,
-                    })
-                    .collect(),
-                subtree_p,
+    match load(args, Some(Workload::Marginals))? {
+        Input::Jets(file) => per_jet(&file, progress, |j| 3 * dense_work(j), |_, jet| {
+            let t = dense_trellis(jet, variant(args))?;
+            marginals_json(&t, args, min_p, subtree.as_ref(), false)
+        }),
+        Input::Weights(weights) => {
+            if let Some(t) = &subtree {
+                t.validate(weights.n(), false)?;
+            }
+            with_cost_model!(args.model, &weights, args.beta, |model| {
+                let trellis = build(model, args, progress)?;
+                let out = marginals_json(&trellis, args, min_p, subtree.as_ref(), progress)?;
+                if json {
+                    return to_json(&out);
+                }
+                let n = out.n;
+                let mut s = format!(
+                    "log Z = {:.10}   ({n} points, {:?} model, beta {})\n",
+                    out.log_z, args.model, args.beta
+                );
+                s += &format!(
+                    "{} of the {} non-singleton proper clusters have p > 0{}; the {} most probable:\n",
+                    out.clusters.len(),
+                    (1u64 << n).saturating_sub(n as u64 + 2),
+                    if min_p > 0.0 {
+                        format!(" and p >= {min_p}")
+                    } else {
+                        String::new()
+                    },
+                    top.min(out.clusters.len())
+                );
+                for c in out.clusters.iter().take(top) {
+                    let mask = trellis::mask_of(c.members.iter().copied());
+                    s += &format!("  {:.6}  {}\n", c.p, output::members(mask, &leaf_index));
+                }
+                if let (Some(t), Some(p)) = (&subtree, out.subtree_p) {
+                    s += &format!("sub-hierarchy {t}: p = {p:.6e}\n");
+                }
+                Ok(s)
             })
-        } else {
-            let mut s = format!(
-                "log Z = {:.10}   ({n} points, {:?} model, beta {})\n",
-                trellis.log_z(),
-                args.model,
-                args.beta
-            );
-            s += &format!(
-                "{} of the {} non-singleton proper clusters have p > 0{}; the {} most probable:\n",
-                clusters.len(),
-                (1u64 << n).saturating_sub(n as u64 + 2),
-                if min_p > 0.0 {
-                    format!(" and p >= {min_p}")
-                } else {
-                    String::new()
-                },
-                top.min(clusters.len())
-            );
-            for &(c, p) in clusters.iter().take(top) {
-                s += &format!("  {p:.6}  {}\n", output::members(c, &leaf_index));
-            }
-            if let (Some(t), Some(p)) = (&subtree, subtree_p) {
-                s += &format!("sub-hierarchy {t}: p = {p:.6e}\n");
-            }
-            Ok(s)
         }
-    })
+    }
 }
 
 #[derive(Serialize)]
-struct SamplesJson<'a> {
+struct SamplesJson {
     n: usize,
-    samples: &'a [Tree],
+    samples: Vec<Tree>,
+}
+
+/// The seed of jet `k` of a batch run with `seed` (independent streams).
+pub fn jet_seed(seed: u64, k: usize) -> u64 {
+    seed ^ (k as u64).wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 pub fn sample(
@@ -221,29 +352,36 @@ pub fn sample(
     newick: bool,
     progress: bool,
 ) -> Result<String> {
-    let weights = load_weights(args, Workload::Inside)?;
-    let n = weights.n();
-    with_model!(args.model, &weights, args.beta, |model| {
-        let trellis = build(model, args, progress)?;
-        let samples = trellis.samples(k, seed);
-        if json {
-            to_json(&SamplesJson {
-                n,
-                samples: &samples,
+    match load(args, Some(Workload::Inside))? {
+        Input::Jets(file) => per_jet(&file, progress, dense_work, |index, jet: &Jet| {
+            let t = dense_trellis(jet, variant(args))?;
+            Ok(SamplesJson {
+                n: jet.len(),
+                samples: t.samples(k, jet_seed(seed, index)),
             })
-        } else if newick {
-            Ok(samples.iter().map(|t| t.to_newick() + "\n").collect())
-        } else {
-            let mut s = format!(
-                "{k} exact posterior samples over {n} points ({:?} model, beta {}, seed {seed}):\n",
-                args.model, args.beta
-            );
-            for t in &samples {
-                s += &format!("{t}   log P = {:.6}\n", trellis.log_probability(t)?);
-            }
-            Ok(s)
+        }),
+        Input::Weights(weights) => {
+            let n = weights.n();
+            with_cost_model!(args.model, &weights, args.beta, |model| {
+                let trellis = build(model, args, progress)?;
+                let samples = trellis.samples(k, seed);
+                if json {
+                    to_json(&SamplesJson { n, samples })
+                } else if newick {
+                    Ok(samples.iter().map(|t| t.to_newick() + "\n").collect())
+                } else {
+                    let mut s = format!(
+                        "{k} exact posterior samples over {n} points ({:?} model, beta {}, seed {seed}):\n",
+                        args.model, args.beta
+                    );
+                    for t in &samples {
+                        s += &format!("{t}   log P = {:.6}\n", trellis.log_probability(t)?);
+                    }
+                    Ok(s)
+                }
+            })
         }
-    })
+    }
 }
 
 #[derive(Serialize)]

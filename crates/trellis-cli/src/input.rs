@@ -1,32 +1,72 @@
-//! From command-line arguments to a validated weight matrix.
+//! From command-line arguments to a validated problem: a weight matrix (for
+//! the cost models) or a jets file (for the Ginkgo likelihood).
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
+use trellis::ginkgo::{JetsFile, Variant};
 use trellis::{Similarity, Weights, Workload};
 
 use crate::{ModelArgs, ModelKind, SimilarityKind};
 
-/// Reads `--weights` or `--points`, validates them, and checks that the dense
-/// trellis for this many points fits in memory before anything large is allocated.
-pub fn load_weights(args: &ModelArgs, workload: Workload) -> Result<Weights> {
+/// What the commands run on.
+pub enum Input {
+    /// One dataset of pairwise weights (`--weights` or `--points`).
+    Weights(Weights),
+    /// Many jets (`--jets`), each its own problem.
+    Jets(JetsFile),
+}
+
+/// The Ginkgo likelihood variant of a model choice, if it is one.
+pub fn ginkgo_variant(kind: ModelKind) -> Option<Variant> {
+    match kind {
+        ModelKind::Ginkgo => Some(Variant::Current),
+        ModelKind::GinkgoLegacy => Some(Variant::Legacy),
+        ModelKind::Hcc | ModelKind::Dasgupta => None,
+    }
+}
+
+/// Reads and validates the input of a command. With `dense = Some(workload)`
+/// the exact trellis will run: a weight matrix's tables must fit in memory,
+/// and every jet must be small enough (checked before any work starts).
+pub fn load(args: &ModelArgs, dense: Option<Workload>) -> Result<Input> {
     if !(args.beta.is_finite() && args.beta >= 0.0) {
-        anyhow::bail!("--beta must be a finite number >= 0, not {}", args.beta);
+        bail!("--beta must be a finite number >= 0, not {}", args.beta);
     }
     if let Some(g) = args.max_memory {
         if !(g.is_finite() && g > 0.0) {
-            anyhow::bail!("--max-memory must be a positive number of GiB, not {g}");
+            bail!("--max-memory must be a positive number of GiB, not {g}");
         }
     }
+    let point_flags = args.similarity.is_some() || args.gamma.is_some() || args.center;
+    if let Some(path) = &args.jets {
+        if ginkgo_variant(args.model).is_none() {
+            bail!(
+                "--jets needs a jet model: --model ginkgo or --model ginkgo-legacy, not {:?}",
+                args.model
+            );
+        }
+        if args.beta != 1.0 {
+            bail!("--beta applies to the cost models (hcc, dasgupta), not to the Ginkgo likelihood");
+        }
+        if point_flags {
+            bail!("--similarity, --gamma and --center apply to --points, not to --jets");
+        }
+        let file = JetsFile::read(path)?;
+        if dense.is_some() {
+            crate::batch::check_dense(&file)?;
+        }
+        return Ok(Input::Jets(file));
+    }
+    if ginkgo_variant(args.model).is_some() {
+        bail!("--model {:?} scores jets: give them with --jets FILE", args.model);
+    }
     let weights = if let Some(path) = &args.weights {
-        if args.similarity.is_some() || args.gamma.is_some() || args.center {
-            anyhow::bail!("--similarity, --gamma and --center apply to --points, not to --weights");
+        if point_flags {
+            bail!("--similarity, --gamma and --center apply to --points, not to --weights");
         }
         let m = trellis::io::read_matrix(path, false)?;
         Weights::from_matrix(&m).with_context(|| format!("in --weights {}", path.display()))?
     } else {
-        let path = args
-            .points
-            .as_ref()
-            .expect("clap requires --weights or --points");
+        let path = args.points.as_ref().expect("clap requires an input");
         let m = trellis::io::read_matrix(path, true)?;
         let similarity = match args.similarity.unwrap_or(SimilarityKind::Cosine) {
             SimilarityKind::Cosine => Similarity::Cosine,
@@ -36,21 +76,23 @@ pub fn load_weights(args: &ModelArgs, workload: Workload) -> Result<Weights> {
             },
         };
         if args.gamma.is_some() && !matches!(similarity, Similarity::Rbf { .. }) {
-            anyhow::bail!("--gamma only applies to --similarity rbf");
+            bail!("--gamma only applies to --similarity rbf");
         }
         Weights::from_points(&m, similarity, args.center)
             .with_context(|| format!("in --points {}", path.display()))?
     };
     if args.model == ModelKind::Dasgupta {
         if let Some((i, j, w)) = weights.first_negative() {
-            anyhow::bail!(
+            bail!(
                 "negative weight w[{i}][{j}] = {w}: Dasgupta's cost needs non-negative \
                  similarities (do not use --center with it, or use --model hcc)"
             );
         }
     }
-    trellis::check_memory(weights.n(), workload, memory_limit(args))?;
-    Ok(weights)
+    if let Some(workload) = dense {
+        trellis::check_memory(weights.n(), workload, memory_limit(args))?;
+    }
+    Ok(Input::Weights(weights))
 }
 
 /// `--max-memory` in bytes (`None`: the memory available).
@@ -58,10 +100,10 @@ pub fn memory_limit(args: &ModelArgs) -> Option<u64> {
     args.max_memory.map(|g| (g * (1u64 << 30) as f64) as u64)
 }
 
-/// Runs `$body` with `$m` bound to the chosen model (a concrete type per arm,
-/// so the library's generic kernels are monomorphised for each).
+/// Runs `$body` with `$m` bound to the chosen cost model (a concrete type per
+/// arm, so the library's generic kernels are monomorphised for each).
 #[macro_export]
-macro_rules! with_model {
+macro_rules! with_cost_model {
     ($kind:expr, $weights:expr, $beta:expr, |$m:ident| $body:expr) => {
         match $kind {
             $crate::ModelKind::Hcc => {
@@ -72,6 +114,7 @@ macro_rules! with_model {
                 let $m = trellis::Dasgupta::new($weights, $beta)?;
                 $body
             }
+            other => anyhow::bail!("--model {other:?} is not a cost model over weights"),
         }
     };
 }

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 
+mod batch;
 mod bench;
 mod commands;
 mod demo;
@@ -46,6 +47,8 @@ enum Command {
     Marginals(MarginalsArgs),
     /// Exact samples from the posterior over hierarchies.
     Sample(SampleArgs),
+    /// The log-potential (and cost) of a given tree, or of each jet's truth tree.
+    Score(ScoreArgs),
     /// The exact number of binary hierarchies over N points, (2N-3)!!.
     Count(CountArgs),
     /// Run every exact inference on a built-in dataset (12 iris flowers).
@@ -56,12 +59,18 @@ enum Command {
 
 /// The model and its input, shared by the inference commands.
 #[derive(Args, Debug)]
-#[command(group(ArgGroup::new("input").required(true).args(["weights", "points"])))]
+#[command(group(ArgGroup::new("input").required(true).args(["weights", "points", "jets"])))]
 pub struct ModelArgs {
     /// Split potential: `hcc` (hierarchical correlation clustering; weights of any sign)
-    /// or `dasgupta` (Dasgupta's cost; weights >= 0). log psi = -beta * cost.
+    /// or `dasgupta` (Dasgupta's cost; weights >= 0), with log psi = -beta * cost; or for
+    /// --jets the Ginkgo likelihood: `ginkgo` (current) or `ginkgo-legacy` (the paper's).
     #[arg(long, value_enum)]
     pub model: ModelKind,
+
+    /// Jets file (JSON, the format of shared/data/ginkgo): every jet is its own problem
+    /// and the output is one JSON object per jet per line, with its "id".
+    #[arg(long, value_name = "FILE")]
+    pub jets: Option<PathBuf>,
 
     /// Pairwise weights: an N x N matrix, CSV without header or .npy (float64/float32).
     /// Must be symmetric (up to 1e-6 relative rounding); the diagonal is ignored.
@@ -109,6 +118,10 @@ pub enum ModelKind {
     Hcc,
     /// Dasgupta's cost.
     Dasgupta,
+    /// The Ginkgo jet likelihood (current reference form; root split at lambda_root).
+    Ginkgo,
+    /// The Ginkgo likelihood of the trellis paper's tables (legacy form).
+    GinkgoLegacy,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -181,6 +194,23 @@ struct SampleArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(group(ArgGroup::new("which").required(true).args(["tree", "truth"])))]
+struct ScoreArgs {
+    #[command(flatten)]
+    model: ModelArgs,
+    /// The tree: a nested JSON list such as '[[0,1],[2,3]]' or Newick '((0,1),(2,3))',
+    /// over all points (with --jets: over each jet's leaves).
+    #[arg(long, value_name = "TREE")]
+    tree: Option<String>,
+    /// Score each jet's "truth" tree (with --jets).
+    #[arg(long)]
+    truth: bool,
+    /// Print one JSON object {"n", "log_potential", "cost", "tree"}.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
 struct CountArgs {
     /// Number of points (leaves), at least 1.
     #[arg(value_name = "N")]
@@ -232,6 +262,7 @@ fn run(cli: Cli) -> anyhow::Result<String> {
         Command::Sample(a) => {
             commands::sample(&a.model, a.num_samples, a.seed, a.json, a.newick, progress)
         }
+        Command::Score(a) => commands::score(&a.model, a.tree.as_deref(), a.truth, a.json),
         Command::Count(a) => commands::count(a.n, a.json),
         Command::Demo => demo::run(),
         Command::Bench(a) => bench::run(&a),

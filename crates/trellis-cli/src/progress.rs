@@ -42,6 +42,30 @@ impl Bar {
     }
 }
 
+impl Bar {
+    /// A bar counting `count` items (jets) whose total work is `work`.
+    pub fn items(enabled: bool, count: u64, work: u64) -> Bar {
+        let mut bar = Bar::new(enabled, work);
+        if let Some(b) = &mut bar.bar {
+            b.set_length(count);
+            b.set_style(
+                ProgressStyle::with_template(
+                    "    jets [{elapsed_precise}] {wide_bar} {pos}/{len} (eta {eta})",
+                )
+                .expect("valid template"),
+            );
+        }
+        bar
+    }
+
+    /// Counts one item done.
+    pub fn inc(&self) {
+        if let Some(b) = &self.bar {
+            b.inc(1);
+        }
+    }
+}
+
 impl Drop for Bar {
     fn drop(&mut self) {
         if let Some(bar) = &self.bar {

@@ -84,6 +84,7 @@
 
 #![deny(missing_docs)]
 
+pub mod agglomerative;
 pub mod count;
 mod error;
 pub mod ginkgo;

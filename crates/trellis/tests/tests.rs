@@ -8,8 +8,10 @@
 //! - `aloi`: MAP costs against the exact optima shipped with the ALOI subsets.
 
 mod aloi;
+mod baselines;
 mod ginkgo;
 mod numerics;
 mod oracle;
 mod properties;
 mod sampling;
+mod simulator;

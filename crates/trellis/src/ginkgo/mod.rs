@@ -22,6 +22,11 @@
 mod jets;
 mod likelihood;
 mod model;
+mod simulator;
+
+pub use simulator::{
+    MAX_TRIES_PER_JET, SimulatorParams, generate, generate_jet, jet_seed, simulate,
+};
 
 pub use jets::{Jet, JetsFile};
 pub use likelihood::{SplitParams, Variant, add, mass_squared, split_log_likelihood};

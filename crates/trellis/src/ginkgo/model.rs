@@ -3,14 +3,18 @@
 //! - [`Ginkgo`] is a [`MergeModel`]: a cluster is its summed 4-momentum and
 //!   size, so it scores trees, greedy and beam search, sparse trellises and A*
 //!   over jets of any size.
-//! - [`DenseGinkgo`] is a [`Potential`] for the dense trellis: the 4-momentum
-//!   sum and invariant mass of every subset are tabulated once
-//!   (`O(2^n)`), so each of the `3^n / 2` splits reads three masses and
-//!   evaluates the closed-form likelihood, O(1).
+//! - [`DenseGinkgo`] is a [`Potential`] for the dense trellis: the invariant
+//!   mass squared of every subset's summed 4-momentum, and its square root,
+//!   are tabulated once (`O(2^n)`), so each of the `3^n / 2` splits reads
+//!   three of them and evaluates the closed-form likelihood, O(1).
+//!
+//! Both evaluate the likelihood in its fast form (factors multiplied in
+//! linear space, rate constants precomputed), which equals the log-space
+//! form of [`split_log_likelihood`](super::split_log_likelihood) to rounding.
 
 use crate::error::Result;
 use crate::ginkgo::jets::Jet;
-use crate::ginkgo::likelihood::{SplitParams, Variant, add, mass_squared, split_log_likelihood};
+use crate::ginkgo::likelihood::{Rate, SplitParams, Variant, add, mass_squared, split_fast};
 use crate::memory;
 use crate::merge::MergeModel;
 use crate::potential::Potential;
@@ -22,6 +26,8 @@ pub struct Ginkgo {
     leaves: Vec<[f64; 4]>,
     params: SplitParams,
     variant: Variant,
+    rate: Rate,
+    root_rate: Rate,
 }
 
 /// A cluster of a [`Ginkgo`] model: summed 4-momentum and number of leaves.
@@ -40,6 +46,8 @@ impl Ginkgo {
             leaves: jet.leaves.clone(),
             params: jet.params,
             variant,
+            rate: Rate::new(variant, jet.params.lambda),
+            root_rate: Rate::new(variant, jet.params.lambda_root),
         }
     }
 
@@ -87,19 +95,23 @@ impl MergeModel for Ginkgo {
     }
 
     fn log_potential(&self, a: &Particle, b: &Particle) -> f64 {
-        let lambda = if a.size + b.size == self.leaves.len() {
-            self.params.lambda_root
+        let rate = if a.size + b.size == self.leaves.len() {
+            &self.root_rate
         } else {
-            self.params.lambda
+            &self.rate
         };
+        let (t_l, t_r) = (self.child_t(a), self.child_t(b));
         let t_p = mass_squared(&add(&a.p, &b.p));
-        split_log_likelihood(
+        split_fast(
             self.variant,
-            self.child_t(a),
-            self.child_t(b),
-            t_p,
+            rate,
             self.params.t_cut,
-            lambda,
+            t_l,
+            t_r,
+            t_p,
+            t_l.max(0.0).sqrt(),
+            t_r.max(0.0).sqrt(),
+            t_p.max(0.0).sqrt(),
         )
     }
 }
@@ -108,10 +120,12 @@ impl MergeModel for Ginkgo {
 #[derive(Clone, Debug)]
 pub struct DenseGinkgo {
     n: usize,
-    params: SplitParams,
+    t_cut: f64,
     variant: Variant,
-    /// `t` of every subset (legacy: 0 for singletons).
-    t: Vec<f64>,
+    rate: Rate,
+    root_rate: Rate,
+    /// `(t, √t)` of every subset (legacy: 0 for singletons; `√` of `max(t, 0)`).
+    t: Vec<(f64, f64)>,
 }
 
 impl DenseGinkgo {
@@ -119,27 +133,30 @@ impl DenseGinkgo {
         let n = leaves.len();
         memory::check_dense(n, 8u64 << n.min(63), None)?;
         let mut p = vec![[0.0; 4]; 1 << n];
-        let mut t = vec![0.0; 1 << n];
+        let mut t = vec![(0.0, 0.0); 1 << n];
         for s in 1..p.len() {
             let low = s.trailing_zeros() as usize;
             p[s] = add(&p[s & (s - 1)], &leaves[low]);
-            t[s] = if variant == Variant::Legacy && s.count_ones() == 1 {
+            let m2 = if variant == Variant::Legacy && s.count_ones() == 1 {
                 0.0
             } else {
                 mass_squared(&p[s])
             };
+            t[s] = (m2, m2.max(0.0).sqrt());
         }
         Ok(DenseGinkgo {
             n,
-            params,
+            t_cut: params.t_cut,
             variant,
+            rate: Rate::new(variant, params.lambda),
+            root_rate: Rate::new(variant, params.lambda_root),
             t,
         })
     }
 
     /// `t = E² - |p|²` of a subset's summed 4-momentum.
     pub fn mass_squared(&self, s: Mask) -> f64 {
-        self.t[s as usize]
+        self.t[s as usize].0
     }
 }
 
@@ -151,18 +168,13 @@ impl Potential for DenseGinkgo {
     #[inline]
     fn log_potential(&self, left: Mask, right: Mask) -> f64 {
         let s = left | right;
-        let lambda = if s == full(self.n) {
-            self.params.lambda_root
+        let rate = if s == full(self.n) {
+            &self.root_rate
         } else {
-            self.params.lambda
+            &self.rate
         };
-        split_log_likelihood(
-            self.variant,
-            self.t[left as usize],
-            self.t[right as usize],
-            self.t[s as usize],
-            self.params.t_cut,
-            lambda,
-        )
+        let ((t_l, s_l), (t_r, s_r), (t_p, s_p)) =
+            (self.t[left as usize], self.t[right as usize], self.t[s as usize]);
+        split_fast(self.variant, rate, self.t_cut, t_l, t_r, t_p, s_l, s_r, s_p)
     }
 }

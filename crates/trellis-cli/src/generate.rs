@@ -1,0 +1,171 @@
+//! `trellis generate`: simulated Ginkgo jets with their true trees, as a jets file.
+//!
+//! A front-end over `trellis::ginkgo::generate`: parameters from a preset
+//! (`qcd`, `w`) with optional overrides, jets conditioned on a leaf-count
+//! window by rejection, written in the JSON format of `shared/data/ginkgo`
+//! (readable by every command that takes `--jets`).
+
+use std::collections::BTreeMap;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, ValueEnum};
+use serde_json::json;
+use trellis::ginkgo::{JetsFile, SimulatorParams, generate};
+
+/// A parameter set of the Ginkgo simulator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Preset {
+    /// QCD-like jets: rates 1.5 (root and below), mass 30 (M2 = 900), t_cut 16
+    /// (about 4-12 leaves; the `ginkgo_small` datasets).
+    Qcd,
+    /// W-like jets: root rate 3.0, other rates 1.5, mass 80 (M2 = 6400),
+    /// t_cut 4 (about 14-32 leaves; the `ginkgo_large_a` dataset).
+    W,
+}
+
+impl Preset {
+    fn name(self) -> &'static str {
+        match self {
+            Preset::Qcd => "qcd",
+            Preset::W => "w",
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct GenerateArgs {
+    /// Number of jets to generate.
+    #[arg(long, value_name = "K")]
+    pub n_jets: usize,
+    /// Keep only jets with at least this many leaves (jets with fewer are
+    /// re-simulated: the output is conditioned on the leaf count). At least 2.
+    #[arg(long, default_value_t = 2, value_name = "A")]
+    pub min_leaves: usize,
+    /// Keep only jets with at most this many leaves (inclusive; default: no limit).
+    #[arg(long, value_name = "B")]
+    pub max_leaves: Option<usize>,
+    /// Seed of the run. Jet k is simulated from its own generator, seeded from
+    /// (seed, k), so it does not depend on --n-jets or the number of threads.
+    #[arg(long, default_value_t = 0, value_name = "S")]
+    pub seed: u64,
+    /// Parameter set to start from; the options below override single values.
+    #[arg(long, value_enum, default_value = "qcd")]
+    pub preset: Preset,
+    /// Exponential rate of the mass fractions of every split below the root.
+    #[arg(long, value_name = "RATE")]
+    pub lambda: Option<f64>,
+    /// Exponential rate of the mass fractions of the root (first) split.
+    #[arg(long, value_name = "RATE")]
+    pub lambda_root: Option<f64>,
+    /// Invariant mass M of the jet (not squared): the shower starts at M2 = M^2.
+    #[arg(long, value_name = "M")]
+    pub root_mass: Option<f64>,
+    /// Mass-squared cut: a particle with t = E^2 - |p|^2 at or below it does not
+    /// decay further (written as params.delta_min / pt_cut).
+    #[arg(long, value_name = "T")]
+    pub t_cut: Option<f64>,
+    /// The jet's 3-momentum, comma-separated (default: |p| = 400 along (1,1,1)).
+    #[arg(long, value_name = "PX,PY,PZ", value_parser = parse_momentum, allow_hyphen_values = true)]
+    pub momentum: Option<[f64; 3]>,
+}
+
+fn parse_momentum(s: &str) -> std::result::Result<[f64; 3], String> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    if parts.len() != 3 {
+        return Err(format!(
+            "expected three comma-separated numbers PX,PY,PZ, got {:?}",
+            s
+        ));
+    }
+    let mut p = [0.0; 3];
+    for (slot, part) in p.iter_mut().zip(&parts) {
+        *slot = part
+            .parse::<f64>()
+            .map_err(|_| format!("{part:?} is not a number"))?;
+    }
+    Ok(p)
+}
+
+/// The simulator parameters: the preset with the overrides applied.
+fn params(args: &GenerateArgs) -> Result<SimulatorParams> {
+    let mut p = match args.preset {
+        Preset::Qcd => SimulatorParams::qcd(),
+        Preset::W => SimulatorParams::w(),
+    };
+    if let Some(x) = args.lambda {
+        p.lambda = x;
+    }
+    if let Some(x) = args.lambda_root {
+        p.lambda_root = x;
+    }
+    if let Some(m) = args.root_mass {
+        if !(m.is_finite() && m > 0.0) {
+            bail!("--root-mass must be a positive number, not {m}");
+        }
+        p.root_mass_squared = m * m;
+    }
+    if let Some(x) = args.t_cut {
+        p.t_cut = x;
+    }
+    if let Some(x) = args.momentum {
+        p.jet_momentum = x;
+    }
+    p.validate().context("invalid simulator parameters")?;
+    Ok(p)
+}
+
+/// Generates the jets and returns the whole jets file (JSON, one line) with a
+/// trailing newline.
+pub fn run(args: &GenerateArgs) -> Result<String> {
+    if args.n_jets == 0 {
+        bail!("--n-jets must be at least 1");
+    }
+    let p = params(args)?;
+    let max_leaves = args.max_leaves.unwrap_or(usize::MAX);
+    let jets = generate(&p, args.n_jets, args.min_leaves, max_leaves, args.seed)?;
+    let mut histogram: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut tried = 0u64;
+    for j in &jets {
+        *histogram.entry(j.len()).or_default() += 1;
+        tried += j.extra["generator"]["tries"].as_u64().unwrap_or(0);
+    }
+    let histogram: serde_json::Map<String, serde_json::Value> = histogram
+        .into_iter()
+        .map(|(n, c)| (n.to_string(), c.into()))
+        .collect();
+    let meta = json!({
+        "generator": "trellis generate (trellis ginkgo simulator)",
+        "version": env!("CARGO_PKG_VERSION"),
+        "preset": args.preset.name(),
+        "params": {
+            "lambda": p.lambda,
+            "lambda_root": p.lambda_root,
+            "root_mass_squared": p.root_mass_squared,
+            "M_hard": p.root_mass_squared.sqrt(),
+            "t_cut": p.t_cut,
+            "jet_momentum": p.jet_momentum,
+            "jet_4momentum": p.jet_4momentum(),
+        },
+        "seed": args.seed,
+        "n_jets": args.n_jets,
+        "min_leaves": args.min_leaves,
+        "max_leaves": args.max_leaves,
+        "window": "min_leaves <= N <= max_leaves, both inclusive (jets outside are re-simulated)",
+        "per_jet_seed": "jet k: Xoshiro256PlusPlus::seed_from_u64(splitmix64(splitmix64(seed) ^ k))",
+        "n_tried": tried,
+        "leaf_count_histogram_of_kept_jets": histogram,
+    });
+    Ok(JetsFile { meta, jets }.to_json_string() + "\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_momentum() {
+        assert_eq!(parse_momentum("1, -2,3.5"), Ok([1.0, -2.0, 3.5]));
+        assert!(parse_momentum("1,2").is_err());
+        assert!(parse_momentum("1,x,2").is_err());
+    }
+}

@@ -1,0 +1,705 @@
+//! Agglomerative baselines: greedy and beam search on any [`MergeModel`], and
+//! classic linkage clustering on a dissimilarity matrix.
+//!
+//! The exact trellis finds the best of all `(2n-3)!!` hierarchies. The
+//! baselines it is compared with build *one* hierarchy bottom-up: start from
+//! the `n` singletons and merge two clusters at a time until one is left. They
+//! differ only in how they pick the pair to merge.
+//!
+//! # Greedy ([`greedy`])
+//!
+//! Merge the pair of active clusters `(A, B)` with the largest split
+//! log-potential `log ψ(A, B)`, a purely local choice: the value of the
+//! subtrees below and the merges still to come play no part. The result's
+//! [`Agglomeration::log_potential`] is the sum of the chosen `log ψ`, i.e. the
+//! tree's `log φ(H)`. This is StandardHC's greedy baseline for Ginkgo jets
+//! (trellis paper, §4.2).
+//!
+//! *Tie-breaking* (and the order the reference implementation uses). The
+//! active clusters are kept in a list: the leaves `0..n` in order, each merged
+//! cluster removed, the new cluster appended at the end. Among the pairs at
+//! list positions `i < j` with the largest score, the one with the smallest
+//! `j`, then the smallest `i`, is merged. StandardHC keeps, for every node, its
+//! best partner among the nodes before it in its list (the first maximum) and
+//! merges at the first node holding the overall maximum, which is this same
+//! rule. A pair scored `-∞` (a forbidden split) is still merged when no pair
+//! scores more, so the result is always a complete tree, possibly with
+//! `log_potential = -∞`. A NaN score counts as `-∞`.
+//!
+//! *Complexity.* The scores of all pairs are computed once, `n(n-1)/2`
+//! evaluations of `log ψ`, and after each merge only the new cluster's scores
+//! against the `m - 2` remaining clusters: `O(n²)` evaluations of
+//! [`MergeModel::log_potential`] and `n - 1` of [`MergeModel::merge`] in all.
+//! Finding the best pair scans the cached scores, `O(m²)` at `m` active
+//! clusters, so `O(n³)` comparisons in total; `O(n²)` memory. (For
+//! [`Pairwise`](crate::Pairwise) models one evaluation costs `O(|A|·|B|)`.)
+//! Well below a second for `n ≤ 200`.
+//!
+//! # Beam search ([`beam_search`])
+//!
+//! Keeps the `width` best *partial* clusterings instead of one. A beam state is
+//! a list of active clusters (the order above), its merge history and its
+//! cumulative log-potential (the sum of `log ψ` of its merges so far). Each of
+//! the `n - 1` levels:
+//!
+//! 1. every state proposes its `width` best merges (largest `log ψ(A, B)`,
+//!    ties in the greedy order above), each with the cumulative score
+//!    `score(state) + log ψ(A, B)`;
+//! 2. all proposals are ranked by cumulative score (ties: the better-ranked
+//!    parent state first, then the proposal order within it);
+//! 3. a proposal that reaches a partial clustering already kept is dropped:
+//!    merging `{a, b}` then `{c, d}`, or `{c, d}` then `{a, b}`, reaches the
+//!    same partial clustering, and without this rule such reorderings fill the
+//!    beam with copies (paper §4.2 keeps "only one of them");
+//! 4. the best `width` proposals survive.
+//!
+//! The final states (at most `width`, complete trees) are returned best first.
+//! The paper's default width is `N(N-1)/2` ([`default_beam_width`]);
+//! StandardHC's experiment scripts use `min(3N, N(N-1)/2)`. With `width = 1`
+//! beam search is greedy (same order, same ties). A wider beam is usually
+//! better but not always: the greedy path itself can be pruned when other
+//! partial clusterings score higher early on, so the result can be worse than
+//! greedy's, and a larger width can give a worse result than a smaller one.
+//! Only an unbounded width (every partial clustering kept) is exact.
+//!
+//! *Duplicates are found by structure, not by score.* Merged clusters are
+//! shared between states and identified by their two children, so a partial
+//! clustering is the set of its active cluster ids, and two merge orders of
+//! the same clusters give the same set. The reference instead drops proposals
+//! whose cumulative scores are *exactly equal* (the paper's wording:
+//! "identical likelihood value"). Cumulative scores are running sums in merge
+//! order, so two orderings of the same merges can differ in the last bit and
+//! both survive, while two different clusterings can tie and one is lost:
+//! which duplicates collapse then depends on rounding, and on the reference's
+//! Ginkgo jets the returned tree differs between two correct implementations
+//! in about 3% of the runs, in either direction (see `tests/baselines.rs`).
+//! Deduplicating by structure does what the paper intends without depending on
+//! rounding.
+//!
+//! *Deliberate difference from the reference.* StandardHC scores every merge,
+//! the final (root) merge included, with the non-root rate `λ` while ranking
+//! the beams, and only re-scores the chosen tree with `λ_root`. Here every
+//! merge is scored by the model's true potential: [`Ginkgo`](crate::ginkgo::Ginkgo)
+//! uses `λ_root` for the merge that forms the root. The final ranking (and so
+//! the returned best tree) can therefore differ from the reference's when
+//! `λ_root ≠ λ`; when they are equal the two agree.
+//!
+//! *Complexity.* Per level and state with `m` active clusters, `O(m²)` cached
+//! scores are read and the best `width` selected (`O(m²)` expected), then
+//! `width · width` proposals are sorted: `O(width · n³ + width² · n log width)`
+//! time over the run. Merged clusters are shared between states (a cluster is
+//! identified by its two children), so each distinct pair of clusters is scored
+//! once: at most `n(n-1)/2 + width · n²` evaluations of `log ψ`. Memory: the
+//! states, `O(width · n)`, plus the score cache, `O(n² + width · n²)`. With the
+//! default width `N(N-1)/2` this is `O(n⁵)` time, meant for small `n` (tens of points).
+//!
+//! # Linkage clustering ([`linkage`])
+//!
+//! Classic hierarchical agglomerative clustering on a dissimilarity matrix:
+//! merge the two closest clusters, then update the distances from the new
+//! cluster `i ∪ j` to every other cluster `k` by the Lance–Williams recurrence
+//! (`n_x` = size of cluster `x`):
+//!
+//! | method | `d(k, i ∪ j)` |
+//! |---|---|
+//! | [`Linkage::Single`] | `min(d(k,i), d(k,j))` |
+//! | [`Linkage::Complete`] | `max(d(k,i), d(k,j))` |
+//! | [`Linkage::Average`] (UPGMA) | `(n_i d(k,i) + n_j d(k,j)) / (n_i + n_j)` |
+//! | [`Linkage::Ward`] | `√(((n_i+n_k) d(k,i)² + (n_j+n_k) d(k,j)² - n_k d(i,j)²) / (n_i+n_j+n_k))` |
+//!
+//! Ward's form is the one SciPy applies to the distances it is given (it is
+//! Ward's minimum-variance criterion when they are Euclidean). All four are
+//! monotone: merge heights never decrease. Ties are broken towards the
+//! smallest pair of slots `(i, j)`, `i < j` (lexicographically), where a merged
+//! cluster takes the slot of its lower half. The naive algorithm costs `O(n³)`
+//! time and `O(n²)` memory.
+//!
+//! The A* paper's greedy baseline for hierarchical correlation clustering is
+//! average linkage on `max(sim) - sim` ([`distances_from_similarities`]).
+//!
+//! # Example
+//!
+//! ```
+//! use trellis::agglomerative::{beam_search, greedy, linkage, distances_from_similarities, Linkage};
+//! use trellis::{Matrix, Pairwise, PairwiseCost, Weights};
+//!
+//! let w = Weights::from_matrix(&Matrix::from_rows(vec![
+//!     vec![0.0, 0.9, 0.8, -0.5],
+//!     vec![0.9, 0.0, 0.7, -0.4],
+//!     vec![0.8, 0.7, 0.0, -0.3],
+//!     vec![-0.5, -0.4, -0.3, 0.0],
+//! ])?)?;
+//! let model = Pairwise::new(&w, PairwiseCost::Hcc, 1.0)?;
+//! let g = greedy(&model);
+//! let beams = beam_search(&model, 3);
+//! assert!(beams[0].log_potential >= g.log_potential);
+//!
+//! let tree = linkage(&distances_from_similarities(&w), 4, Linkage::Average)?;
+//! assert!(tree.clusters().contains(&vec![0, 1, 2]));
+//! # Ok::<(), trellis::Error>(())
+//! ```
+
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::merge::MergeModel;
+use crate::tree::Tree;
+use crate::weights::{SYMMETRY_TOLERANCE, Weights};
+
+/// A hierarchy built by an agglomerative search, with its value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Agglomeration {
+    /// The tree, canonical (see [`Tree::canonical`]).
+    pub tree: Tree,
+    /// `log φ(H)`: the sum of `log ψ` over the merges, in merge order.
+    pub log_potential: f64,
+}
+
+/// `log ψ(a, b)`, with NaN read as `-∞` (an impossible merge).
+#[inline]
+fn score<M: MergeModel>(model: &M, a: &M::Cluster, b: &M::Cluster) -> f64 {
+    let s = model.log_potential(a, b);
+    if s.is_nan() { f64::NEG_INFINITY } else { s }
+}
+
+fn check_points(n: usize) {
+    assert!(
+        n > 0,
+        "agglomerative clustering needs at least one point, the model has none"
+    );
+}
+
+/// Greedy agglomeration: always merge the pair with the largest `log ψ` (see
+/// the [module docs](self) for the tie-breaking and the complexity).
+///
+/// # Panics
+///
+/// If the model has no points.
+pub fn greedy<M: MergeModel>(model: &M) -> Agglomeration {
+    let n = model.num_points();
+    check_points(n);
+    // Active clusters in list order, and for the cluster at position j its
+    // scores against the clusters at positions 0..j.
+    let mut summaries: Vec<M::Cluster> = (0..n).map(|i| model.leaf(i)).collect();
+    let mut trees: Vec<Tree> = (0..n).map(Tree::Leaf).collect();
+    let mut rows: Vec<Vec<f64>> = (0..n)
+        .map(|j| {
+            (0..j)
+                .map(|i| score(model, &summaries[i], &summaries[j]))
+                .collect()
+        })
+        .collect();
+    let mut total = 0.0;
+    while summaries.len() > 1 {
+        // First maximum in the order (j, i).
+        let (mut bi, mut bj, mut best) = (0, 1, rows[1][0]);
+        for (j, row) in rows.iter().enumerate().skip(1) {
+            for (i, &s) in row.iter().enumerate() {
+                if s > best {
+                    (bi, bj, best) = (i, j, s);
+                }
+            }
+        }
+        total += best;
+        // Remove positions bj then bi (bi < bj) everywhere.
+        for row in rows.iter_mut().skip(bj + 1) {
+            row.remove(bj);
+        }
+        for row in rows.iter_mut().skip(bi + 1) {
+            row.remove(bi);
+        }
+        rows.remove(bj);
+        rows.remove(bi);
+        let (b, tb) = (summaries.remove(bj), trees.remove(bj));
+        let (a, ta) = (summaries.remove(bi), trees.remove(bi));
+        let merged = model.merge(&a, &b);
+        rows.push(summaries.iter().map(|c| score(model, c, &merged)).collect());
+        summaries.push(merged);
+        trees.push(Tree::node(ta, tb));
+    }
+    Agglomeration {
+        tree: trees.pop().expect("one cluster left").canonical(),
+        log_potential: total,
+    }
+}
+
+/// The paper's default beam width, `N(N-1)/2` (at least 1).
+pub fn default_beam_width(n: usize) -> usize {
+    (n * n.saturating_sub(1) / 2).max(1)
+}
+
+/// A cluster built during beam search, shared by every state that holds it.
+struct Built<C> {
+    summary: C,
+    /// Children ids; `None` for a leaf (its id is the point).
+    children: Option<(u32, u32)>,
+}
+
+/// Clusters and pair scores shared by the beam states.
+struct Shared<'m, M: MergeModel> {
+    model: &'m M,
+    clusters: Vec<Built<M::Cluster>>,
+    /// `(earlier, later)` in the merging state's list -> merged cluster id.
+    by_children: HashMap<(u32, u32), u32>,
+    /// `(earlier, later)` -> `log ψ`.
+    scores: HashMap<(u32, u32), f64>,
+}
+
+impl<M: MergeModel> Shared<'_, M> {
+    fn score(&mut self, a: u32, b: u32) -> f64 {
+        let clusters = &self.clusters;
+        let model = self.model;
+        *self.scores.entry((a, b)).or_insert_with(|| {
+            score(
+                model,
+                &clusters[a as usize].summary,
+                &clusters[b as usize].summary,
+            )
+        })
+    }
+
+    fn merge(&mut self, a: u32, b: u32) -> u32 {
+        if let Some(&id) = self.by_children.get(&(a, b)) {
+            return id;
+        }
+        let summary = self.model.merge(
+            &self.clusters[a as usize].summary,
+            &self.clusters[b as usize].summary,
+        );
+        let id = u32::try_from(self.clusters.len()).expect("fewer than 2^32 clusters");
+        self.clusters.push(Built {
+            summary,
+            children: Some((a, b)),
+        });
+        self.by_children.insert((a, b), id);
+        id
+    }
+
+    fn tree(&self, id: u32) -> Tree {
+        match self.clusters[id as usize].children {
+            None => Tree::Leaf(id as usize),
+            Some((a, b)) => Tree::node(self.tree(a), self.tree(b)),
+        }
+    }
+}
+
+/// A partial clustering: the active clusters in list order and the sum of `log ψ` so far.
+struct State {
+    active: Vec<u32>,
+    log_potential: f64,
+}
+
+/// A proposed merge of positions `i < j` of state `state`.
+#[derive(Clone, Copy)]
+struct Proposal {
+    /// `log ψ` of the merge.
+    psi: f64,
+    /// The state's score plus `psi`.
+    value: f64,
+    state: usize,
+    /// Enumeration index within the state (the greedy order).
+    order: usize,
+    i: usize,
+    j: usize,
+}
+
+/// Within a state, better first: higher `log ψ`, then earlier in the greedy
+/// order. (Ranking by `psi` rather than by the cumulative value is the same
+/// order, except that adding the state's score can round two different `psi`
+/// to the same value; this way width 1 is exactly greedy.)
+fn better_in_state(a: &Proposal, b: &Proposal) -> Ordering {
+    b.psi.total_cmp(&a.psi).then(a.order.cmp(&b.order))
+}
+
+/// Across states, better first: higher value, then lower state rank, then
+/// earlier in the greedy order.
+fn better(a: &Proposal, b: &Proposal) -> Ordering {
+    b.value
+        .total_cmp(&a.value)
+        .then(a.state.cmp(&b.state))
+        .then(a.order.cmp(&b.order))
+}
+
+/// Beam search with `width` states per level; the final states best first
+/// (see the [module docs](self)). A `width` of 0 counts as 1, which gives the
+/// greedy tree. At most `width` results; fewer when exact-equal scores were
+/// merged or fewer complete trees exist.
+///
+/// Every merge, the root included, is scored by the model's own potential
+/// (unlike StandardHC, which ranks the root merge with the non-root rate).
+///
+/// # Panics
+///
+/// If the model has no points.
+pub fn beam_search<M: MergeModel>(model: &M, width: usize) -> Vec<Agglomeration> {
+    let n = model.num_points();
+    check_points(n);
+    let width = width.max(1);
+    let mut shared = Shared {
+        model,
+        clusters: (0..n)
+            .map(|i| Built {
+                summary: model.leaf(i),
+                children: None,
+            })
+            .collect(),
+        by_children: HashMap::new(),
+        scores: HashMap::new(),
+    };
+    let mut states = vec![State {
+        active: (0..n as u32).collect(),
+        log_potential: 0.0,
+    }];
+    let mut local: Vec<Proposal> = Vec::new();
+    let mut proposals: Vec<Proposal> = Vec::new();
+    for _level in 1..n {
+        proposals.clear();
+        for (s, state) in states.iter().enumerate() {
+            local.clear();
+            let active = &state.active;
+            for j in 1..active.len() {
+                for i in 0..j {
+                    let psi = shared.score(active[i], active[j]);
+                    let mut value = state.log_potential + psi;
+                    if value.is_nan() {
+                        value = f64::NEG_INFINITY;
+                    }
+                    local.push(Proposal {
+                        psi,
+                        value,
+                        state: s,
+                        order: local.len(),
+                        i,
+                        j,
+                    });
+                }
+            }
+            if local.len() > width {
+                local.select_nth_unstable_by(width - 1, better_in_state);
+                local.truncate(width);
+            }
+            proposals.extend_from_slice(&local);
+        }
+        proposals.sort_unstable_by(better);
+        let mut next: Vec<State> = Vec::with_capacity(width);
+        let mut kept: HashSet<Vec<u32>> = HashSet::new();
+        for p in &proposals {
+            if next.len() == width {
+                break;
+            }
+            let parent = &states[p.state].active;
+            let id = shared.merge(parent[p.i], parent[p.j]);
+            let mut active = Vec::with_capacity(parent.len() - 1);
+            active.extend(
+                parent
+                    .iter()
+                    .enumerate()
+                    .filter(|&(k, _)| k != p.i && k != p.j)
+                    .map(|(_, &c)| c),
+            );
+            let mut key = active.clone();
+            key.push(id);
+            key.sort_unstable();
+            if !kept.insert(key) {
+                continue; // another merge order of a partial clustering already kept
+            }
+            for &c in &active {
+                shared.score(c, id);
+            }
+            active.push(id);
+            next.push(State {
+                active,
+                log_potential: p.value,
+            });
+        }
+        states = next;
+    }
+    states
+        .iter()
+        .map(|s| Agglomeration {
+            tree: shared.tree(s.active[0]).canonical(),
+            log_potential: s.log_potential,
+        })
+        .collect()
+}
+
+/// The cluster-distance update of a linkage method (see the [module docs](self)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Linkage {
+    /// Nearest neighbour: `min` of the two distances.
+    Single,
+    /// Size-weighted mean distance (UPGMA).
+    Average,
+    /// Farthest neighbour: `max` of the two distances.
+    Complete,
+    /// Ward's minimum-variance update, applied to the given distances as SciPy does.
+    Ward,
+}
+
+/// One merge of a linkage clustering, SciPy-style: clusters `0..n` are the
+/// points, the `k`-th merge creates cluster `n + k`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkageStep {
+    /// The merged cluster with the smaller slot.
+    pub left: usize,
+    /// The other merged cluster.
+    pub right: usize,
+    /// The distance between them when merged.
+    pub height: f64,
+    /// Number of points in the new cluster.
+    pub size: usize,
+}
+
+/// Validates a row-major `n × n` dissimilarity matrix: finite, symmetric up to
+/// [`SYMMETRY_TOLERANCE`] relative to its largest entry (the upper triangle is used).
+fn check_distances(dist: &[f64], n: usize) -> Result<()> {
+    if n == 0 {
+        return Err(Error::new(ErrorKind::Empty));
+    }
+    if dist.len() != n * n {
+        return Err(Error::shape(format!(
+            "a distance matrix over {n} points needs {} values (n × n, row-major), got {}",
+            n * n,
+            dist.len()
+        )));
+    }
+    if let Some(k) = dist.iter().position(|d| !d.is_finite()) {
+        return Err(Error::new(ErrorKind::NonFinite {
+            row: k / n,
+            col: k % n,
+        }));
+    }
+    let max_abs = dist.iter().fold(0.0f64, |m, d| m.max(d.abs()));
+    for i in 0..n {
+        for j in i + 1..n {
+            let (a, b) = (dist[i * n + j], dist[j * n + i]);
+            if (a - b).abs() > SYMMETRY_TOLERANCE * max_abs {
+                return Err(Error::new(ErrorKind::Asymmetric {
+                    i,
+                    j,
+                    wij: a,
+                    wji: b,
+                }));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The merges of a linkage clustering of `n` points with dissimilarities
+/// `dist` (row-major `n × n`, symmetric; the diagonal is ignored), in merge
+/// order. `O(n³)` time, `O(n²)` memory.
+///
+/// # Errors
+///
+/// No points, a matrix of the wrong size, a non-finite or an asymmetric entry.
+pub fn linkage_steps(dist: &[f64], n: usize, method: Linkage) -> Result<Vec<LinkageStep>> {
+    check_distances(dist, n)?;
+    // Upper triangle in use: d[i * n + j] for slots i < j.
+    let mut d = dist.to_vec();
+    let mut id: Vec<usize> = (0..n).collect();
+    let mut size = vec![1usize; n];
+    let mut alive = vec![true; n];
+    let mut steps = Vec::with_capacity(n - 1);
+    for k in 0..n - 1 {
+        let mut best: Option<(usize, usize, f64)> = None;
+        for i in (0..n).filter(|&i| alive[i]) {
+            for j in (i + 1..n).filter(|&j| alive[j]) {
+                let v = d[i * n + j];
+                if best.is_none_or(|(_, _, b)| v < b) {
+                    best = Some((i, j, v));
+                }
+            }
+        }
+        let (i, j, dij) = best.expect("two clusters are left");
+        let (ni, nj) = (size[i] as f64, size[j] as f64);
+        for m in (0..n).filter(|&m| alive[m] && m != i && m != j) {
+            let at = |a: usize, b: usize| if a < b { a * n + b } else { b * n + a };
+            let (dmi, dmj) = (d[at(m, i)], d[at(m, j)]);
+            let nm = size[m] as f64;
+            d[at(m, i)] = match method {
+                Linkage::Single => dmi.min(dmj),
+                Linkage::Complete => dmi.max(dmj),
+                Linkage::Average => (ni * dmi + nj * dmj) / (ni + nj),
+                Linkage::Ward => {
+                    let t = 1.0 / (ni + nj + nm);
+                    ((ni + nm) * t * dmi * dmi + (nj + nm) * t * dmj * dmj - nm * t * dij * dij)
+                        .max(0.0)
+                        .sqrt()
+                }
+            };
+        }
+        steps.push(LinkageStep {
+            left: id[i],
+            right: id[j],
+            height: dij,
+            size: size[i] + size[j],
+        });
+        alive[j] = false;
+        size[i] += size[j];
+        id[i] = n + k;
+    }
+    Ok(steps)
+}
+
+/// The tree of a linkage clustering (see [`linkage_steps`]), canonical.
+///
+/// # Errors
+///
+/// As [`linkage_steps`].
+pub fn linkage(dist: &[f64], n: usize, method: Linkage) -> Result<Tree> {
+    let steps = linkage_steps(dist, n, method)?;
+    let mut trees: Vec<Option<Tree>> = (0..n).map(|i| Some(Tree::Leaf(i))).collect();
+    for s in &steps {
+        let (l, r) = (trees[s.left].take(), trees[s.right].take());
+        trees.push(Some(Tree::node(
+            l.expect("each cluster merges once"),
+            r.expect("each cluster merges once"),
+        )));
+    }
+    Ok(trees
+        .pop()
+        .flatten()
+        .expect("the last cluster is the root")
+        .canonical())
+}
+
+/// Dissimilarities from similarities, `d_ij = max_{k≠l} w_kl - w_ij` with a
+/// zero diagonal (row-major `n × n`): the A* paper's recipe for running
+/// linkage clustering on correlation-clustering weights. The shift makes
+/// every distance non-negative and does not change average-linkage trees.
+pub fn distances_from_similarities(w: &Weights) -> Vec<f64> {
+    let n = w.n();
+    let max = (0..n)
+        .flat_map(|i| w.row(i).iter().enumerate().filter(move |&(j, _)| j != i))
+        .map(|(_, &v)| v)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let mut d = vec![0.0; n * n];
+    for i in 0..n {
+        for j in 0..n {
+            if i != j {
+                d[i * n + j] = max - w.get(i, j);
+            }
+        }
+    }
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Matrix, Pairwise, PairwiseCost};
+
+    fn weights(rows: Vec<Vec<f64>>) -> Weights {
+        Weights::from_matrix(&Matrix::from_rows(rows).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn one_and_two_points() {
+        let w1 = weights(vec![vec![0.0]]);
+        let m1 = Pairwise::new(&w1, PairwiseCost::Hcc, 1.0).unwrap();
+        assert_eq!(greedy(&m1).tree, Tree::Leaf(0));
+        assert_eq!(greedy(&m1).log_potential, 0.0);
+        let b = beam_search(&m1, 5);
+        assert_eq!(b.len(), 1);
+        assert_eq!(b[0].tree, Tree::Leaf(0));
+        assert_eq!(linkage(&[0.0], 1, Linkage::Ward).unwrap(), Tree::Leaf(0));
+        assert!(
+            linkage_steps(&[0.0], 1, Linkage::Single)
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(distances_from_similarities(&w1), vec![0.0]);
+
+        let w2 = weights(vec![vec![0.0, 0.5], vec![0.5, 0.0]]);
+        let m2 = Pairwise::new(&w2, PairwiseCost::Hcc, 2.0).unwrap();
+        let g = greedy(&m2);
+        assert_eq!(g.tree, Tree::parse("[0,1]").unwrap());
+        assert_eq!(g.log_potential, -1.0);
+        let b = beam_search(&m2, default_beam_width(2));
+        assert_eq!(b, vec![g]);
+        let d = distances_from_similarities(&w2);
+        assert_eq!(d, vec![0.0, 0.0, 0.0, 0.0]);
+        for method in [
+            Linkage::Single,
+            Linkage::Average,
+            Linkage::Complete,
+            Linkage::Ward,
+        ] {
+            assert_eq!(
+                linkage(&d, 2, method).unwrap(),
+                Tree::parse("[0,1]").unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn default_width() {
+        assert_eq!(default_beam_width(0), 1);
+        assert_eq!(default_beam_width(1), 1);
+        assert_eq!(default_beam_width(2), 1);
+        assert_eq!(default_beam_width(10), 45);
+    }
+
+    #[test]
+    fn linkage_rejects_bad_matrices() {
+        assert!(matches!(
+            linkage(&[], 0, Linkage::Single).unwrap_err().kind(),
+            ErrorKind::Empty
+        ));
+        assert!(matches!(
+            linkage(&[0.0; 3], 2, Linkage::Single).unwrap_err().kind(),
+            ErrorKind::Shape { .. }
+        ));
+        assert!(matches!(
+            linkage(&[0.0, f64::NAN, f64::NAN, 0.0], 2, Linkage::Single)
+                .unwrap_err()
+                .kind(),
+            ErrorKind::NonFinite { row: 0, col: 1 }
+        ));
+        assert!(matches!(
+            linkage(&[0.0, 1.0, 2.0, 0.0], 2, Linkage::Single)
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Asymmetric { .. }
+        ));
+    }
+
+    #[test]
+    fn linkage_known_example() {
+        // Points on a line at 0, 1, 3, 7: single linkage joins by gaps 1, 2, 4.
+        let x = [0.0f64, 1.0, 3.0, 7.0];
+        let d: Vec<f64> = x
+            .iter()
+            .flat_map(|a| x.iter().map(move |b| (a - b).abs()))
+            .collect();
+        let steps = linkage_steps(&d, 4, Linkage::Single).unwrap();
+        let heights: Vec<f64> = steps.iter().map(|s| s.height).collect();
+        assert_eq!(heights, vec![1.0, 2.0, 4.0]);
+        assert_eq!(
+            linkage(&d, 4, Linkage::Average).unwrap().to_string(),
+            "[[[0,1],2],3]"
+        );
+        let complete = linkage_steps(&d, 4, Linkage::Complete).unwrap();
+        assert_eq!(complete[1].height, 3.0);
+        assert_eq!(complete[2].height, 7.0);
+        // Ward on 1-d points: merging {0,1} (centroid 0.5) with {3} costs
+        // sqrt(2 * 2/3 * 2.5^2) by the Lance-Williams form.
+        let ward = linkage_steps(&d, 4, Linkage::Ward).unwrap();
+        assert!((ward[1].height - (2.0f64 * 2.0 / 3.0 * 6.25).sqrt()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn ties_merge_the_first_pair() {
+        // All weights equal: every merge ties; greedy takes positions (0, 1),
+        // then the new cluster is last: (2, 3), then the two pairs.
+        let w = weights(vec![vec![0.0; 4]; 4]);
+        let m = Pairwise::new(&w, PairwiseCost::Hcc, 1.0).unwrap();
+        assert_eq!(greedy(&m).tree.to_string(), "[[0,1],[2,3]]");
+        let d = vec![1.0; 16];
+        let steps = linkage_steps(&d, 4, Linkage::Average).unwrap();
+        assert_eq!((steps[0].left, steps[0].right), (0, 1));
+        assert_eq!((steps[1].left, steps[1].right), (4, 2));
+    }
+}
