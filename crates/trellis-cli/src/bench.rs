@@ -44,6 +44,80 @@ pub struct BenchArgs {
     /// Print one JSON object per size instead of a table.
     #[arg(long)]
     json: bool,
+    /// Instead of random weights, time the exact MAP + log Z of every jet of this
+    /// jets file (Ginkgo likelihood, jets in parallel); reports jets/s and splits/s.
+    #[arg(long, value_name = "FILE")]
+    jets: Option<std::path::PathBuf>,
+    /// With --jets: the paper-era likelihood instead of the current one.
+    #[arg(long, requires = "jets")]
+    legacy: bool,
+}
+
+#[derive(Serialize)]
+struct JetsRow {
+    jets: usize,
+    leaves_min: usize,
+    leaves_max: usize,
+    threads: usize,
+    splits: u64,
+    seconds: f64,
+    jets_per_s: f64,
+    splits_per_s: f64,
+}
+
+/// Exact MAP + log Z of every jet of a file, in parallel; the best of the repeats.
+fn bench_jets(args: &BenchArgs, path: &std::path::Path) -> Result<String> {
+    use rayon::prelude::*;
+    let file = trellis::ginkgo::JetsFile::read(path)?;
+    if let Some(j) = file.jets.iter().find(|j| j.len() > trellis::MAX_POINTS) {
+        anyhow::bail!(
+            "jet {} has {} leaves: too many for the exact trellis",
+            j.id,
+            j.len()
+        );
+    }
+    let variant = if args.legacy {
+        trellis::ginkgo::Variant::Legacy
+    } else {
+        trellis::ginkgo::Variant::Current
+    };
+    let splits: u64 = file.jets.iter().map(|j| total_splits(j.len()) as u64).sum();
+    let (seconds, _) = best_of(args.repeats, || {
+        file.jets
+            .par_iter()
+            .map(|jet| {
+                let t = crate::batch::dense_trellis(jet, variant)?;
+                Ok(t.map_log_potential() + t.log_z())
+            })
+            .collect::<Result<Vec<f64>>>()
+    })?;
+    let row = JetsRow {
+        jets: file.jets.len(),
+        leaves_min: file.jets.iter().map(|j| j.len()).min().unwrap_or(0),
+        leaves_max: file.jets.iter().map(|j| j.len()).max().unwrap_or(0),
+        threads: rayon::current_num_threads(),
+        splits,
+        seconds,
+        jets_per_s: file.jets.len() as f64 / seconds,
+        splits_per_s: splits as f64 / seconds,
+    };
+    if args.json {
+        return Ok(serde_json::to_string(&row)? + "\n");
+    }
+    Ok(format!(
+        "exact MAP + log Z of {} jets ({}-{} leaves, {:?} likelihood), {} threads, best of {} runs:\n\
+         {:.2} s, {:.0} jets/s, {:.3e} splits/s ({} splits; parsing not included)\n",
+        row.jets,
+        row.leaves_min,
+        row.leaves_max,
+        variant,
+        row.threads,
+        args.repeats.max(1),
+        row.seconds,
+        row.jets_per_s,
+        row.splits_per_s,
+        row.splits
+    ))
 }
 
 #[derive(Serialize)]
@@ -117,6 +191,9 @@ fn measure<P: Potential>(model: P, tables_s: f64, args: &BenchArgs, n: usize) ->
 }
 
 pub fn run(args: &BenchArgs) -> Result<String> {
+    if let Some(path) = &args.jets {
+        return bench_jets(args, path);
+    }
     let mut out = String::new();
     if !args.json {
         out += &format!(

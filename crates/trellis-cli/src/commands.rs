@@ -7,7 +7,9 @@
 use anyhow::{Result, bail};
 use serde::Serialize;
 use trellis::ginkgo::{Ginkgo, Jet};
-use trellis::{CostModel, Options, Potential, Tree, Trellis, Workload, total_splits, tree_log_potential};
+use trellis::{
+    MergeModel, Options, Potential, Tree, Trellis, Workload, total_splits, tree_log_potential,
+};
 
 use crate::batch::{dense_trellis, dense_work, per_jet};
 use crate::input::{Input, ginkgo_variant, load, memory_limit};
@@ -73,31 +75,49 @@ pub struct TreeJson {
     pub tree: Tree,
 }
 
-/// A tree's JSON output under a cost model at the given β.
-pub fn cost_tree_json<M: CostModel>(model: &M, beta: f64, tree: Tree) -> TreeJson {
-    let cost = model.tree_cost(&tree);
-    TreeJson {
-        n: tree.num_leaves(),
-        log_potential: clean(-beta * cost),
-        cost: Some(cost),
-        tree,
+/// The summary of a tree's root cluster under a merge model.
+fn summary<M: MergeModel>(model: &M, tree: &Tree) -> M::Cluster {
+    match tree {
+        Tree::Leaf(i) => model.leaf(*i),
+        Tree::Node(l, r) => model.merge(&summary(model, l), &summary(model, r)),
     }
 }
 
-/// Readable output of one tree: a summary line and the dendrogram.
-fn tree_text(title: &str, t: &TreeJson, args: &ModelArgs, split_cost: &dyn Fn(&Tree, &Tree) -> f64) -> String {
+/// Prints a tree over a weight matrix as `map` does: JSON, Newick, or a
+/// summary with the tree drawn and the cost of every split. The cost is
+/// computed from the weights (any number of points) and does not depend on
+/// β; `log_potential = -β · cost`.
+pub fn weights_tree_output(
+    args: &ModelArgs,
+    weights: &trellis::Weights,
+    tree: Tree,
+    title: &str,
+    json: bool,
+    newick: bool,
+) -> Result<String> {
+    let model = trellis::Pairwise::new(weights, cost_kind(args)?, 1.0)?;
+    let cost = -tree_log_potential(&model, &tree)?;
+    let out = TreeJson {
+        n: weights.n(),
+        log_potential: clean(-args.beta * cost),
+        cost: Some(cost),
+        tree,
+    };
+    if json {
+        return to_json(&out);
+    }
+    if newick {
+        return Ok(out.tree.to_newick() + "\n");
+    }
     let mut s = format!(
-        "{title} of {} points ({:?} model): cost {:.6}, log potential {:.6} at beta {}\n",
-        t.n,
-        args.model,
-        t.cost.unwrap_or(f64::NAN),
-        t.log_potential,
-        args.beta
+        "{title} of {} points ({:?} model): cost {cost:.6}, log potential {:.6} at beta {}\n",
+        out.n, args.model, out.log_potential, args.beta
     );
-    s += &output::dendrogram(&t.tree, &leaf_index, &|l, r| {
-        Some(format!("cost {:.4}", split_cost(l, r)))
+    s += &output::dendrogram(&out.tree, &leaf_index, &|l, r| {
+        let c = -model.log_potential(&summary(&model, l), &summary(&model, r));
+        Some(format!("cost {c:.4}"))
     });
-    s
+    Ok(s)
 }
 
 pub fn map(args: &ModelArgs, json: bool, newick: bool, progress: bool) -> Result<String> {
@@ -113,20 +133,13 @@ pub fn map(args: &ModelArgs, json: bool, newick: bool, progress: bool) -> Result
         }),
         // The MAP tree does not depend on beta > 0: search at beta = 1 so that
         // rounding cannot make the answer depend on it, then report -beta * cost.
-        Input::Weights(weights) => with_cost_model!(args.model, &weights, 1.0, |model| {
-            let trellis = build(model, args, progress)?;
-            let out = cost_tree_json(trellis.model(), args.beta, trellis.map_tree());
-            if json {
-                to_json(&out)
-            } else if newick {
-                Ok(out.tree.to_newick() + "\n")
-            } else {
-                let m = trellis.model();
-                Ok(tree_text("MAP hierarchy", &out, args, &|l, r| {
-                    m.split_cost(l.mask(), r.mask())
-                }))
-            }
-        }),
+        Input::Weights(weights) => {
+            let tree = with_cost_model!(args.model, &weights, 1.0, |model| build(
+                model, args, progress
+            )?
+            .map_tree());
+            weights_tree_output(args, &weights, tree, "MAP hierarchy", json, newick)
+        }
     }
 }
 
@@ -134,51 +147,40 @@ pub fn map(args: &ModelArgs, json: bool, newick: bool, progress: bool) -> Result
 pub fn score(args: &ModelArgs, tree: Option<&str>, truth: bool, json: bool) -> Result<String> {
     let given = tree.map(Tree::parse).transpose()?;
     match load(args, None)? {
-        Input::Jets(file) => per_jet(&file, false, |_| 1, |_, jet| {
-            let tree = match (&given, truth) {
-                (Some(t), _) => t.clone(),
-                (None, _) => jet
-                    .truth
-                    .clone()
-                    .ok_or_else(|| anyhow::anyhow!("has no \"truth\" tree (use --tree)"))?,
-            };
-            tree.validate(jet.len(), true)?;
-            let log_potential = tree_log_potential(&Ginkgo::new(jet, variant(args)), &tree)?;
-            Ok(TreeJson {
-                n: jet.len(),
-                log_potential,
-                cost: None,
-                tree,
-            })
-        }),
+        Input::Jets(file) => per_jet(
+            &file,
+            false,
+            |_| 1,
+            |_, jet| {
+                let tree = match (&given, truth) {
+                    (Some(t), _) => t.clone(),
+                    (None, _) => jet
+                        .truth
+                        .clone()
+                        .ok_or_else(|| anyhow::anyhow!("has no \"truth\" tree (use --tree)"))?,
+                };
+                tree.validate(jet.len(), true)?;
+                let log_potential = tree_log_potential(&Ginkgo::new(jet, variant(args)), &tree)?;
+                Ok(TreeJson {
+                    n: jet.len(),
+                    log_potential,
+                    cost: None,
+                    tree,
+                })
+            },
+        ),
         Input::Weights(weights) => {
             if truth {
                 bail!("--truth reads each jet's truth tree: it needs --jets");
             }
             let tree = given.expect("clap requires --tree or --truth");
             tree.validate(weights.n(), true)?;
-            // At beta = 1 the log-potential is minus the cost, for any number of points.
-            let pairwise = trellis::Pairwise::new(&weights, cost_kind(args)?, 1.0)?;
-            let cost = -tree_log_potential(&pairwise, &tree)?;
-            let out = TreeJson {
-                n: weights.n(),
-                log_potential: clean(-args.beta * cost),
-                cost: Some(cost),
-                tree,
-            };
-            if json {
-                to_json(&out)
-            } else {
-                Ok(format!(
-                    "{}\ncost {:.6}, log potential {:.6} ({} points, {:?} model, beta {})\n",
-                    out.tree, cost, out.log_potential, out.n, args.model, args.beta
-                ))
-            }
+            weights_tree_output(args, &weights, tree, "Tree", json, false)
         }
     }
 }
 
-fn cost_kind(args: &ModelArgs) -> Result<trellis::PairwiseCost> {
+pub fn cost_kind(args: &ModelArgs) -> Result<trellis::PairwiseCost> {
     Ok(match args.model {
         crate::ModelKind::Hcc => trellis::PairwiseCost::Hcc,
         crate::ModelKind::Dasgupta => trellis::PairwiseCost::Dasgupta,
@@ -290,10 +292,15 @@ pub fn marginals(
     }
     let subtree = subtree.map(Tree::parse).transpose()?;
     match load(args, Some(Workload::Marginals))? {
-        Input::Jets(file) => per_jet(&file, progress, |j| 3 * dense_work(j), |_, jet| {
-            let t = dense_trellis(jet, variant(args))?;
-            marginals_json(&t, args, min_p, subtree.as_ref(), false)
-        }),
+        Input::Jets(file) => per_jet(
+            &file,
+            progress,
+            |j| 3 * dense_work(j),
+            |_, jet| {
+                let t = dense_trellis(jet, variant(args))?;
+                marginals_json(&t, args, min_p, subtree.as_ref(), false)
+            },
+        ),
         Input::Weights(weights) => {
             if let Some(t) = &subtree {
                 t.validate(weights.n(), false)?;
@@ -341,7 +348,9 @@ struct SamplesJson {
 
 /// The seed of jet `k` of a batch run with `seed` (independent streams).
 pub fn jet_seed(seed: u64, k: usize) -> u64 {
-    seed ^ (k as u64).wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    seed ^ (k as u64)
+        .wrapping_add(1)
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 pub fn sample(

@@ -45,7 +45,9 @@ pub fn load(args: &ModelArgs, dense: Option<Workload>) -> Result<Input> {
             );
         }
         if args.beta != 1.0 {
-            bail!("--beta applies to the cost models (hcc, dasgupta), not to the Ginkgo likelihood");
+            bail!(
+                "--beta applies to the cost models (hcc, dasgupta), not to the Ginkgo likelihood"
+            );
         }
         if point_flags {
             bail!("--similarity, --gamma and --center apply to --points, not to --jets");
@@ -57,7 +59,10 @@ pub fn load(args: &ModelArgs, dense: Option<Workload>) -> Result<Input> {
         return Ok(Input::Jets(file));
     }
     if ginkgo_variant(args.model).is_some() {
-        bail!("--model {:?} scores jets: give them with --jets FILE", args.model);
+        bail!(
+            "--model {:?} scores jets: give them with --jets FILE",
+            args.model
+        );
     }
     let weights = if let Some(path) = &args.weights {
         if point_flags {

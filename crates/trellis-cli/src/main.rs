@@ -10,10 +10,12 @@ use std::process::ExitCode;
 
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 
+mod baselines;
 mod batch;
 mod bench;
 mod commands;
 mod demo;
+mod generate;
 mod input;
 mod output;
 mod progress;
@@ -49,6 +51,15 @@ enum Command {
     Sample(SampleArgs),
     /// The log-potential (and cost) of a given tree, or of each jet's truth tree.
     Score(ScoreArgs),
+    /// Greedy agglomerative clustering: merge the pair with the best split potential.
+    Greedy(baselines::GreedyArgs),
+    /// Beam search over agglomerative clusterings (the paper's baseline).
+    Beam(baselines::BeamArgs),
+    /// Classic linkage clustering (single, average, complete, Ward).
+    Linkage(baselines::LinkageArgs),
+    /// Ginkgo jets: the toy parton-shower simulator.
+    #[command(subcommand)]
+    Ginkgo(GinkgoCommand),
     /// The exact number of binary hierarchies over N points, (2N-3)!!.
     Count(CountArgs),
     /// Run every exact inference on a built-in dataset (12 iris flowers).
@@ -132,6 +143,12 @@ pub enum SimilarityKind {
     Rbf,
     /// Dot product.
     Dot,
+}
+
+#[derive(Subcommand, Debug)]
+enum GinkgoCommand {
+    /// Simulate jets with their true trees and write them as a jets file (JSON) on stdout.
+    Generate(generate::GenerateArgs),
 }
 
 #[derive(Args, Debug)]
@@ -264,6 +281,10 @@ fn run(cli: Cli) -> anyhow::Result<String> {
         }
         Command::Score(a) => commands::score(&a.model, a.tree.as_deref(), a.truth, a.json),
         Command::Count(a) => commands::count(a.n, a.json),
+        Command::Greedy(a) => baselines::greedy(&a),
+        Command::Beam(a) => baselines::beam(&a),
+        Command::Linkage(a) => baselines::linkage(&a),
+        Command::Ginkgo(GinkgoCommand::Generate(a)) => generate::run(&a),
         Command::Demo => demo::run(),
         Command::Bench(a) => bench::run(&a),
     }

@@ -4,3 +4,4 @@ mod util;
 
 mod contract;
 mod errors;
+mod jets;

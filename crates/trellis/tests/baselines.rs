@@ -261,7 +261,10 @@ fn ginkgo_beam_search_reproduces_the_reference() {
         total / 2,
         start.elapsed()
     );
-    assert_eq!(matched[0] + matched[1] + improved + KNOWN_WORSE.len(), total);
+    assert_eq!(
+        matched[0] + matched[1] + improved + KNOWN_WORSE.len(),
+        total
+    );
 }
 
 /// On the W-like large jets (`λ_root = 3 ≠ λ = 1.5`) StandardHC ranks the

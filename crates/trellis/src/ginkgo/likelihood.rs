@@ -241,7 +241,11 @@ pub(crate) fn split_fast(
             if t_p < t_cut {
                 return f64::NEG_INFINITY;
             }
-            let (t_max, t_min, s_max) = if t_l >= t_r { (t_l, t_r, s_l) } else { (t_r, t_l, s_r) };
+            let (t_max, t_min, s_max) = if t_l >= t_r {
+                (t_l, t_r, s_l)
+            } else {
+                (t_r, t_l, s_r)
+            };
             let t_p2 = (s_p - s_max) * (s_p - s_max);
             let first = rate.term(t_p, t_max, t_max > 0.0, t_cut);
             // The legacy stop term uses t_cut / T even when T < t_cut.
@@ -313,12 +317,29 @@ mod tests {
             let t_r = t_p * unit() * unit();
             let (t_cut, lambda) = (16.0 * unit() + 0.5, 0.2 + 3.0 * unit());
             for variant in [Variant::Current, Variant::Legacy] {
-                let (tl, tr) = if variant == Variant::Legacy && unit() < 0.3 { (0.0, t_r) } else { (t_l, t_r) };
+                let (tl, tr) = if variant == Variant::Legacy && unit() < 0.3 {
+                    (0.0, t_r)
+                } else {
+                    (t_l, t_r)
+                };
                 let want = split_log_likelihood(variant, tl, tr, t_p, t_cut, lambda);
                 let rate = Rate::new(variant, lambda);
-                let got = split_fast(variant, &rate, t_cut, tl, tr, t_p, tl.sqrt(), tr.sqrt(), t_p.sqrt());
+                let got = split_fast(
+                    variant,
+                    &rate,
+                    t_cut,
+                    tl,
+                    tr,
+                    t_p,
+                    tl.sqrt(),
+                    tr.sqrt(),
+                    t_p.sqrt(),
+                );
                 let ok = (got == want) || (got - want).abs() <= 1e-12 * want.abs().max(1.0);
-                assert!(ok, "{variant:?} t=({tl}, {tr}, {t_p}) cut {t_cut} λ {lambda}: {got} vs {want}");
+                assert!(
+                    ok,
+                    "{variant:?} t=({tl}, {tr}, {t_p}) cut {t_cut} λ {lambda}: {got} vs {want}"
+                );
             }
         }
         assert_eq!(LN_INV_8PI, -(8.0 * PI).ln());

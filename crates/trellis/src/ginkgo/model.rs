@@ -173,8 +173,11 @@ impl Potential for DenseGinkgo {
         } else {
             &self.rate
         };
-        let ((t_l, s_l), (t_r, s_r), (t_p, s_p)) =
-            (self.t[left as usize], self.t[right as usize], self.t[s as usize]);
+        let ((t_l, s_l), (t_r, s_r), (t_p, s_p)) = (
+            self.t[left as usize],
+            self.t[right as usize],
+            self.t[s as usize],
+        );
         split_fast(self.variant, rate, self.t_cut, t_l, t_r, t_p, s_l, s_r, s_p)
     }
 }

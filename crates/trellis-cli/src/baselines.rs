@@ -1,0 +1,186 @@
+//! `trellis greedy`, `trellis beam` and `trellis linkage`: the agglomerative
+//! baselines the exact trellis is compared with, on the same inputs and with
+//! the same output as `map` (the tree's `log_potential`, and `cost` for the
+//! cost models, under `--model`).
+
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use trellis::agglomerative::{self, Linkage};
+use trellis::ginkgo::{Ginkgo, Jet};
+use trellis::{Pairwise, Tree};
+
+use crate::ModelArgs;
+use crate::batch::per_jet;
+use crate::commands::{TreeJson, cost_kind, weights_tree_output};
+use crate::input::{Input, ginkgo_variant, load};
+
+/// Output flags shared by the baselines.
+#[derive(Args, Debug)]
+pub struct TreeOutput {
+    /// Print one JSON object {"n", "log_potential", "cost", "tree"} (with --jets: one per
+    /// jet per line, with "id").
+    #[arg(long, conflicts_with = "newick")]
+    pub json: bool,
+    /// Print the tree in Newick.
+    #[arg(long)]
+    pub newick: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct GreedyArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub output: TreeOutput,
+}
+
+#[derive(Args, Debug)]
+pub struct BeamArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Beam width: partial clusterings kept per level [default: N(N-1)/2, as in the paper].
+    #[arg(long, value_name = "W")]
+    pub width: Option<usize>,
+    #[command(flatten)]
+    pub output: TreeOutput,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkageMethod {
+    /// Nearest neighbour.
+    Single,
+    /// Mean distance (UPGMA); the A* paper's greedy baseline.
+    Average,
+    /// Farthest neighbour.
+    Complete,
+    /// Ward's minimum variance.
+    Ward,
+}
+
+#[derive(Args, Debug)]
+pub struct LinkageArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Linkage: distances are max(similarity) - similarity for weights and points, and
+    /// the angle between the leaves' 3-momenta for jets.
+    #[arg(long, value_enum)]
+    pub method: LinkageMethod,
+    #[command(flatten)]
+    pub output: TreeOutput,
+}
+
+/// The tree of a jets-file baseline, scored under the jet model.
+fn jet_tree_json(jet: &Jet, model: &Ginkgo, tree: Tree) -> Result<TreeJson> {
+    Ok(TreeJson {
+        n: jet.len(),
+        log_potential: trellis::tree_log_potential(model, &tree)?,
+        cost: None,
+        tree,
+    })
+}
+
+/// Runs `search` on the input of `args` and prints its tree like `map`.
+fn run(
+    args: &ModelArgs,
+    output: &TreeOutput,
+    title: &str,
+    search_weights: impl Fn(&Pairwise) -> Result<Tree>,
+    search_jet: impl Fn(&Jet, &Ginkgo) -> Result<Tree> + Sync,
+) -> Result<String> {
+    match load(args, None)? {
+        Input::Jets(file) => {
+            let variant = ginkgo_variant(args.model).expect("a jet model");
+            per_jet(
+                &file,
+                false,
+                |_| 1,
+                |_, jet| {
+                    let model = Ginkgo::new(jet, variant);
+                    jet_tree_json(jet, &model, search_jet(jet, &model)?)
+                },
+            )
+        }
+        Input::Weights(weights) => {
+            // Search at beta = 1 (the choices do not depend on beta > 0), report -beta * cost.
+            let model = Pairwise::new(&weights, cost_kind(args)?, 1.0)?;
+            let tree = search_weights(&model)?;
+            weights_tree_output(args, &weights, tree, title, output.json, output.newick)
+        }
+    }
+}
+
+pub fn greedy(a: &GreedyArgs) -> Result<String> {
+    run(
+        &a.model,
+        &a.output,
+        "Greedy hierarchy",
+        |m| Ok(agglomerative::greedy(m).tree),
+        |_, m| Ok(agglomerative::greedy(m).tree),
+    )
+}
+
+pub fn beam(a: &BeamArgs) -> Result<String> {
+    if a.width == Some(0) {
+        anyhow::bail!("--width must be at least 1");
+    }
+    let width = |n: usize| {
+        a.width
+            .unwrap_or_else(|| agglomerative::default_beam_width(n))
+    };
+    run(
+        &a.model,
+        &a.output,
+        "Beam-search hierarchy",
+        |m| {
+            let n = trellis::MergeModel::num_points(m);
+            Ok(agglomerative::beam_search(m, width(n)).swap_remove(0).tree)
+        },
+        |jet, m| {
+            Ok(agglomerative::beam_search(m, width(jet.len()))
+                .swap_remove(0)
+                .tree)
+        },
+    )
+}
+
+/// The angle between the 3-momenta of every pair of leaves (row-major `n × n`).
+fn jet_angles(jet: &Jet) -> Vec<f64> {
+    let n = jet.len();
+    let mut d = vec![0.0; n * n];
+    for i in 0..n {
+        for j in i + 1..n {
+            let (a, b) = (&jet.leaves[i], &jet.leaves[j]);
+            let dot = a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
+            let norms = (a[1] * a[1] + a[2] * a[2] + a[3] * a[3]).sqrt()
+                * (b[1] * b[1] + b[2] * b[2] + b[3] * b[3]).sqrt();
+            let angle = if norms > 0.0 {
+                (dot / norms).clamp(-1.0, 1.0).acos()
+            } else {
+                0.0
+            };
+            d[i * n + j] = angle;
+            d[j * n + i] = angle;
+        }
+    }
+    d
+}
+
+pub fn linkage(a: &LinkageArgs) -> Result<String> {
+    let method = match a.method {
+        LinkageMethod::Single => Linkage::Single,
+        LinkageMethod::Average => Linkage::Average,
+        LinkageMethod::Complete => Linkage::Complete,
+        LinkageMethod::Ward => Linkage::Ward,
+    };
+    run(
+        &a.model,
+        &a.output,
+        &format!("{:?} linkage hierarchy", a.method),
+        |m| {
+            let n = trellis::MergeModel::num_points(m);
+            let d = agglomerative::distances_from_similarities(m.weights());
+            Ok(agglomerative::linkage(&d, n, method)?)
+        },
+        |jet, _| Ok(agglomerative::linkage(&jet_angles(jet), jet.len(), method)?),
+    )
+}
