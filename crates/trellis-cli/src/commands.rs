@@ -55,12 +55,12 @@ fn clean(x: f64) -> f64 {
     x + 0.0
 }
 
-fn to_json<T: Serialize>(value: &T) -> Result<String> {
+pub fn to_json<T: Serialize>(value: &T) -> Result<String> {
     Ok(serde_json::to_string(value)? + "\n")
 }
 
 /// The variant of a jets command's model (checked by `input::load`).
-fn variant(args: &ModelArgs) -> trellis::ginkgo::Variant {
+pub fn variant(args: &ModelArgs) -> trellis::ginkgo::Variant {
     ginkgo_variant(args.model).expect("a jet model")
 }
 
@@ -83,6 +83,23 @@ fn summary<M: MergeModel>(model: &M, tree: &Tree) -> M::Cluster {
     }
 }
 
+/// A tree over a weight matrix with its cost (from the weights, any number of
+/// points, independent of β) and `log_potential = -β · cost`.
+pub fn weights_tree_json(
+    args: &ModelArgs,
+    weights: &trellis::Weights,
+    tree: Tree,
+) -> Result<TreeJson> {
+    let model = trellis::Pairwise::new(weights, cost_kind(args)?, 1.0)?;
+    let cost = -tree_log_potential(&model, &tree)?;
+    Ok(TreeJson {
+        n: weights.n(),
+        log_potential: clean(-args.beta * cost),
+        cost: Some(cost),
+        tree,
+    })
+}
+
 /// Prints a tree over a weight matrix as `map` does: JSON, Newick, or a
 /// summary with the tree drawn and the cost of every split. The cost is
 /// computed from the weights (any number of points) and does not depend on
@@ -96,13 +113,8 @@ pub fn weights_tree_output(
     newick: bool,
 ) -> Result<String> {
     let model = trellis::Pairwise::new(weights, cost_kind(args)?, 1.0)?;
-    let cost = -tree_log_potential(&model, &tree)?;
-    let out = TreeJson {
-        n: weights.n(),
-        log_potential: clean(-args.beta * cost),
-        cost: Some(cost),
-        tree,
-    };
+    let out = weights_tree_json(args, weights, tree)?;
+    let cost = out.cost.expect("a cost model");
     if json {
         return to_json(&out);
     }
@@ -189,9 +201,9 @@ pub fn cost_kind(args: &ModelArgs) -> Result<trellis::PairwiseCost> {
 }
 
 #[derive(Serialize)]
-struct LogzJson {
-    n: usize,
-    log_z: f64,
+pub struct LogzJson {
+    pub n: usize,
+    pub log_z: f64,
 }
 
 pub fn logz(args: &ModelArgs, json: bool, progress: bool) -> Result<String> {
@@ -341,9 +353,9 @@ pub fn marginals(
 }
 
 #[derive(Serialize)]
-struct SamplesJson {
-    n: usize,
-    samples: Vec<Tree>,
+pub struct SamplesJson {
+    pub n: usize,
+    pub samples: Vec<Tree>,
 }
 
 /// The seed of jet `k` of a batch run with `seed` (independent streams).

@@ -19,6 +19,7 @@ mod generate;
 mod input;
 mod output;
 mod progress;
+mod sparse;
 
 /// Exact inference over all binary hierarchies of a dataset with the cluster trellis:
 /// partition function, MAP tree, every cluster marginal and exact posterior samples,
@@ -155,6 +156,8 @@ enum GinkgoCommand {
 struct MapArgs {
     #[command(flatten)]
     model: ModelArgs,
+    #[command(flatten)]
+    sparse: sparse::SparseArgs,
     /// Print one JSON object {"n", "log_potential", "cost", "tree"}.
     #[arg(long, conflicts_with = "newick")]
     json: bool,
@@ -167,6 +170,8 @@ struct MapArgs {
 struct LogzArgs {
     #[command(flatten)]
     model: ModelArgs,
+    #[command(flatten)]
+    sparse: sparse::SparseArgs,
     /// Print one JSON object {"n", "log_z"}.
     #[arg(long)]
     json: bool,
@@ -196,6 +201,8 @@ struct MarginalsArgs {
 struct SampleArgs {
     #[command(flatten)]
     model: ModelArgs,
+    #[command(flatten)]
+    sparse: sparse::SparseArgs,
     /// Number of samples.
     #[arg(short = 'n', long = "num-samples", value_name = "K")]
     num_samples: usize,
@@ -266,7 +273,11 @@ fn run(cli: Cli) -> anyhow::Result<String> {
     }
     let progress = !cli.quiet;
     match cli.command {
+        Command::Map(a) if a.sparse.sparse.is_some() => {
+            sparse::map(&a.model, &a.sparse, a.json, a.newick)
+        }
         Command::Map(a) => commands::map(&a.model, a.json, a.newick, progress),
+        Command::Logz(a) if a.sparse.sparse.is_some() => sparse::logz(&a.model, &a.sparse, a.json),
         Command::Logz(a) => commands::logz(&a.model, a.json, progress),
         Command::Marginals(a) => commands::marginals(
             &a.model,
@@ -276,6 +287,9 @@ fn run(cli: Cli) -> anyhow::Result<String> {
             a.json,
             progress,
         ),
+        Command::Sample(a) if a.sparse.sparse.is_some() => {
+            sparse::sample(&a.model, &a.sparse, a.num_samples, a.seed, a.json, a.newick)
+        }
         Command::Sample(a) => {
             commands::sample(&a.model, a.num_samples, a.seed, a.json, a.newick, progress)
         }

@@ -349,3 +349,205 @@ fn jet_options_are_checked() {
         "jet first: has no \"truth\" tree",
     );
 }
+
+#[test]
+fn sparse_trellis_fields_and_bounds() {
+    let f = jets_file("jets_sparse");
+    let exact_map = lines(&stdout(&["map", "--model", "ginkgo", "--jets", s(&f)]));
+    let exact_z = lines(&stdout(&["logz", "--model", "ginkgo", "--jets", s(&f)]));
+    for kind in ["beam", "simulator"] {
+        let map = lines(&stdout(&[
+            "map",
+            "--model",
+            "ginkgo",
+            "--jets",
+            s(&f),
+            "--sparse",
+            kind,
+            "--trees",
+            "20",
+        ]));
+        let z = lines(&stdout(&[
+            "logz",
+            "--model",
+            "ginkgo",
+            "--jets",
+            s(&f),
+            "--sparse",
+            kind,
+            "--trees",
+            "20",
+        ]));
+        let smp = lines(&stdout(&[
+            "sample",
+            "--model",
+            "ginkgo",
+            "--jets",
+            s(&f),
+            "--sparse",
+            kind,
+            "--trees",
+            "20",
+            "-n",
+            "3",
+        ]));
+        for k in 0..map.len() {
+            assert_eq!(
+                keys(&map[k]),
+                [
+                    "id",
+                    "log_potential",
+                    "n",
+                    "num_trees_realised",
+                    "sparsity",
+                    "tree"
+                ]
+            );
+            assert_eq!(
+                keys(&z[k]),
+                ["id", "log_z", "n", "num_trees_realised", "sparsity"]
+            );
+            assert_eq!(
+                keys(&smp[k]),
+                ["id", "n", "num_trees_realised", "samples", "sparsity"]
+            );
+            let realised: f64 = map[k]["num_trees_realised"]
+                .as_str()
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert!(realised >= 1.0);
+            let sparsity = map[k]["sparsity"].as_f64().unwrap();
+            assert!(sparsity > 0.0 && sparsity <= 1.0);
+            // A sparse trellis sees a subset of the trees: never above the exact answers.
+            let (m, em) = (
+                map[k]["log_potential"].as_f64().unwrap(),
+                exact_map[k]["log_potential"].as_f64().unwrap(),
+            );
+            assert!(
+                m <= em + 1e-9 * em.abs(),
+                "{kind}: sparse MAP {m} > exact {em}"
+            );
+            let (lz, ez) = (
+                z[k]["log_z"].as_f64().unwrap(),
+                exact_z[k]["log_z"].as_f64().unwrap(),
+            );
+            assert!(
+                lz <= ez + 1e-9 * ez.abs(),
+                "{kind}: sparse log Z {lz} > exact {ez}"
+            );
+            assert!(m <= lz);
+            assert_eq!(smp[k]["samples"].as_array().unwrap().len(), 3);
+        }
+    }
+}
+
+#[test]
+fn sparse_trellis_reaches_jets_too_large_for_the_full_one() {
+    // 40 leaves: refused by the full trellis, fine on a sparse one.
+    let text = stdout(&[
+        "ginkgo",
+        "generate",
+        "--n-jets",
+        "1",
+        "--min-leaves",
+        "40",
+        "--max-leaves",
+        "40",
+        "--preset",
+        "w",
+        "--t-cut",
+        "1.21",
+        "--seed",
+        "1",
+    ]);
+    let f = file(&dir("jets_large_sparse"), "jets.json", &text);
+    fails(
+        &["map", "--model", "ginkgo", "--jets", s(&f)],
+        "use --sparse",
+    );
+    let beam = lines(&stdout(&[
+        "beam",
+        "--model",
+        "ginkgo",
+        "--jets",
+        s(&f),
+        "--width",
+        "30",
+    ]));
+    let out = lines(&stdout(&[
+        "map",
+        "--model",
+        "ginkgo",
+        "--jets",
+        s(&f),
+        "--sparse",
+        "beam",
+        "--trees",
+        "30",
+    ]));
+    assert_eq!(out[0]["n"], 40);
+    // The beam trellis holds beam search's trees: its MAP is at least as good.
+    let (m, b) = (
+        out[0]["log_potential"].as_f64().unwrap(),
+        beam[0]["log_potential"].as_f64().unwrap(),
+    );
+    assert!(m >= b - 1e-9 * b.abs(), "sparse {m} < beam {b}");
+}
+
+#[test]
+fn sparse_options_are_checked() {
+    let d = dir("sparse_weights");
+    let w = file(&d, "w.csv", &weights_csv(9, 3));
+    let out = json(&[
+        "map",
+        "--model",
+        "hcc",
+        "--weights",
+        s(&w),
+        "--sparse",
+        "beam",
+        "--json",
+    ]);
+    assert_eq!(
+        keys(&out),
+        [
+            "cost",
+            "log_potential",
+            "n",
+            "num_trees_realised",
+            "sparsity",
+            "tree"
+        ]
+    );
+    fails(
+        &[
+            "map",
+            "--model",
+            "hcc",
+            "--weights",
+            s(&w),
+            "--sparse",
+            "simulator",
+        ],
+        "needs jets",
+    );
+    fails(
+        &["map", "--model", "hcc", "--weights", s(&w), "--trees", "5"],
+        "--sparse",
+    );
+    fails(
+        &[
+            "map",
+            "--model",
+            "hcc",
+            "--weights",
+            s(&w),
+            "--sparse",
+            "beam",
+            "--trees",
+            "0",
+        ],
+        "at least 1",
+    );
+}

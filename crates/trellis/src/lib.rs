@@ -96,6 +96,7 @@ mod models;
 pub mod potential;
 mod sample;
 mod scaled;
+pub mod sparse;
 mod subset;
 mod tree;
 mod trellis;

@@ -76,6 +76,14 @@ impl Tree {
         }
     }
 
+    /// The same tree with every leaf `i` replaced by `f(i)`.
+    pub fn relabel(&self, f: impl Fn(usize) -> usize + Copy) -> Tree {
+        match self {
+            Tree::Leaf(i) => Tree::Leaf(f(*i)),
+            Tree::Node(l, r) => Tree::node(l.relabel(f), r.relabel(f)),
+        }
+    }
+
     /// Every internal node as `(left leaves, right leaves)`, parents before children.
     pub fn splits(&self) -> Vec<(Vec<usize>, Vec<usize>)> {
         let mut out = Vec::new();

@@ -15,3 +15,4 @@ mod oracle;
 mod properties;
 mod sampling;
 mod simulator;
+mod sparse;

@@ -23,6 +23,7 @@ mod jets;
 mod likelihood;
 mod model;
 mod simulator;
+mod sparse;
 
 pub use simulator::{
     MAX_TRIES_PER_JET, SimulatorParams, generate, generate_jet, jet_seed, simulate,
@@ -31,3 +32,4 @@ pub use simulator::{
 pub use jets::{Jet, JetsFile};
 pub use likelihood::{SplitParams, Variant, add, mass_squared, split_log_likelihood};
 pub use model::{DenseGinkgo, Ginkgo, Particle};
+pub use sparse::{LeafOrdering, SparseJet, beam_trees, leaf_order, simulator_trees, to_positions};

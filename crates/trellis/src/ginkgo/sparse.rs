@@ -1,0 +1,162 @@
+//! Sparse trellises for jets: building strategies and leaf orderings (trellis
+//! paper §3.1 and Appendix A.12).
+//!
+//! A sparse trellis is built from a sample of trees. When the trees come from
+//! *other* jets with the same number of leaves (the simulator trellis, or
+//! beam search over a training set), their leaves must be matched with the
+//! jet's: every jet's leaves are put in an order ([`LeafOrdering`]), a
+//! training tree is written over *positions* in its jet's order, and the
+//! trellis over positions is applied to a jet by reading its leaves in the same
+//! order. The paper's default sorts by increasing `|p|` (the norm of the
+//! 3-momentum); it also studies random orders and the simulator's own order.
+//!
+//! - [`simulator_trees`]: `k` trees of the Ginkgo simulator with the jet's
+//!   number of leaves and parameters (its rates, cut, mass and momentum);
+//! - [`beam_trees`]: the best distinct final beams of beam search on a jet.
+//!
+//! [`SparseJet`] holds the trellis over positions with the jet's order, runs
+//! inference with the Ginkgo model on the reordered leaves, and maps trees
+//! back to the jet's own leaf indices.
+
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use crate::agglomerative::{beam_search, default_beam_width};
+use crate::error::Result;
+use crate::ginkgo::jets::Jet;
+use crate::ginkgo::likelihood::{Variant, add, mass_squared};
+use crate::ginkgo::model::Ginkgo;
+use crate::ginkgo::simulator::{SimulatorParams, generate_jet};
+use crate::merge::MergeModel;
+use crate::sparse::SparseTrellis;
+use crate::tree::Tree;
+
+/// How a jet's leaves are put in order (their *positions*).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeafOrdering {
+    /// Increasing norm of the 3-momentum `|p|` (the paper's "pT" ordering).
+    Momentum,
+    /// A random order, seeded (per jet: the seed is mixed with a jet number).
+    Random(u64),
+    /// The order of the jet's leaves as given (the simulator's DFS order).
+    Given,
+}
+
+/// The jet's leaves in order: position `r` holds leaf `order[r]`.
+pub fn leaf_order(leaves: &[[f64; 4]], ordering: LeafOrdering) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..leaves.len()).collect();
+    match ordering {
+        LeafOrdering::Given => {}
+        LeafOrdering::Momentum => {
+            let norm = |p: &[f64; 4]| p[1] * p[1] + p[2] * p[2] + p[3] * p[3];
+            order.sort_by(|&a, &b| {
+                norm(&leaves[a])
+                    .total_cmp(&norm(&leaves[b]))
+                    .then(a.cmp(&b))
+            });
+        }
+        LeafOrdering::Random(seed) => {
+            order.shuffle(&mut Xoshiro256PlusPlus::seed_from_u64(seed));
+        }
+    }
+    order
+}
+
+/// A tree over a jet's leaf indices, rewritten over positions in `order`.
+pub fn to_positions(tree: &Tree, order: &[usize]) -> Tree {
+    let mut position = vec![0; order.len()];
+    for (r, &leaf) in order.iter().enumerate() {
+        position[leaf] = r;
+    }
+    tree.relabel(|leaf| position[leaf])
+}
+
+/// The ordering of the `k`-th jet of a sample (random orders differ per jet).
+fn jet_ordering(ordering: LeafOrdering, k: usize) -> LeafOrdering {
+    match ordering {
+        LeafOrdering::Random(seed) => {
+            LeafOrdering::Random(seed ^ (k as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        }
+        other => other,
+    }
+}
+
+/// `k` simulator trees with the jet's number of leaves and parameters (its
+/// rates and cut; the mass and 3-momentum of its summed leaves), over
+/// positions in `ordering`. Reproducible from `seed`.
+pub fn simulator_trees(
+    jet: &Jet,
+    k: usize,
+    ordering: LeafOrdering,
+    seed: u64,
+) -> Result<Vec<Tree>> {
+    let total = jet.leaves.iter().fold([0.0; 4], |acc, p| add(&acc, p));
+    let params = SimulatorParams {
+        lambda: jet.params.lambda,
+        lambda_root: jet.params.lambda_root,
+        root_mass_squared: mass_squared(&total),
+        t_cut: jet.params.t_cut,
+        jet_momentum: [total[1], total[2], total[3]],
+    };
+    let n = jet.len();
+    (0..k)
+        .map(|i| {
+            let sim = generate_jet(&params, seed, i, n, n)?;
+            let order = leaf_order(&sim.leaves, jet_ordering(ordering, i + 1));
+            Ok(to_positions(
+                sim.truth.as_ref().expect("simulated truth"),
+                &order,
+            ))
+        })
+        .collect()
+}
+
+/// The best `k` distinct final beams of beam search on a model (width
+/// `max(k, N(N-1)/2)`), over the model's own leaf indices.
+pub fn beam_trees<M: MergeModel>(model: &M, k: usize) -> Vec<Tree> {
+    let width = k.max(default_beam_width(model.num_points()));
+    beam_search(model, width)
+        .into_iter()
+        .take(k.max(1))
+        .map(|a| a.tree)
+        .collect()
+}
+
+/// A sparse trellis over positions, applied to one jet.
+#[derive(Clone, Debug)]
+pub struct SparseJet {
+    /// The trellis, over positions `0..N`.
+    pub trellis: SparseTrellis,
+    /// Position `r` holds the jet's leaf `order[r]`.
+    pub order: Vec<usize>,
+    /// The Ginkgo model of the jet's leaves in position order.
+    pub model: Ginkgo,
+}
+
+impl SparseJet {
+    /// The trellis of `trees` (over positions) applied to `jet`, whose leaves
+    /// are put in `ordering`.
+    pub fn new(
+        jet: &Jet,
+        variant: Variant,
+        trees: &[Tree],
+        ordering: LeafOrdering,
+    ) -> Result<SparseJet> {
+        let trellis = SparseTrellis::from_trees(jet.len(), trees)?;
+        let order = leaf_order(&jet.leaves, jet_ordering(ordering, 0));
+        let mut reordered = jet.clone();
+        reordered.leaves = order.iter().map(|&i| jet.leaves[i]).collect();
+        reordered.truth = None;
+        Ok(SparseJet {
+            trellis,
+            order,
+            model: Ginkgo::new(&reordered, variant),
+        })
+    }
+
+    /// A tree over positions, rewritten over the jet's leaf indices.
+    pub fn to_jet_leaves(&self, tree: &Tree) -> Tree {
+        tree.relabel(|r| self.order[r]).canonical()
+    }
+}
