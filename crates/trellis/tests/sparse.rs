@@ -9,6 +9,7 @@ use trellis::{Hcc, Matrix, Pairwise, PairwiseCost, Trellis, Weights, tree_log_po
 
 use crate::oracle::{self, Gen, RefModel};
 
+#[allow(clippy::needless_range_loop)]
 fn random_weights(n: usize, g: &mut Gen) -> Vec<Vec<f64>> {
     let mut w = vec![vec![0.0; n]; n];
     for i in 0..n {
