@@ -95,7 +95,8 @@ pub fn load(args: &ModelArgs, dense: Option<Workload>) -> Result<Input> {
         }
     }
     if let Some(workload) = dense {
-        trellis::check_memory(weights.n(), workload, memory_limit(args))?;
+        trellis::check_memory(weights.n(), workload, memory_limit(args))
+            .map_err(|e| anyhow::anyhow!("{e} (for example --sparse beam)"))?;
     }
     Ok(Input::Weights(weights))
 }

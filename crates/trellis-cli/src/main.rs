@@ -15,11 +15,13 @@ mod batch;
 mod bench;
 mod commands;
 mod demo;
+mod experiment;
 mod generate;
 mod input;
 mod output;
 mod progress;
 mod sparse;
+mod svg;
 
 /// Exact inference over all binary hierarchies of a dataset with the cluster trellis:
 /// partition function, MAP tree, every cluster marginal and exact posterior samples,
@@ -61,6 +63,9 @@ enum Command {
     /// Ginkgo jets: the toy parton-shower simulator.
     #[command(subcommand)]
     Ginkgo(GinkgoCommand),
+    /// Reproduce the papers' experiments.
+    #[command(subcommand)]
+    Experiment(ExperimentCommand),
     /// The exact number of binary hierarchies over N points, (2N-3)!!.
     Count(CountArgs),
     /// Run every exact inference on a built-in dataset (12 iris flowers).
@@ -150,6 +155,12 @@ pub enum SimilarityKind {
 enum GinkgoCommand {
     /// Simulate jets with their true trees and write them as a jets file (JSON) on stdout.
     Generate(generate::GenerateArgs),
+}
+
+#[derive(Subcommand, Debug)]
+enum ExperimentCommand {
+    /// The jet results of the trellis paper (Table 1, Figs. 6 and 7) on a jets file.
+    Ginkgo(experiment::GinkgoExperimentArgs),
 }
 
 #[derive(Args, Debug)]
@@ -299,6 +310,7 @@ fn run(cli: Cli) -> anyhow::Result<String> {
         Command::Beam(a) => baselines::beam(&a),
         Command::Linkage(a) => baselines::linkage(&a),
         Command::Ginkgo(GinkgoCommand::Generate(a)) => generate::run(&a),
+        Command::Experiment(ExperimentCommand::Ginkgo(a)) => experiment::ginkgo(&a),
         Command::Demo => demo::run(),
         Command::Bench(a) => bench::run(&a),
     }

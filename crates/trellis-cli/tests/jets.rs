@@ -551,3 +551,71 @@ fn sparse_options_are_checked() {
         "at least 1",
     );
 }
+
+#[test]
+fn experiment_ginkgo_reports_every_part() {
+    let text = stdout(&[
+        "ginkgo",
+        "generate",
+        "--n-jets",
+        "60",
+        "--min-leaves",
+        "5",
+        "--max-leaves",
+        "7",
+        "--seed",
+        "4",
+    ]);
+    let d = dir("experiment");
+    let f = file(&d, "jets.json", &text);
+    let svg = d.join("figs");
+    let report = json(&[
+        "experiment",
+        "ginkgo",
+        "--jets",
+        s(&f),
+        "--samples",
+        "2000",
+        "--sparse-leaves",
+        "6",
+        "--sparse-jets",
+        "5",
+        "--sparse-trees",
+        "3,10",
+        "--svg",
+        s(&svg),
+        "--json",
+    ]);
+    assert_eq!(report["table1"].as_array().unwrap().len(), 2);
+    for t in report["table1"].as_array().unwrap() {
+        // Exact >= beam search and greedy on every jet: the mean differences are >= 0.
+        assert!(t["exact_minus_beam"]["mean"].as_f64().unwrap() >= -1e-12);
+        assert!(t["exact_minus_greedy"]["mean"].as_f64().unwrap() >= -1e-12);
+    }
+    let p = &report["posterior"];
+    assert!(p["total_variation"].as_f64().unwrap() <= p["total_variation_bound"].as_f64().unwrap());
+    let total: f64 = p["trees"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["exact"].as_f64().unwrap())
+        .sum();
+    assert!(
+        (total - 1.0).abs() < 1e-9,
+        "the exact probabilities sum to {total}"
+    );
+    for c in report["sparse"].as_array().unwrap() {
+        assert_eq!(c["simulator"].as_array().unwrap().len(), 2);
+    }
+    for name in [
+        "fig6-posterior.svg",
+        "fig7-sparse-current.svg",
+        "fig7-sparse-legacy.svg",
+    ] {
+        assert!(
+            std::fs::read_to_string(svg.join(name))
+                .unwrap()
+                .starts_with("<svg")
+        );
+    }
+}

@@ -112,10 +112,13 @@ pub fn simulator_trees(
         .collect()
 }
 
-/// The best `k` distinct final beams of beam search on a model (width
-/// `max(k, N(N-1)/2)`), over the model's own leaf indices.
+/// The best `k` distinct final beams of beam search on a model, over the
+/// model's own leaf indices. Width `max(k, min(3N, N(N-1)/2))`: the width of
+/// the reference's experiment pipeline, or `k` if larger (the paper's
+/// `N(N-1)/2` costs `O(N⁵)`, too much for the large jets sparse trellises are for).
 pub fn beam_trees<M: MergeModel>(model: &M, k: usize) -> Vec<Tree> {
-    let width = k.max(default_beam_width(model.num_points()));
+    let n = model.num_points();
+    let width = k.max(default_beam_width(n).min(3 * n));
     beam_search(model, width)
         .into_iter()
         .take(k.max(1))
