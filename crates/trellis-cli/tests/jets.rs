@@ -298,6 +298,8 @@ fn bad_jets_name_the_jet_and_print_nothing() {
     let cases = [
         (format!(r#"{{"id": "tachyon", "leaves": [[1, 5, 0, 0], [3, 1, 1, 1]], {params}}}"#), "jet tachyon: leaf 0 is unphysical"),
         (format!(r#"{{"id": "nan", "leaves": [[1, "nan", 0, 0], [3, 1, 1, 1]], {params}}}"#), "jet nan: leaf 0 has a non-numeric"),
+        // Python's json writes NaN as a bare token.
+        (format!(r#"{{"id": "pynan", "leaves": [[5, 1, 1, 1], [NaN, 1, 1, 1]], {params}}}"#), "jet pynan: leaf 1 has a non-numeric or non-finite"),
         (r#"{"id": "noparams", "leaves": [[5, 1, 1, 1], [3, 1, 1, 1]], "params": {"lambda": 1.5}}"#.to_string(), "jet noparams: missing parameter params.lambda_root"),
         (format!(r#"{{"id": "single", "leaves": [[5, 1, 1, 1]], {params}}}"#), "jet single: has 1 leaf"),
         (

@@ -94,10 +94,10 @@ impl SparseTrellis {
             return Err(Error::new(ErrorKind::Empty));
         }
         if n > MAX_SPARSE_POINTS {
-            return Err(Error::new(ErrorKind::TooManyPoints {
-                n,
-                max: MAX_SPARSE_POINTS,
-            }));
+            return Err(Error::parameter(format!(
+                "a sparse trellis holds at most {MAX_SPARSE_POINTS} points (clusters are u128 masks); \
+                 this problem has {n}"
+            )));
         }
         let all = full_cluster(n);
         let mut vertices: Vec<Cluster> = (0..n).map(|i| 1u128 << i).collect();

@@ -105,7 +105,8 @@ impl JetsFile {
 
     /// Parses and validates the text of a jets file.
     pub fn parse(text: &str) -> Result<JetsFile> {
-        let v: Value = serde_json::from_str(text)
+        let text = quote_non_finite(text);
+        let v: Value = serde_json::from_str(&text)
             .map_err(|e| Error::parse(None, format!("not valid JSON: {e}")))?;
         let obj = v
             .as_object()
@@ -136,6 +137,46 @@ impl JetsFile {
         });
         serde_json::to_string(&v).expect("serialisable")
     }
+}
+
+/// Python's `json` writes NaN and infinities as the bare tokens `NaN`,
+/// `Infinity` and `-Infinity`, which are not JSON. Quoting them (outside
+/// string literals) lets the file parse, so that validation can name the jet
+/// that holds them instead of failing on the whole file.
+fn quote_non_finite(text: &str) -> std::borrow::Cow<'_, str> {
+    if !(text.contains("NaN") || text.contains("Infinity")) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let (mut in_string, mut escaped) = (false, false);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+        } else {
+            let token = ["-Infinity", "Infinity", "NaN"]
+                .into_iter()
+                .find(|t| rest.starts_with(t));
+            if let Some(t) = token {
+                out.push('"');
+                out.push_str(t);
+                out.push('"');
+                rest = &rest[t.len()..];
+                continue;
+            }
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 fn bad(id: &str, detail: impl std::fmt::Display) -> Error {
