@@ -23,8 +23,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 use trellis::agglomerative::{beam_search, default_beam_width, greedy};
 use trellis::ginkgo::{
-    Ginkgo, Jet, JetsFile, LeafOrdering, SimulatorParams, Variant, add, generate_jet, leaf_order,
-    mass_squared, simulator_trees, to_positions,
+    Ginkgo, Jet, JetsFile, LeafOrdering, SimulatorParams, Variant, generate_jet, leaf_order,
+    simulator_trees, to_positions,
 };
 use trellis::sparse::SparseTrellis;
 use trellis::{Tree, Trellis};
@@ -284,14 +284,7 @@ fn sparse_curve(
         |f: fn(&(f64, f64, f64)) -> f64| values.iter().map(f).sum::<f64>() / values.len() as f64;
     // Training data: the parameters of the first test jet.
     let first = &tests[0];
-    let total = first.leaves.iter().fold([0.0; 4], |acc, p| add(&acc, p));
-    let params = SimulatorParams {
-        lambda: first.params.lambda,
-        lambda_root: first.params.lambda_root,
-        root_mass_squared: mass_squared(&total),
-        t_cut: first.params.t_cut,
-        jet_momentum: [total[1], total[2], total[3]],
-    };
+    let params = SimulatorParams::like(first);
     let max_k = args.sparse_trees.iter().copied().max().unwrap_or(0);
     let simulated = simulator_trees(first, max_k, LeafOrdering::Momentum, args.seed ^ 0x51)?;
     let training_seed = args.seed ^ 0xB5;

@@ -20,28 +20,15 @@
 //! reference's optimal tree (beyond 1e-12 relative, summation rounding), and
 //! must equal it to `REL_TOL_F64 = 1e-12` unless our MAP tree is strictly better.
 
-use std::path::PathBuf;
-
 use serde_json::Value;
+
+use crate::data::{self, read_json};
 use trellis::{CostModel, Hcc, Matrix, Tree, Trellis, Weights};
 
 /// Against the float32 reference costs.
 const REL_TOL: f64 = 1e-6;
 /// Float64 cost against float64 cost (a sum of ~100 terms of size <= 1).
 const REL_TOL_F64: f64 = 1e-12;
-
-fn data_dir() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/data/aloi/subsets"
-    ))
-}
-
-fn read_json(path: &PathBuf) -> Value {
-    let text =
-        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()))
-}
 
 fn weights_of(subset: &Value) -> Vec<Vec<f64>> {
     subset["weights"]
@@ -60,16 +47,10 @@ fn weights_of(subset: &Value) -> Vec<Vec<f64>> {
 
 #[test]
 fn map_cost_matches_reference_optimum() {
-    let dir = data_dir();
-    let results_path = dir.join("reference_results.json");
-    if !results_path.exists() {
-        eprintln!(
-            "SKIPPED aloi::map_cost_matches_reference_optimum: no ALOI data at {} \
-             (the shared data directory is absent)",
-            dir.display()
-        );
+    let Some(dir) = data::dir("aloi/subsets") else {
         return;
-    }
+    };
+    let results_path = dir.join("reference_results.json");
     let results = read_json(&results_path);
     let mut compared = 0;
     let mut worst_rel: f64 = 0.0;

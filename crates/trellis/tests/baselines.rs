@@ -30,7 +30,6 @@
 //!
 //! Skipped, with a message, when `../shared/data` is absent.
 
-use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use proptest::prelude::*;
@@ -40,29 +39,12 @@ use trellis::agglomerative::{
     linkage, linkage_steps,
 };
 use trellis::ginkgo::{Ginkgo, Jet, JetsFile, Variant};
+
+use crate::data::{self, read_json};
 use trellis::{
     Dasgupta, Hcc, Matrix, MergeModel, Pairwise, PairwiseCost, Tree, Trellis, Weights,
     tree_log_potential,
 };
-
-fn shared_data(sub: &str) -> Option<PathBuf> {
-    let d = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data")).join(sub);
-    if d.is_dir() {
-        Some(d)
-    } else {
-        eprintln!(
-            "SKIPPED: {} not found (the shared reference data is absent)",
-            d.display()
-        );
-        None
-    }
-}
-
-fn read_json(path: &Path) -> Value {
-    let text =
-        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()))
-}
 
 fn rel_close(got: f64, want: f64, tol: f64) -> bool {
     got == want || (got - want).abs() <= tol * want.abs().max(1.0)
@@ -87,7 +69,7 @@ fn num(v: &Value, key: &str) -> f64 {
 
 /// Every jet with a reference record, with the record.
 fn ginkgo_cases() -> Option<Vec<(Jet, Value)>> {
-    let dir = shared_data("ginkgo")?;
+    let dir = data::dir("ginkgo")?;
     let mut out = Vec::new();
     for (jets, results) in [
         ("ginkgo_small.json", "reference_results.json"),
@@ -273,7 +255,7 @@ fn ginkgo_beam_search_reproduces_the_reference() {
 /// ranking with the true potential can only pick an equal or better tree.
 #[test]
 fn ginkgo_root_rate_ranking_is_never_worse() {
-    let Some(dir) = shared_data("ginkgo") else {
+    let Some(dir) = data::dir("ginkgo") else {
         return;
     };
     let start = Instant::now();
@@ -332,7 +314,7 @@ const ALOI_REL_TOL: f64 = 1e-5;
 
 #[test]
 fn aloi_average_linkage_reproduces_the_reference_greedy() {
-    let Some(root) = shared_data("aloi") else {
+    let Some(root) = data::dir("aloi") else {
         return;
     };
     let start = Instant::now();

@@ -15,31 +15,11 @@
 //!
 //! Skipped, with a message, when `../shared/data` is absent.
 
-use std::path::PathBuf;
-
 use serde_json::Value;
 use trellis::ginkgo::{Ginkgo, JetsFile, Variant};
 use trellis::{Trellis, tree_log_potential};
 
-fn data_dir() -> Option<PathBuf> {
-    let d = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/data/ginkgo"
-    ));
-    if d.is_dir() {
-        Some(d)
-    } else {
-        eprintln!(
-            "SKIPPED: {} not found (the shared Ginkgo data)",
-            d.display()
-        );
-        None
-    }
-}
-
-fn read_json(path: PathBuf) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
-}
+use crate::data::{self, read_json};
 
 fn rel_close(got: f64, want: f64, tol: f64) -> bool {
     (got - want).abs() <= tol * want.abs().max(1.0)
@@ -47,8 +27,10 @@ fn rel_close(got: f64, want: f64, tol: f64) -> bool {
 
 #[test]
 fn truth_log_likelihoods_match_the_reference() {
-    let Some(dir) = data_dir() else { return };
-    let reference = read_json(dir.join("reference_results.json"));
+    let Some(dir) = data::dir("ginkgo") else {
+        return;
+    };
+    let reference = read_json(&dir.join("reference_results.json"));
     let mut checked = 0;
     for file in ["ginkgo_small.json", "ginkgo_large.json"] {
         let jets = JetsFile::read(&dir.join(file)).unwrap();
@@ -132,8 +114,10 @@ fn check_trellis(jet: &trellis::ginkgo::Jet, variant: Variant, r: &Value) {
 
 #[test]
 fn exact_trellis_matches_the_reference_trellis() {
-    let Some(dir) = data_dir() else { return };
-    let reference = read_json(dir.join("reference_results.json"));
+    let Some(dir) = data::dir("ginkgo") else {
+        return;
+    };
+    let reference = read_json(&dir.join("reference_results.json"));
     let jets = JetsFile::read(&dir.join("ginkgo_small.json")).unwrap();
     let (mut current, mut legacy) = (0, 0);
     for jet in &jets.jets {
@@ -152,8 +136,10 @@ fn exact_trellis_matches_the_reference_trellis() {
 
 #[test]
 fn legacy_trellis_reproduces_the_papers_stored_results() {
-    let Some(dir) = data_dir() else { return };
-    let results = read_json(dir.join("reference_examples_results.json"));
+    let Some(dir) = data::dir("ginkgo") else {
+        return;
+    };
+    let results = read_json(&dir.join("reference_examples_results.json"));
     let jets = JetsFile::read(&dir.join("reference_examples.json")).unwrap();
     let stored = results["_validation"]["legacy_trellis_vs_TrellisExactTruth_9_10_jets"]
         .as_array()

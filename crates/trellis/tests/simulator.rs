@@ -61,7 +61,6 @@
 //! reference parameters, so only the generative process differs) must reject.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -80,22 +79,6 @@ const ALPHA_KS: f64 = 1e-3;
 const DELTA: f64 = 1e-6;
 /// Two-sided normal quantile for α = 1e-3.
 const Z_CRIT: f64 = 3.2905;
-
-fn data_dir() -> Option<PathBuf> {
-    let d = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/data/ginkgo"
-    ));
-    if d.is_dir() {
-        Some(d)
-    } else {
-        eprintln!(
-            "SKIPPED: {} not found (the shared Ginkgo data)",
-            d.display()
-        );
-        None
-    }
-}
 
 // ---------------------------------------------------------------------------
 // Statistics helpers (own implementations; checked against known values below).
@@ -716,7 +699,9 @@ fn histogram_test(
 
 #[test]
 fn leaf_count_distribution_matches_the_reference_qcd() {
-    let Some(dir) = data_dir() else { return };
+    let Some(dir) = crate::data::dir("ginkgo") else {
+        return;
+    };
     let small = JetsFile::read(&dir.join("ginkgo_small.json")).unwrap();
     let reference = reference_histogram(&small.meta);
     let ours: Vec<usize> = qcd_sample().iter().map(|s| s.0).collect();
@@ -739,7 +724,9 @@ fn leaf_count_distribution_matches_the_reference_qcd() {
 
 #[test]
 fn leaf_count_distribution_matches_the_reference_w() {
-    let Some(dir) = data_dir() else { return };
+    let Some(dir) = crate::data::dir("ginkgo") else {
+        return;
+    };
     let large = JetsFile::read(&dir.join("ginkgo_large.json")).unwrap();
     let t0 = Instant::now();
     // Part a: W jets with t_cut 4, window 14..=32; 96 tried.
@@ -903,7 +890,7 @@ fn report(label: &str, r: &LlTests) {
 }
 
 fn reference_small() -> Option<BTreeMap<usize, Vec<f64>>> {
-    let dir = data_dir()?;
+    let dir = crate::data::dir("ginkgo")?;
     Some(reference_by_n(
         &JetsFile::read(&dir.join("ginkgo_small.json")).unwrap(),
     ))

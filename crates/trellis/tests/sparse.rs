@@ -130,14 +130,9 @@ fn full_family_equals_the_dense_trellis() {
         assert_eq!(t.num_trees_realised(), dense.num_trees());
     }
     // And on Ginkgo jets of the reference data, with the Ginkgo model.
-    let dir = std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/data/ginkgo"
-    ));
-    if !dir.is_dir() {
-        eprintln!("SKIPPED: {} not found", dir.display());
+    let Some(dir) = crate::data::dir("ginkgo") else {
         return;
-    }
+    };
     let jets = JetsFile::read(&dir.join("ginkgo_small.json")).unwrap();
     for jet in jets.jets.iter().filter(|j| j.len() <= 8) {
         let model = Ginkgo::new(jet, Variant::Current);

@@ -9,6 +9,7 @@
 
 mod aloi;
 mod baselines;
+mod data;
 mod ginkgo;
 mod numerics;
 mod oracle;

@@ -190,6 +190,19 @@ impl SimulatorParams {
         [e, px, py, pz]
     }
 
+    /// The settings that reproduce a jet's kind: its rates and cut, and the
+    /// mass and 3-momentum of its summed leaves.
+    pub fn like(jet: &Jet) -> SimulatorParams {
+        let total = jet.leaves.iter().fold([0.0; 4], |acc, p| add(&acc, p));
+        SimulatorParams {
+            lambda: jet.params.lambda,
+            lambda_root: jet.params.lambda_root,
+            root_mass_squared: mass_squared(&total),
+            t_cut: jet.params.t_cut,
+            jet_momentum: [total[1], total[2], total[3]],
+        }
+    }
+
     /// The likelihood parameters of jets from these settings.
     pub fn split_params(&self) -> SplitParams {
         SplitParams {

@@ -25,7 +25,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use crate::agglomerative::{beam_search, default_beam_width};
 use crate::error::Result;
 use crate::ginkgo::jets::Jet;
-use crate::ginkgo::likelihood::{Variant, add, mass_squared};
+use crate::ginkgo::likelihood::Variant;
 use crate::ginkgo::model::Ginkgo;
 use crate::ginkgo::simulator::{SimulatorParams, generate_jet};
 use crate::merge::MergeModel;
@@ -91,14 +91,7 @@ pub fn simulator_trees(
     ordering: LeafOrdering,
     seed: u64,
 ) -> Result<Vec<Tree>> {
-    let total = jet.leaves.iter().fold([0.0; 4], |acc, p| add(&acc, p));
-    let params = SimulatorParams {
-        lambda: jet.params.lambda,
-        lambda_root: jet.params.lambda_root,
-        root_mass_squared: mass_squared(&total),
-        t_cut: jet.params.t_cut,
-        jet_momentum: [total[1], total[2], total[3]],
-    };
+    let params = SimulatorParams::like(jet);
     let n = jet.len();
     (0..k)
         .map(|i| {
