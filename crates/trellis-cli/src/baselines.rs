@@ -80,9 +80,12 @@ fn jet_tree_json(jet: &Jet, model: &Ginkgo, tree: Tree) -> Result<TreeJson> {
 }
 
 /// Runs `search` on the input of `args` and prints its tree like `map`.
+/// `work(n)` estimates the cost of one search over `n` points (progress bar).
 fn run(
     args: &ModelArgs,
     output: &TreeOutput,
+    progress: bool,
+    work: impl Fn(usize) -> u64 + Sync,
     title: &str,
     search_weights: impl Fn(&Pairwise) -> Result<Tree>,
     search_jet: impl Fn(&Jet, &Ginkgo) -> Result<Tree> + Sync,
@@ -92,8 +95,8 @@ fn run(
             let variant = ginkgo_variant(args.model).expect("a jet model");
             per_jet(
                 &file,
-                false,
-                |_| 1,
+                progress,
+                |jet| work(jet.len()),
                 |_, jet| {
                     let model = Ginkgo::new(jet, variant);
                     jet_tree_json(jet, &model, search_jet(jet, &model)?)
@@ -109,17 +112,24 @@ fn run(
     }
 }
 
-pub fn greedy(a: &GreedyArgs) -> Result<String> {
+/// Pair evaluations of an `O(n³)` search.
+fn cubic(n: usize) -> u64 {
+    (n as u64).pow(3)
+}
+
+pub fn greedy(a: &GreedyArgs, progress: bool) -> Result<String> {
     run(
         &a.model,
         &a.output,
+        progress,
+        cubic,
         "Greedy hierarchy",
         |m| Ok(agglomerative::greedy(m).tree),
         |_, m| Ok(agglomerative::greedy(m).tree),
     )
 }
 
-pub fn beam(a: &BeamArgs) -> Result<String> {
+pub fn beam(a: &BeamArgs, progress: bool) -> Result<String> {
     if a.width == Some(0) {
         anyhow::bail!("--width must be at least 1");
     }
@@ -130,6 +140,8 @@ pub fn beam(a: &BeamArgs) -> Result<String> {
     run(
         &a.model,
         &a.output,
+        progress,
+        |n| width(n) as u64 * cubic(n),
         "Beam-search hierarchy",
         |m| {
             let n = trellis::MergeModel::num_points(m);
@@ -165,7 +177,7 @@ fn jet_angles(jet: &Jet) -> Vec<f64> {
     d
 }
 
-pub fn linkage(a: &LinkageArgs) -> Result<String> {
+pub fn linkage(a: &LinkageArgs, progress: bool) -> Result<String> {
     let method = match a.method {
         LinkageMethod::Single => Linkage::Single,
         LinkageMethod::Average => Linkage::Average,
@@ -175,6 +187,8 @@ pub fn linkage(a: &LinkageArgs) -> Result<String> {
     run(
         &a.model,
         &a.output,
+        progress,
+        cubic,
         &format!("{:?} linkage hierarchy", a.method),
         |m| {
             let n = trellis::MergeModel::num_points(m);

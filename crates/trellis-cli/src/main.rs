@@ -306,9 +306,9 @@ fn run(cli: Cli) -> anyhow::Result<String> {
         }
         Command::Score(a) => commands::score(&a.model, a.tree.as_deref(), a.truth, a.json),
         Command::Count(a) => commands::count(a.n, a.json),
-        Command::Greedy(a) => baselines::greedy(&a),
-        Command::Beam(a) => baselines::beam(&a),
-        Command::Linkage(a) => baselines::linkage(&a),
+        Command::Greedy(a) => baselines::greedy(&a, progress),
+        Command::Beam(a) => baselines::beam(&a, progress),
+        Command::Linkage(a) => baselines::linkage(&a, progress),
         Command::Ginkgo(GinkgoCommand::Generate(a)) => generate::run(&a),
         Command::Experiment(ExperimentCommand::Ginkgo(a)) => experiment::ginkgo(&a),
         Command::Demo => demo::run(),

@@ -72,6 +72,28 @@ fn truth_log_likelihoods_match_the_reference() {
         }
     }
     assert_eq!(checked, 120);
+    // The authors' example jets (truth_{4,5,9}.pkl): current and legacy values.
+    let results = read_json(&dir.join("reference_examples_results.json"));
+    let examples = JetsFile::read(&dir.join("reference_examples.json")).unwrap();
+    for jet in &examples.jets {
+        let truth = jet.truth.as_ref().expect("truth");
+        let r = &results[&jet.id];
+        let current = tree_log_potential(&Ginkgo::new(jet, Variant::Current), truth).unwrap();
+        let want = r["truth_log_likelihood_recomputed"].as_f64().unwrap();
+        assert!(
+            rel_close(current, want, 1e-9),
+            "{}: {current} vs {want}",
+            jet.id
+        );
+        let legacy = tree_log_potential(&Ginkgo::new(jet, Variant::Legacy), truth).unwrap();
+        let want = r["truth_log_likelihood_legacy_model"].as_f64().unwrap();
+        assert!(
+            rel_close(legacy, want, 1e-9),
+            "{} legacy: {legacy} vs {want}",
+            jet.id
+        );
+    }
+    assert_eq!(examples.jets.len(), 30);
 }
 
 /// Checks the exact trellis of a jet against one reference trellis record.
