@@ -89,6 +89,7 @@ pub mod count;
 mod error;
 pub mod ginkgo;
 pub mod io;
+mod kernel;
 mod marginals;
 mod memory;
 pub mod merge;

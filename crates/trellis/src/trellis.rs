@@ -46,7 +46,8 @@ use crate::count;
 use crate::error::{Error, ErrorKind, Result};
 use crate::memory::{self, INSIDE_PEAK_BYTES};
 use crate::potential::{Potential, Separable};
-use crate::scaled::{Acc, LogSumExp, Scaled, ZERO_EXP};
+use crate::kernel::{Cell, sweep};
+use crate::scaled::{LogSumExp, Scaled, ZERO_EXP};
 use crate::subset::{
     Mask, for_each_level_batch, for_each_split, full, lowest, splits_of_size, total_splits,
 };
@@ -328,26 +329,10 @@ struct Tables {
     max_exp: Vec<i32>,
 }
 
-/// One subset's entry: `key(T)` and `g(T) = mant · 2^exp`, together in one
-/// 24-byte record so that a split touches two records.
-#[derive(Clone, Copy)]
-struct Cell {
-    key: f64,
-    mant: f64,
-    exp: i32,
-}
-
 impl Tables {
     fn new(n: usize) -> Tables {
         Tables {
-            cells: vec![
-                Cell {
-                    key: f64::NEG_INFINITY,
-                    mant: 0.0,
-                    exp: ZERO_EXP,
-                };
-                1usize << n
-            ],
+            cells: vec![Cell::ZERO; 1usize << n],
             max_exp: vec![ZERO_EXP; n + 1],
         }
     }
@@ -365,12 +350,7 @@ impl Tables {
         fill_by_size(&mut self.cells, sizes.clone(), |t| {
             let t = t as usize;
             let c = f * child[t];
-            let g = Scaled::from_ln(c + log_z[t]);
-            Cell {
-                key: c + map[t],
-                mant: g.mant,
-                exp: g.exp,
-            }
+            Cell::new(c + map[t], c + log_z[t])
         });
         for j in sizes {
             let mut m = ZERO_EXP;
@@ -384,13 +364,9 @@ impl Tables {
         }
     }
 
-    /// The MAP split and the scaled sum `Σ g(L) g(S∖L)` of cluster `s` of size `k`.
-    ///
-    /// The sum is taken relative to a reference exponent `e_ref` bounding every
-    /// term from above (from the per-size maxima); terms more than 2^1022 below
-    /// it are flushed to zero. If the sum is not at least 2^-900 relative to
-    /// `e_ref`, the flushed terms might matter and the cluster is redone with a
-    /// running reference ([`Acc`]); otherwise they are below 2^-90 of the sum.
+    /// The MAP split and the scaled sum `Σ g(L) g(S∖L)` of cluster `s` of size
+    /// `k` (see [`sweep`]); the reference exponent bounds every term from the
+    /// per-size maxima.
     #[inline(always)]
     fn cluster(&self, s: Mask, k: usize) -> (f64, Mask, Scaled) {
         let e_ref = (1..k)
@@ -398,95 +374,7 @@ impl Tables {
             .max()
             .unwrap_or(ZERO_EXP)
             .saturating_add(2);
-        let low = lowest(s);
-        let rest = s ^ low;
-        if rest.count_ones() < 3 {
-            return self.cluster_exact(s);
-        }
-        // Four interleaved streams: the two highest points of `rest` in or out
-        // of L, the other points of `rest` enumerated once for all four.
-        let h1 = 1 << (31 - rest.leading_zeros());
-        let h2 = 1 << (31 - (rest ^ h1).leading_zeros());
-        let base = rest ^ h1 ^ h2;
-        let cells = &self.cells[..];
-        // Every mask is below the table length 2^n: masking with `len - 1` is a
-        // no-op that lets the compiler drop the bounds checks of the hot loop.
-        let last = cells.len() - 1;
-        macro_rules! term {
-            ($l:expr) => {{
-                let (a, b) = (&cells[$l as usize & last], &cells[(s ^ $l) as usize & last]);
-                let v = a.key + b.key;
-                let d = (a.exp + b.exp - e_ref).max(-1023);
-                let scale = f64::from_bits(((d + 1023) as u64) << 52);
-                (v, a.mant * b.mant * scale)
-            }};
-        }
-        // One accumulator per stream: four independent dependency chains.
-        let (mut b0, mut b1, mut b2, mut b3) = (
-            f64::NEG_INFINITY,
-            f64::NEG_INFINITY,
-            f64::NEG_INFINITY,
-            f64::NEG_INFINITY,
-        );
-        let (mut a0, mut a1, mut a2, mut a3) = (0 as Mask, 0 as Mask, 0 as Mask, 0 as Mask);
-        let (mut s0, mut s1, mut s2, mut s3) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
-        macro_rules! visit {
-            ($l:expr, $b:ident, $a:ident, $s:ident) => {{
-                let l = $l;
-                let (v, t) = term!(l);
-                if v > $b {
-                    $b = v;
-                    $a = l;
-                }
-                $s += t;
-            }};
-        }
-        // First round: the fourth stream's left part would be `s` itself.
-        let l0 = low | base;
-        visit!(l0, b0, a0, s0);
-        visit!(l0 | h2, b1, a1, s1);
-        visit!(l0 | h1, b2, a2, s2);
-        let mut sub = base;
-        while sub != 0 {
-            sub = (sub - 1) & base;
-            let l0 = low | sub;
-            visit!(l0, b0, a0, s0);
-            visit!(l0 | h2, b1, a1, s1);
-            visit!(l0 | h1, b2, a2, s2);
-            visit!(l0 | h1 | h2, b3, a3, s3);
-        }
-        let best = [b0, b1, b2, b3];
-        let arg = [a0, a1, a2, a3];
-        let total = (s0 + s1) + (s2 + s3);
-        if total.is_nan() || total < f64::from_bits(((1023 - 900) as u64) << 52) {
-            return self.cluster_exact(s);
-        }
-        let mut q_best = 0;
-        for q in 1..4 {
-            if best[q] > best[q_best] || (best[q] == best[q_best] && arg[q] > arg[q_best]) {
-                q_best = q;
-            }
-        }
-        let mut g = Acc::new();
-        g.add(total, e_ref);
-        (best[q_best], arg[q_best], g.value())
-    }
-
-    /// [`Tables::cluster`] with a running reference exponent: exact for any range.
-    fn cluster_exact(&self, s: Mask) -> (f64, Mask, Scaled) {
-        let mut best = f64::NEG_INFINITY;
-        let mut arg = 0;
-        let mut acc = Acc::new();
-        for_each_split(s, |l, r| {
-            let (a, b) = (&self.cells[l as usize], &self.cells[r as usize]);
-            let v = a.key + b.key;
-            if v > best || (v == best && l > arg) {
-                best = v;
-                arg = l;
-            }
-            acc.add(a.mant * b.mant, a.exp + b.exp);
-        });
-        (best, arg, acc.value())
+        sweep(s, &self.cells, &self.cells, false, e_ref)
     }
 }
 

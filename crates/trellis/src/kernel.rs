@@ -1,0 +1,159 @@
+//! The inner loop shared by the exact trellises.
+//!
+//! Both the hierarchical trellis (a cluster `S` splits into two children) and
+//! the flat trellis (a set `S` is a cluster `C` plus a partition of the rest)
+//! sum over the ways to cut `S` into a part `L` holding its lowest point and
+//! the rest `R = S ∖ L`. With one table for `L` and one for `R` (the same for
+//! the hierarchical trellis), [`sweep`] returns the best `key(L) + key(R)`
+//! with its `L` (the MAP step) and the sum `Σ g(L) · g(R)` in scaled
+//! arithmetic (the partition-function step).
+//!
+//! The loop runs four interleaved streams (the two highest points of `S ∖
+//! lowest` in or out of `L`), four independent dependency chains per
+//! enumeration step. Every term is scaled against one reference exponent
+//! `e_ref` that bounds all terms from above, by a power of two built from its
+//! exponent bits; if the sum then falls below 2^-900 of the reference, terms
+//! flushed to zero might matter and [`sweep_exact`] redoes the set with a
+//! running reference.
+
+use crate::scaled::{Acc, Scaled, ZERO_EXP};
+use crate::subset::{Mask, for_each_split, lowest};
+
+/// One table entry: a log value `key` (for the max) and a scaled linear value
+/// `g = mant · 2^exp` (for the sum), 24 bytes so that a term reads two records.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Cell {
+    pub key: f64,
+    pub mant: f64,
+    pub exp: i32,
+}
+
+impl Cell {
+    /// Zero: `key = -∞`, `g = 0`.
+    pub const ZERO: Cell = Cell {
+        key: f64::NEG_INFINITY,
+        mant: 0.0,
+        exp: ZERO_EXP,
+    };
+
+    /// One: `key = 0`, `g = 1`.
+    pub const ONE: Cell = Cell {
+        key: 0.0,
+        mant: 1.0,
+        exp: 0,
+    };
+
+    /// The cell of a log value used both as key and as `ln g`.
+    #[inline]
+    pub fn new(key: f64, ln_g: f64) -> Cell {
+        let g = Scaled::from_ln(ln_g);
+        Cell {
+            key,
+            mant: g.mant,
+            exp: g.exp,
+        }
+    }
+}
+
+/// The sweep over the cuts of `s` (see the module docs): returns
+/// `(max key(L) + key(R), its L, Σ g(L)·g(R))`. `L` runs over the subsets of
+/// `s` holding its lowest point, `s` itself included when `whole` (then
+/// `right[0]` must be the cell of the empty set). `e_ref` bounds every term's
+/// exponent (mantissa products are below 4).
+#[inline(always)]
+pub(crate) fn sweep(s: Mask, left: &[Cell], right: &[Cell], whole: bool, e_ref: i32) -> (f64, Mask, Scaled) {
+    let low = lowest(s);
+    let rest = s ^ low;
+    if rest.count_ones() < 3 {
+        return sweep_exact(s, left, right, whole);
+    }
+    let h1 = 1 << (31 - rest.leading_zeros());
+    let h2 = 1 << (31 - (rest ^ h1).leading_zeros());
+    let base = rest ^ h1 ^ h2;
+    // Every mask is below the table length 2^n: masking with `len - 1` is a
+    // no-op that lets the compiler drop the bounds checks of the hot loop.
+    let last = left.len() - 1;
+    let right = &right[..=last];
+    macro_rules! term {
+        ($l:expr) => {{
+            let (a, b) = (&left[$l as usize & last], &right[(s ^ $l) as usize & last]);
+            let v = a.key + b.key;
+            let d = (a.exp + b.exp - e_ref).max(-1023);
+            let scale = f64::from_bits(((d + 1023) as u64) << 52);
+            (v, a.mant * b.mant * scale)
+        }};
+    }
+    // One accumulator per stream: four independent dependency chains.
+    let (mut b0, mut b1, mut b2, mut b3) = (
+        f64::NEG_INFINITY,
+        f64::NEG_INFINITY,
+        f64::NEG_INFINITY,
+        f64::NEG_INFINITY,
+    );
+    let (mut a0, mut a1, mut a2, mut a3) = (0 as Mask, 0 as Mask, 0 as Mask, 0 as Mask);
+    let (mut s0, mut s1, mut s2, mut s3) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    macro_rules! visit {
+        ($l:expr, $b:ident, $a:ident, $s:ident) => {{
+            let l = $l;
+            let (v, t) = term!(l);
+            if v > $b {
+                $b = v;
+                $a = l;
+            }
+            $s += t;
+        }};
+    }
+    // First round: the fourth stream's left part is `s` itself.
+    let l0 = low | base;
+    visit!(l0, b0, a0, s0);
+    visit!(l0 | h2, b1, a1, s1);
+    visit!(l0 | h1, b2, a2, s2);
+    if whole {
+        visit!(s, b3, a3, s3);
+    }
+    let mut sub = base;
+    while sub != 0 {
+        sub = (sub - 1) & base;
+        let l0 = low | sub;
+        visit!(l0, b0, a0, s0);
+        visit!(l0 | h2, b1, a1, s1);
+        visit!(l0 | h1, b2, a2, s2);
+        visit!(l0 | h1 | h2, b3, a3, s3);
+    }
+    let best = [b0, b1, b2, b3];
+    let arg = [a0, a1, a2, a3];
+    let total = (s0 + s1) + (s2 + s3);
+    if total.is_nan() || total < f64::from_bits(((1023 - 900) as u64) << 52) {
+        return sweep_exact(s, left, right, whole);
+    }
+    let mut q_best = 0;
+    for q in 1..4 {
+        if best[q] > best[q_best] || (best[q] == best[q_best] && arg[q] > arg[q_best]) {
+            q_best = q;
+        }
+    }
+    let mut g = Acc::new();
+    g.add(total, e_ref);
+    (best[q_best], arg[q_best], g.value())
+}
+
+/// [`sweep`] with a running reference exponent: exact for any range.
+pub(crate) fn sweep_exact(s: Mask, left: &[Cell], right: &[Cell], whole: bool) -> (f64, Mask, Scaled) {
+    let mut best = f64::NEG_INFINITY;
+    let mut arg = 0;
+    let mut acc = Acc::new();
+    let mut visit = |l: Mask, r: Mask| {
+        let (a, b) = (&left[l as usize], &right[r as usize]);
+        let v = a.key + b.key;
+        if v > best || (v == best && l > arg) {
+            best = v;
+            arg = l;
+        }
+        acc.add(a.mant * b.mant, a.exp + b.exp);
+    };
+    for_each_split(s, &mut visit);
+    if whole {
+        visit(s, 0);
+    }
+    (best, arg, acc.value())
+}
