@@ -51,6 +51,61 @@ pub struct BenchArgs {
     /// With --jets: the paper-era likelihood instead of the current one.
     #[arg(long, requires = "jets")]
     legacy: bool,
+    /// Time the flat trellis (correlation clustering over all partitions):
+    /// log Z + MAP, then every cluster marginal and the pairwise matrix.
+    #[arg(long, conflicts_with_all = ["jets", "general", "marginals"])]
+    flat: bool,
+}
+
+#[derive(Serialize)]
+struct FlatRow {
+    n: usize,
+    threads: usize,
+    terms: u64,
+    tables_s: f64,
+    inside_s: f64,
+    terms_per_s: f64,
+    marginals_s: f64,
+}
+
+/// The flat trellis on random weights: the best of the repeats per size.
+fn bench_flat(args: &BenchArgs) -> Result<String> {
+    let mut out = String::new();
+    if !args.json {
+        out += &format!(
+            "flat trellis (correlation clustering), {} threads, best of {} runs\n   N           terms   tables (s)   log Z+MAP (s)      terms/s   marginals+pairwise (s)\n",
+            rayon::current_num_threads(),
+            args.repeats.max(1)
+        );
+    }
+    for &n in &args.sizes {
+        let w = random_weights(n, args.seed)?;
+        let started = Instant::now();
+        let model = trellis::flat::CorrelationClustering::new(&w, 1.0)?;
+        let tables_s = started.elapsed().as_secs_f64();
+        let (inside_s, t) = best_of(args.repeats, || Ok(trellis::flat::FlatTrellis::new(&model)?))?;
+        let (marginals_s, _) = best_of(args.repeats, || Ok(t.marginals()))?;
+        // Terms: every subset S sums over the 2^(|S|-1) clusters holding its lowest point.
+        let terms = (3u64.pow(n as u32) - 1) / 2;
+        let row = FlatRow {
+            n,
+            threads: rayon::current_num_threads(),
+            terms,
+            tables_s,
+            inside_s,
+            terms_per_s: terms as f64 / inside_s,
+            marginals_s,
+        };
+        if args.json {
+            out += &(serde_json::to_string(&row)? + "\n");
+        } else {
+            out += &format!(
+                "{:>4} {:>15} {:>12.4} {:>15.6} {:>12.3e} {:>24.6}\n",
+                n, terms, tables_s, inside_s, row.terms_per_s, marginals_s
+            );
+        }
+    }
+    Ok(out)
 }
 
 #[derive(Serialize)]
@@ -193,6 +248,9 @@ fn measure<P: Potential>(model: P, tables_s: f64, args: &BenchArgs, n: usize) ->
 pub fn run(args: &BenchArgs) -> Result<String> {
     if let Some(path) = &args.jets {
         return bench_jets(args, path);
+    }
+    if args.flat {
+        return bench_flat(args);
     }
     let mut out = String::new();
     if !args.json {

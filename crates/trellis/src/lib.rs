@@ -87,6 +87,7 @@
 pub mod agglomerative;
 pub mod count;
 mod error;
+pub mod flat;
 pub mod ginkgo;
 pub mod io;
 mod kernel;

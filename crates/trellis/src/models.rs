@@ -62,7 +62,7 @@ fn check_size(w: &Weights) -> Result<()> {
 /// Sums of a pairwise function over the pairs inside every subset,
 /// `T(S) = Σ_{i<j ∈ S} f(w_ij)`, in `O(n · 2^n)`: the subset with its highest
 /// point `h` removed was done before, and the new pairs are `(h, j)`.
-fn pair_sums(w: &Weights, f: impl Fn(f64) -> f64 + Sync) -> Vec<f64> {
+pub(crate) fn pair_sums(w: &Weights, f: impl Fn(f64) -> f64 + Sync) -> Vec<f64> {
     use rayon::prelude::*;
     let n = w.n();
     let mut table = vec![0.0; 1usize << n];
