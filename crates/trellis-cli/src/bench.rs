@@ -83,7 +83,9 @@ fn bench_flat(args: &BenchArgs) -> Result<String> {
         let started = Instant::now();
         let model = trellis::flat::CorrelationClustering::new(&w, 1.0)?;
         let tables_s = started.elapsed().as_secs_f64();
-        let (inside_s, t) = best_of(args.repeats, || Ok(trellis::flat::FlatTrellis::new(&model)?))?;
+        let (inside_s, t) = best_of(args.repeats, || {
+            Ok(trellis::flat::FlatTrellis::new(&model)?)
+        })?;
         let (marginals_s, _) = best_of(args.repeats, || Ok(t.marginals()))?;
         // Terms: every subset S sums over the 2^(|S|-1) clusters holding its lowest point.
         let terms = (3u64.pow(n as u32) - 1) / 2;

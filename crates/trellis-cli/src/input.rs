@@ -5,7 +5,7 @@ use anyhow::{Context, Result, bail};
 use trellis::ginkgo::{JetsFile, Variant};
 use trellis::{Similarity, Weights, Workload};
 
-use crate::{ModelArgs, ModelKind, SimilarityKind};
+use crate::{DataArgs, ModelArgs, ModelKind, SimilarityKind};
 
 /// What the commands run on.
 pub enum Input {
@@ -36,7 +36,8 @@ pub fn load(args: &ModelArgs, dense: Option<Workload>) -> Result<Input> {
             bail!("--max-memory must be a positive number of GiB, not {g}");
         }
     }
-    let point_flags = args.similarity.is_some() || args.gamma.is_some() || args.center;
+    let data = &args.data;
+    let point_flags = data.similarity.is_some() || data.gamma.is_some() || data.center;
     if let Some(path) = &args.jets {
         if ginkgo_variant(args.model).is_none() {
             bail!(
@@ -64,28 +65,7 @@ pub fn load(args: &ModelArgs, dense: Option<Workload>) -> Result<Input> {
             args.model
         );
     }
-    let weights = if let Some(path) = &args.weights {
-        if point_flags {
-            bail!("--similarity, --gamma and --center apply to --points, not to --weights");
-        }
-        let m = trellis::io::read_matrix(path, false)?;
-        Weights::from_matrix(&m).with_context(|| format!("in --weights {}", path.display()))?
-    } else {
-        let path = args.points.as_ref().expect("clap requires an input");
-        let m = trellis::io::read_matrix(path, true)?;
-        let similarity = match args.similarity.unwrap_or(SimilarityKind::Cosine) {
-            SimilarityKind::Cosine => Similarity::Cosine,
-            SimilarityKind::Dot => Similarity::Dot,
-            SimilarityKind::Rbf => Similarity::Rbf {
-                gamma: args.gamma.unwrap_or(1.0 / m.cols.max(1) as f64),
-            },
-        };
-        if args.gamma.is_some() && !matches!(similarity, Similarity::Rbf { .. }) {
-            bail!("--gamma only applies to --similarity rbf");
-        }
-        Weights::from_points(&m, similarity, args.center)
-            .with_context(|| format!("in --points {}", path.display()))?
-    };
+    let weights = read_weights(data)?;
     if args.model == ModelKind::Dasgupta {
         if let Some((i, j, w)) = weights.first_negative() {
             bail!(
@@ -99,6 +79,34 @@ pub fn load(args: &ModelArgs, dense: Option<Workload>) -> Result<Input> {
             .map_err(|e| anyhow::anyhow!("{e} (for example --sparse beam)"))?;
     }
     Ok(Input::Weights(weights))
+}
+
+/// Reads `--weights`, or `--points` with their similarity.
+pub fn read_weights(data: &DataArgs) -> Result<Weights> {
+    let point_flags = data.similarity.is_some() || data.gamma.is_some() || data.center;
+    if let Some(path) = &data.weights {
+        if point_flags {
+            bail!("--similarity, --gamma and --center apply to --points, not to --weights");
+        }
+        let m = trellis::io::read_matrix(path, false)?;
+        return Weights::from_matrix(&m)
+            .with_context(|| format!("in --weights {}", path.display()));
+    }
+    let path = data.points.as_ref().expect("clap requires an input");
+    let m = trellis::io::read_matrix(path, true)?;
+    let similarity = match data.similarity.unwrap_or(SimilarityKind::Cosine) {
+        SimilarityKind::Cosine => Similarity::Cosine,
+        SimilarityKind::Dot => Similarity::Dot,
+        SimilarityKind::Expneg => Similarity::ExpNeg,
+        SimilarityKind::Rbf => Similarity::Rbf {
+            gamma: data.gamma.unwrap_or(1.0 / m.cols.max(1) as f64),
+        },
+    };
+    if data.gamma.is_some() && !matches!(similarity, Similarity::Rbf { .. }) {
+        bail!("--gamma only applies to --similarity rbf");
+    }
+    Weights::from_points(&m, similarity, data.center)
+        .with_context(|| format!("in --points {}", path.display()))
 }
 
 /// `--max-memory` in bytes (`None`: the memory available).

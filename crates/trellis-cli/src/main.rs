@@ -16,6 +16,7 @@ mod bench;
 mod commands;
 mod demo;
 mod experiment;
+mod flat;
 mod generate;
 mod input;
 mod output;
@@ -60,6 +61,9 @@ enum Command {
     Beam(baselines::BeamArgs),
     /// Classic linkage clustering (single, average, complete, Ward).
     Linkage(baselines::LinkageArgs),
+    /// Flat clusterings: exact inference over all partitions (the flat cluster trellis).
+    #[command(subcommand)]
+    Flat(flat::FlatCommand),
     /// Ginkgo jets: the toy parton-shower simulator.
     #[command(subcommand)]
     Ginkgo(GinkgoCommand),
@@ -89,29 +93,8 @@ pub struct ModelArgs {
     #[arg(long, value_name = "FILE")]
     pub jets: Option<PathBuf>,
 
-    /// Pairwise weights: an N x N matrix, CSV without header or .npy (float64/float32).
-    /// Must be symmetric (up to 1e-6 relative rounding); the diagonal is ignored.
-    #[arg(long, value_name = "FILE")]
-    pub weights: Option<PathBuf>,
-
-    /// Points, one per row: CSV (a header row is allowed) or .npy. Weights are
-    /// their pairwise similarities (see --similarity and --center).
-    #[arg(long, value_name = "FILE")]
-    pub points: Option<PathBuf>,
-
-    /// Similarity for --points: cosine, rbf (exp(-gamma |x-y|^2)) or dot product
-    /// [default: cosine].
-    #[arg(long, value_enum, requires = "points")]
-    pub similarity: Option<SimilarityKind>,
-
-    /// gamma of the rbf similarity [default: 1 / number of features].
-    #[arg(long, requires = "points", value_name = "G")]
-    pub gamma: Option<f64>,
-
-    /// Subtract the mean off-diagonal similarity, giving positive and negative weights
-    /// (the recipe of the trellis and A* papers for hcc).
-    #[arg(long, requires = "points")]
-    pub center: bool,
+    #[command(flatten)]
+    pub data: DataArgs,
 
     /// Inverse temperature: log psi = -beta * cost. Scales log Z, marginals and samples;
     /// the MAP tree does not depend on it.
@@ -127,6 +110,34 @@ pub struct ModelArgs {
     /// [default: the memory available].
     #[arg(long, value_name = "GIB")]
     pub max_memory: Option<f64>,
+}
+
+/// A dataset given as pairwise weights or as points with a similarity.
+#[derive(Args, Debug)]
+pub struct DataArgs {
+    /// Pairwise weights: an N x N matrix, CSV without header or .npy (float64/float32).
+    /// Must be symmetric (up to 1e-6 relative rounding); the diagonal is ignored.
+    #[arg(long, value_name = "FILE")]
+    pub weights: Option<PathBuf>,
+
+    /// Points, one per row: CSV (a header row is allowed) or .npy. Weights are
+    /// their pairwise similarities (see --similarity and --center).
+    #[arg(long, value_name = "FILE")]
+    pub points: Option<PathBuf>,
+
+    /// Similarity for --points: cosine, rbf (exp(-gamma |x-y|^2)), dot product or
+    /// expneg (exp(-|x-y|)) [default: cosine].
+    #[arg(long, value_enum, requires = "points")]
+    pub similarity: Option<SimilarityKind>,
+
+    /// gamma of the rbf similarity [default: 1 / number of features].
+    #[arg(long, requires = "points", value_name = "G")]
+    pub gamma: Option<f64>,
+
+    /// Subtract the mean off-diagonal similarity, giving positive and negative weights
+    /// (the recipe of the trellis and A* papers for hcc).
+    #[arg(long, requires = "points")]
+    pub center: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -149,6 +160,8 @@ pub enum SimilarityKind {
     Rbf,
     /// Dot product.
     Dot,
+    /// exp(-|x-y|), the flat trellis paper's similarity (centre it with --center).
+    Expneg,
 }
 
 #[derive(Subcommand, Debug)]
@@ -309,6 +322,7 @@ fn run(cli: Cli) -> anyhow::Result<String> {
         Command::Greedy(a) => baselines::greedy(&a, progress),
         Command::Beam(a) => baselines::beam(&a, progress),
         Command::Linkage(a) => baselines::linkage(&a, progress),
+        Command::Flat(c) => flat::run(&c, progress),
         Command::Ginkgo(GinkgoCommand::Generate(a)) => generate::run(&a),
         Command::Experiment(ExperimentCommand::Ginkgo(a)) => experiment::ginkgo(&a),
         Command::Demo => demo::run(),

@@ -4,4 +4,5 @@ mod util;
 
 mod contract;
 mod errors;
+mod flat;
 mod jets;

@@ -47,8 +47,8 @@ use crate::models::{check_beta, pair_sums};
 use crate::scaled::{LogSumExp, ZERO_EXP};
 use crate::sparse::Cluster;
 use crate::subset::{Mask, for_each_level_batch, for_each_split, full, lowest, members};
-use crate::trellis::{BATCH, fill_by_size, map_batch};
 use crate::tree::Tree;
+use crate::trellis::{BATCH, Options, Ticker, fill_by_size, map_batch};
 use crate::weights::Weights;
 
 /// A cluster energy `E(c) > 0`, given as `log E(c)` for a non-empty cluster.
@@ -146,7 +146,9 @@ pub struct FlatTrellis<E> {
 
 impl<E> std::fmt::Debug for FlatTrellis<E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FlatTrellis").field("n", &self.n).finish_non_exhaustive()
+        f.debug_struct("FlatTrellis")
+            .field("n", &self.n)
+            .finish_non_exhaustive()
     }
 }
 
@@ -158,14 +160,13 @@ impl<E: Energy> FlatTrellis<E> {
     /// Tabulates the energies and runs the inside pass (`log Z` and the MAP of
     /// every subset), `O(3^n)`.
     pub fn new(energy: E) -> Result<FlatTrellis<E>> {
-        FlatTrellis::with_memory_limit(energy, None)
+        FlatTrellis::with_options(energy, &Options::default())
     }
 
-    /// [`FlatTrellis::new`] refusing to use more than `limit` bytes (default:
-    /// the memory available).
-    pub fn with_memory_limit(energy: E, limit: Option<u64>) -> Result<FlatTrellis<E>> {
+    /// [`FlatTrellis::new`] with a memory limit and a progress callback.
+    pub fn with_options(energy: E, options: &Options<'_>) -> Result<FlatTrellis<E>> {
         let n = energy.num_points();
-        memory::check_dense(n, FLAT_BYTES << n.min(63), limit)?;
+        memory::check_dense(n, FLAT_BYTES << n.min(63), options.memory_limit)?;
         let size = 1usize << n;
         let mut cells = vec![Cell::ZERO; size];
         {
@@ -175,9 +176,14 @@ impl<E: Energy> FlatTrellis<E> {
                 Cell::new(e, if e.is_nan() { f64::NEG_INFINITY } else { e })
             });
         }
-        if let Some(c) = (1..size).find(|&c| cells[c].key.is_nan() || cells[c].key == f64::INFINITY) {
+        if let Some(c) = (1..size).find(|&c| cells[c].key.is_nan() || cells[c].key == f64::INFINITY)
+        {
             return Err(Error::new(ErrorKind::BadPotential {
-                detail: format!("log E of cluster {:?} is {}", members(c as Mask).collect::<Vec<_>>(), cells[c].key),
+                detail: format!(
+                    "log E of cluster {:?} is {}",
+                    members(c as Mask).collect::<Vec<_>>(),
+                    cells[c].key
+                ),
             }));
         }
         let mut t = FlatTrellis {
@@ -188,23 +194,38 @@ impl<E: Energy> FlatTrellis<E> {
             map: vec![f64::NEG_INFINITY; size],
             best: vec![0; size],
         };
-        t.inside();
+        t.inside(&mut Ticker::new(
+            options.progress,
+            "inside",
+            (3u64.pow(n as u32) - 1) / 2,
+        ));
         if t.log_z() == f64::NEG_INFINITY {
             return Err(Error::new(ErrorKind::NoTree));
         }
         Ok(t)
     }
 
-    fn inside(&mut self) {
+    fn inside(&mut self, ticker: &mut Ticker<'_>) {
         let n = self.n;
         let max_exp = |table: &[Cell], k: usize| {
             let mut m = ZERO_EXP;
             for_each_level_batch(n, k, BATCH, |batch| {
-                m = batch.iter().map(|&t| table[t as usize].exp).fold(m, i32::max);
+                m = batch
+                    .iter()
+                    .map(|&t| table[t as usize].exp)
+                    .fold(m, i32::max);
             });
             m
         };
-        let max_e: Vec<i32> = (0..=n).map(|k| if k == 0 { ZERO_EXP } else { max_exp(&self.cells, k) }).collect();
+        let max_e: Vec<i32> = (0..=n)
+            .map(|k| {
+                if k == 0 {
+                    ZERO_EXP
+                } else {
+                    max_exp(&self.cells, k)
+                }
+            })
+            .collect();
         // Partition-function cells: Z(∅) = 1, filled level by level.
         let mut z = vec![Cell::ZERO; 1 << n];
         z[0] = Cell::ONE;
@@ -228,9 +249,12 @@ impl<E: Energy> FlatTrellis<E> {
                     self.log_z[s as usize] = g.ln();
                     self.best[s as usize] = c;
                 }
+                ticker.advance(batch.len() as u64 * work);
             });
             let (log_z, map) = (&self.log_z, &self.map);
-            fill_by_size(&mut z, k..=k, |s| Cell::new(map[s as usize], log_z[s as usize]));
+            fill_by_size(&mut z, k..=k, |s| {
+                Cell::new(map[s as usize], log_z[s as usize])
+            });
             max_z[k] = max_exp(&z, k);
         }
     }
@@ -293,7 +317,10 @@ impl<E: Energy> FlatTrellis<E> {
             let mut m: Mask = 0;
             for &i in c {
                 if i >= self.n {
-                    return Err(Error::tree(format!("point {i} is out of range (n = {})", self.n)));
+                    return Err(Error::tree(format!(
+                        "point {i} is out of range (n = {})",
+                        self.n
+                    )));
                 }
                 if (seen | m) >> i & 1 == 1 {
                     return Err(Error::tree(format!("point {i} appears more than once")));
@@ -313,7 +340,11 @@ impl<E: Energy> FlatTrellis<E> {
     /// `log P(C)` of a partition of all the points.
     pub fn log_probability(&self, partition: &[Vec<usize>]) -> Result<f64> {
         let masks = self.masks_of(partition)?;
-        Ok(masks.iter().map(|&m| self.cells[m as usize].key).sum::<f64>() - self.log_z())
+        Ok(masks
+            .iter()
+            .map(|&m| self.cells[m as usize].key)
+            .sum::<f64>()
+            - self.log_z())
     }
 
     /// The marginal of every cluster and the pairwise co-clustering matrix.
@@ -423,7 +454,10 @@ pub struct FlatMarginals {
 impl FlatMarginals {
     /// `log P(c)`: the log-probability that `cluster` is a cluster of the partition.
     pub fn log_p(&self, cluster: Mask) -> f64 {
-        self.log_p.get(cluster as usize).copied().unwrap_or(f64::NEG_INFINITY)
+        self.log_p
+            .get(cluster as usize)
+            .copied()
+            .unwrap_or(f64::NEG_INFINITY)
     }
 
     /// `P(c)`.
@@ -470,7 +504,11 @@ pub fn bell(n: usize) -> BigUint {
         }
         row = next;
     }
-    if n == 0 { BigUint::from(1u32) } else { row.last().expect("non-empty").clone() }
+    if n == 0 {
+        BigUint::from(1u32)
+    } else {
+        row.last().expect("non-empty").clone()
+    }
 }
 
 /// A sparse flat trellis: a family of clusters closed under recursive
@@ -487,7 +525,11 @@ pub struct SparseFlat {
 }
 
 fn full_cluster(n: usize) -> Cluster {
-    if n == 128 { u128::MAX } else { (1u128 << n) - 1 }
+    if n == 128 {
+        u128::MAX
+    } else {
+        (1u128 << n) - 1
+    }
 }
 
 impl SparseFlat {
@@ -499,19 +541,24 @@ impl SparseFlat {
             return Err(Error::new(ErrorKind::Empty));
         }
         if n > 128 {
-            return Err(Error::parameter(format!("a sparse trellis holds at most 128 points; this problem has {n}")));
+            return Err(Error::parameter(format!(
+                "a sparse trellis holds at most 128 points; this problem has {n}"
+            )));
         }
         let all = full_cluster(n);
         let mut vertices: Vec<Cluster> = vec![all];
         for c in clusters {
             if c == 0 || c & !all != 0 {
-                return Err(Error::tree(format!("cluster {c:#b} is not a non-empty subset of the {n} points")));
+                return Err(Error::tree(format!(
+                    "cluster {c:#b} is not a non-empty subset of the {n} points"
+                )));
             }
             vertices.push(c);
         }
         vertices.sort_by_key(|c| (c.count_ones(), *c));
         vertices.dedup();
-        let index: HashMap<Cluster, usize> = vertices.iter().enumerate().map(|(k, &c)| (c, k)).collect();
+        let index: HashMap<Cluster, usize> =
+            vertices.iter().enumerate().map(|(k, &c)| (c, k)).collect();
         let bits = |c: Cluster| -> Vec<usize> { (0..n).filter(|&i| c >> i & 1 == 1).collect() };
         let mut candidates = Vec::with_capacity(vertices.len());
         for &y in &vertices {
@@ -651,7 +698,9 @@ pub fn perturb_and_map(weights: &Weights, beta: f64, k: usize, seed: u64) -> Res
     let counts = (0..k)
         .into_par_iter()
         .map(|s| {
-            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ (s as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(
+                seed ^ (s as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            );
             let mut w = vec![0.0; n * n];
             for i in 0..n {
                 for j in i + 1..n {
@@ -662,7 +711,11 @@ pub fn perturb_and_map(weights: &Weights, beta: f64, k: usize, seed: u64) -> Res
                     w[j * n + i] = v;
                 }
             }
-            let perturbed = Weights::from_matrix(&crate::weights::Matrix { rows: n, cols: n, data: w })?;
+            let perturbed = Weights::from_matrix(&crate::weights::Matrix {
+                rows: n,
+                cols: n,
+                data: w,
+            })?;
             let t = FlatTrellis::new(CorrelationClustering::new(&perturbed, 1.0)?)?;
             let mut together = vec![0u32; n * n];
             for c in t.map_clustering() {
@@ -721,7 +774,10 @@ mod tests {
             let m = t.marginals();
             // Every point is in exactly one cluster: the cluster marginals through a point sum to 1.
             for i in 0..n {
-                let s: f64 = (1..1u32 << n).filter(|c| c >> i & 1 == 1).map(|c| m.p(c)).sum();
+                let s: f64 = (1..1u32 << n)
+                    .filter(|c| c >> i & 1 == 1)
+                    .map(|c| m.p(c))
+                    .sum();
                 assert!((s - 1.0).abs() < 1e-9, "n {n}: {s}");
             }
         }

@@ -61,7 +61,13 @@ impl Cell {
 /// `right[0]` must be the cell of the empty set). `e_ref` bounds every term's
 /// exponent (mantissa products are below 4).
 #[inline(always)]
-pub(crate) fn sweep(s: Mask, left: &[Cell], right: &[Cell], whole: bool, e_ref: i32) -> (f64, Mask, Scaled) {
+pub(crate) fn sweep(
+    s: Mask,
+    left: &[Cell],
+    right: &[Cell],
+    whole: bool,
+    e_ref: i32,
+) -> (f64, Mask, Scaled) {
     let low = lowest(s);
     let rest = s ^ low;
     if rest.count_ones() < 3 {
@@ -138,7 +144,12 @@ pub(crate) fn sweep(s: Mask, left: &[Cell], right: &[Cell], whole: bool, e_ref: 
 }
 
 /// [`sweep`] with a running reference exponent: exact for any range.
-pub(crate) fn sweep_exact(s: Mask, left: &[Cell], right: &[Cell], whole: bool) -> (f64, Mask, Scaled) {
+pub(crate) fn sweep_exact(
+    s: Mask,
+    left: &[Cell],
+    right: &[Cell],
+    whole: bool,
+) -> (f64, Mask, Scaled) {
     let mut best = f64::NEG_INFINITY;
     let mut arg = 0;
     let mut acc = Acc::new();

@@ -44,9 +44,9 @@ use rayon::prelude::*;
 
 use crate::count;
 use crate::error::{Error, ErrorKind, Result};
+use crate::kernel::{Cell, sweep};
 use crate::memory::{self, INSIDE_PEAK_BYTES};
 use crate::potential::{Potential, Separable};
-use crate::kernel::{Cell, sweep};
 use crate::scaled::{LogSumExp, Scaled, ZERO_EXP};
 use crate::subset::{
     Mask, for_each_level_batch, for_each_split, full, lowest, splits_of_size, total_splits,

@@ -73,6 +73,9 @@ pub enum Similarity {
     },
     /// `x·y`.
     Dot,
+    /// `exp(-|x - y|)`, the flat trellis paper's similarity (§5.2; centre it to
+    /// get positive and negative weights).
+    ExpNeg,
 }
 
 /// A validated symmetric weight matrix with a zero diagonal.
@@ -173,6 +176,21 @@ impl Weights {
                             .map(|(a, b)| (a - b) * (a - b))
                             .sum();
                         let v = (-gamma * d2).exp();
+                        w[i * n + j] = v;
+                        w[j * n + i] = v;
+                    }
+                }
+            }
+            Similarity::ExpNeg => {
+                for i in 0..n {
+                    for j in i + 1..n {
+                        let d2: f64 = points
+                            .row(i)
+                            .iter()
+                            .zip(points.row(j))
+                            .map(|(a, b)| (a - b) * (a - b))
+                            .sum();
+                        let v = (-d2.sqrt()).exp();
                         w[i * n + j] = v;
                         w[j * n + i] = v;
                     }
