@@ -728,19 +728,13 @@ pub fn perturb_and_map(weights: &Weights, beta: f64, k: usize, seed: u64) -> Res
             Ok(together)
         })
         .collect::<Result<Vec<_>>>()?;
-    let mut out = vec![vec![0.0; n]; n];
-    for (i, row) in out.iter_mut().enumerate() {
-        row[i] = 1.0;
-        for j in i + 1..n {
-            row[j] = counts.iter().map(|c| c[i * n + j] as f64).sum::<f64>() / k.max(1) as f64;
-        }
-    }
-    for i in 0..n {
-        for j in 0..i {
-            out[i][j] = out[j][i];
-        }
-    }
-    Ok(out)
+    let frequency = |i: usize, j: usize| {
+        let (a, b) = (i.min(j), i.max(j));
+        counts.iter().map(|c| c[a * n + b] as f64).sum::<f64>() / k.max(1) as f64
+    };
+    Ok((0..n)
+        .map(|i| (0..n).map(|j| if i == j { 1.0 } else { frequency(i, j) }).collect())
+        .collect())
 }
 
 #[cfg(test)]
