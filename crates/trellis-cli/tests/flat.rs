@@ -22,6 +22,7 @@ fn is_partition(p: &serde_json::Value, n: usize) -> bool {
 }
 
 #[test]
+#[allow(clippy::needless_range_loop)]
 fn flat_json_contract() {
     let n = 7;
     let d = dir("flat_contract");
