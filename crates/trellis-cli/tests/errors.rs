@@ -75,7 +75,7 @@ fn too_much_memory_says_how_much() {
     let w = file(&d, "w.csv", &weights_csv(20, 1));
     let mut args = map(&w);
     args.extend(["--max-memory".into(), "0.01".into()]);
-    fails_on(args, "needs 60.0 MiB");
+    fails_on(args, "needs 72.0 MiB");
 }
 
 #[test]

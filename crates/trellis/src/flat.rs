@@ -41,7 +41,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::kernel::{Cell, sweep};
+use crate::kernel::{Cell, Factors, Fast, sweep, sweep_fast};
 use crate::memory;
 use crate::models::{check_beta, pair_sums};
 use crate::scaled::{LogSumExp, ZERO_EXP};
@@ -129,8 +129,8 @@ impl Energy for CorrelationClustering {
 }
 
 /// Bytes per subset of the flat trellis: energy and partition-function cells
-/// (24 each), log Z, MAP value (8 each) and the MAP cluster (4).
-const FLAT_BYTES: u64 = 24 + 24 + 8 + 8 + 4;
+/// (24 each) and their compact copies (16 each), log Z and MAP value (8 each).
+const FLAT_BYTES: u64 = 24 + 24 + 16 + 16 + 8 + 8;
 
 /// The flat trellis over all subsets, with the partition function and MAP
 /// clustering of every subset computed.
@@ -141,7 +141,6 @@ pub struct FlatTrellis<E> {
     cells: Vec<Cell>,
     log_z: Vec<f64>,
     map: Vec<f64>,
-    best: Vec<Mask>,
 }
 
 impl<E> std::fmt::Debug for FlatTrellis<E> {
@@ -192,7 +191,6 @@ impl<E: Energy> FlatTrellis<E> {
             cells,
             log_z: vec![f64::NEG_INFINITY; size],
             map: vec![f64::NEG_INFINITY; size],
-            best: vec![0; size],
         };
         t.inside(&mut Ticker::new(
             options.progress,
@@ -226,11 +224,21 @@ impl<E: Energy> FlatTrellis<E> {
                 }
             })
             .collect();
-        // Partition-function cells: Z(∅) = 1, filled level by level.
+        // Partition-function cells: Z(∅) = 1, filled level by level, with
+        // their compact copies for the fast sweep (see `kernel`).
         let mut z = vec![Cell::ZERO; 1 << n];
         z[0] = Cell::ONE;
         let mut max_z = vec![ZERO_EXP; n + 1];
-        max_z[0] = 0;
+        max_z[0] = Cell::ONE.exp;
+        let mut e_fast = vec![Fast::ZERO; 1 << n];
+        {
+            let cells = &self.cells;
+            fill_by_size(&mut e_fast, 1..=n, |c| {
+                Fast::of(&cells[c as usize], max_e[c.count_ones() as usize])
+            });
+        }
+        let mut z_fast = vec![Fast::ZERO; 1 << n];
+        z_fast[0] = Fast::of(&Cell::ONE, max_z[0]);
         self.log_z[0] = 0.0;
         self.map[0] = 0.0;
         let mut out = Vec::new();
@@ -240,14 +248,21 @@ impl<E: Energy> FlatTrellis<E> {
                 .max()
                 .unwrap_or(ZERO_EXP)
                 .saturating_add(2);
+            let factors = Factors::new(&max_e, &max_z, k, true);
             let work = 1u64 << (k - 1);
             for_each_level_batch(n, k, BATCH, |batch| {
                 let (cells, z) = (&self.cells[..], &z[..]);
-                map_batch(batch, work, |s| sweep(s, cells, z, true, e_ref), &mut out);
-                for (&s, &(m, c, g)) in batch.iter().zip(&out) {
+                let (e_fast, z_fast) = (&e_fast[..], &z_fast[..]);
+                let solve = |s| {
+                    sweep_fast(s, e_fast, z_fast, &factors, true).unwrap_or_else(|| {
+                        let (m, _, g) = sweep(s, cells, z, true, e_ref);
+                        (m, g)
+                    })
+                };
+                map_batch(batch, work, solve, &mut out);
+                for (&s, &(m, g)) in batch.iter().zip(&out) {
                     self.map[s as usize] = m;
                     self.log_z[s as usize] = g.ln();
-                    self.best[s as usize] = c;
                 }
                 ticker.advance(batch.len() as u64 * work);
             });
@@ -256,6 +271,8 @@ impl<E: Energy> FlatTrellis<E> {
                 Cell::new(map[s as usize], log_z[s as usize])
             });
             max_z[k] = max_exp(&z, k);
+            let (z, base) = (&z, max_z[k]);
+            fill_by_size(&mut z_fast, k..=k, |s| Fast::of(&z[s as usize], base));
         }
     }
 
@@ -294,11 +311,35 @@ impl<E: Energy> FlatTrellis<E> {
         let mut out = Vec::new();
         let mut s = full(self.n);
         while s != 0 {
-            let c = self.best[s as usize];
+            let c = self.map_cluster(s);
             out.push(members(c).collect());
             s ^= c;
         }
         out
+    }
+
+    /// The cluster holding the lowest point of `s` in the MAP partition of
+    /// `s` (the largest such mask among ties). The inside pass keeps only the
+    /// MAP values, so the few clusters of one MAP partition are recovered here
+    /// by a scan of `2^(|s|-1)` candidates each, instead of tracking the
+    /// argument of every maximum in the hot loop.
+    fn map_cluster(&self, s: Mask) -> Mask {
+        let low = lowest(s);
+        let rest = s ^ low;
+        let (mut best, mut arg) = (f64::NEG_INFINITY, low);
+        let mut sub = rest;
+        loop {
+            let c = low | sub;
+            let v = self.cells[c as usize].key + self.map[(s ^ c) as usize];
+            if v > best {
+                (best, arg) = (v, c);
+            }
+            if sub == 0 {
+                break;
+            }
+            sub = (sub - 1) & rest;
+        }
+        arg
     }
 
     /// The number of partitions of the points, Bell(n).
@@ -733,7 +774,11 @@ pub fn perturb_and_map(weights: &Weights, beta: f64, k: usize, seed: u64) -> Res
         counts.iter().map(|c| c[a * n + b] as f64).sum::<f64>() / k.max(1) as f64
     };
     Ok((0..n)
-        .map(|i| (0..n).map(|j| if i == j { 1.0 } else { frequency(i, j) }).collect())
+        .map(|i| {
+            (0..n)
+                .map(|j| if i == j { 1.0 } else { frequency(i, j) })
+                .collect()
+        })
         .collect())
 }
 

@@ -3,7 +3,7 @@
 //! Every table of the dense trellis has one entry per subset, `2^n` entries, so
 //! memory, not only time, bounds `n`. The estimates here are what the library
 //! allocates (per subset: 16 bytes of model tables for the built-in models,
-//! 44 bytes while building the inside tables, 20 bytes kept afterwards, and
+//! 56 bytes while building the inside tables, 16 bytes kept afterwards, and
 //! 40 more for the outside pass of the marginals).
 
 use crate::error::{Error, ErrorKind, Result};
@@ -14,10 +14,10 @@ pub const MAX_POINTS: usize = 30;
 
 /// Model tables of the built-in models, bytes per subset.
 pub(crate) const MODEL_BYTES: u64 = 16;
-/// Peak of the inside pass (log Z, MAP value, best split, working cell).
-pub(crate) const INSIDE_PEAK_BYTES: u64 = 8 + 8 + 4 + 24;
+/// Peak of the inside pass (log Z, MAP value, exact and fast working cells).
+pub(crate) const INSIDE_PEAK_BYTES: u64 = 8 + 8 + 24 + 16;
 /// Kept after the inside pass.
-pub(crate) const INSIDE_KEPT_BYTES: u64 = 8 + 8 + 4;
+pub(crate) const INSIDE_KEPT_BYTES: u64 = 8 + 8;
 /// Outside pass (log outside, two scaled working tables).
 pub(crate) const OUTSIDE_BYTES: u64 = 8 + 16 + 16;
 
@@ -92,7 +92,7 @@ mod tests {
             ErrorKind::TooManyPoints { n: 31, max: 30 }
         ));
         let e = check_memory(28, Workload::Inside, Some(1 << 30)).unwrap_err();
-        assert!(e.to_string().contains("needs 15.0 GiB"), "{e}");
+        assert!(e.to_string().contains("needs 18.0 GiB"), "{e}");
         assert!(matches!(
             check_memory(0, Workload::Inside, None).unwrap_err().kind(),
             ErrorKind::Empty

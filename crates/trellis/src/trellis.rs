@@ -44,7 +44,7 @@ use rayon::prelude::*;
 
 use crate::count;
 use crate::error::{Error, ErrorKind, Result};
-use crate::kernel::{Cell, sweep};
+use crate::kernel::{Cell, Factors, Fast, sweep, sweep_fast};
 use crate::memory::{self, INSIDE_PEAK_BYTES};
 use crate::potential::{Potential, Separable};
 use crate::scaled::{LogSumExp, Scaled, ZERO_EXP};
@@ -160,7 +160,6 @@ pub struct Trellis<P> {
     n: usize,
     log_z: Vec<f64>,
     map: Vec<f64>,
-    best: Vec<Mask>,
     memory_limit: Option<u64>,
 }
 
@@ -189,7 +188,6 @@ impl<P: Potential> Trellis<P> {
             n,
             log_z: vec![f64::NEG_INFINITY; size],
             map: vec![f64::NEG_INFINITY; size],
-            best: vec![0; size],
             memory_limit: options.memory_limit,
         };
         for i in 0..n {
@@ -198,15 +196,11 @@ impl<P: Potential> Trellis<P> {
         }
         let mut ticker = Ticker::new(options.progress, "inside", total_splits(n) as u64);
         let Trellis {
-            model,
-            log_z,
-            map,
-            best,
-            ..
+            model, log_z, map, ..
         } = &mut t;
         match model.separable().filter(|s| s.within_scaled_range(n)) {
-            Some(sep) => inside_separable(n, &sep, log_z, map, best, &mut ticker),
-            None => inside_general(n, &*model, log_z, map, best, &mut ticker),
+            Some(sep) => inside_separable(n, &sep, log_z, map, &mut ticker),
+            None => inside_general(n, &*model, log_z, map, &mut ticker),
         }
         t.check_root()?;
         Ok(t)
@@ -279,8 +273,42 @@ impl<P: Potential> Trellis<P> {
         if cluster.count_ones() == 1 {
             return Tree::Leaf(cluster.trailing_zeros() as usize);
         }
-        let l = self.best[cluster as usize];
+        let l = self.best_split(cluster);
         Tree::node(self.map_tree_of(l), self.map_tree_of(cluster ^ l))
+    }
+
+    /// The left part of the MAP split of `s` (|s| ≥ 2). The inside pass keeps
+    /// only the MAP values, so the `n - 1` splits of a MAP tree are recovered
+    /// here by a scan of the `2^(|s|-1) - 1` splits of each, with the same
+    /// arithmetic as the inside pass and the same tie rule (the largest `L`).
+    fn best_split(&self, s: Mask) -> Mask {
+        let map = &self.map;
+        let mut best = f64::NEG_INFINITY;
+        let mut arg = 0;
+        let mut scan = |l: Mask, v: f64| {
+            if v > best || arg == 0 {
+                best = v;
+                arg = l;
+            }
+        };
+        match self
+            .model
+            .separable()
+            .filter(|sep| sep.within_scaled_range(self.n))
+        {
+            Some(sep) => {
+                let f = sep.scale * sep.size_factor[s.count_ones() as usize];
+                let key = |t: Mask| f * sep.child[t as usize] + map[t as usize];
+                for_each_split(s, |l, r| scan(l, key(l) + key(r)));
+            }
+            None => for_each_split(s, |l, r| {
+                scan(
+                    l,
+                    self.model.log_potential(l, r) + map[l as usize] + map[r as usize],
+                )
+            }),
+        }
+        arg
     }
 
     /// Number of trees the trellis realises: `(2n-3)!!` for the dense trellis.
@@ -325,6 +353,10 @@ impl<P: Potential> Trellis<P> {
 /// `key(T) = f_k C(T) + log M(T)` and `g(T) = e^{f_k C(T)} Z(T) = mant · 2^exp`.
 struct Tables {
     cells: Vec<Cell>,
+    /// The compact cells of the fast path.
+    fast: Vec<Fast>,
+    /// The fast path's factors for the current level.
+    factors: Factors,
     /// Largest `exp` among the subsets of each size.
     max_exp: Vec<i32>,
 }
@@ -333,6 +365,8 @@ impl Tables {
     fn new(n: usize) -> Tables {
         Tables {
             cells: vec![Cell::ZERO; 1usize << n],
+            fast: vec![Fast::ZERO; 1usize << n],
+            factors: Factors::new(&[ZERO_EXP; 2], &[ZERO_EXP; 2], 1, false),
             max_exp: vec![ZERO_EXP; n + 1],
         }
     }
@@ -352,7 +386,7 @@ impl Tables {
             let c = f * child[t];
             Cell::new(c + map[t], c + log_z[t])
         });
-        for j in sizes {
+        for j in sizes.clone() {
             let mut m = ZERO_EXP;
             for_each_level_batch(n, j, BATCH, |batch| {
                 m = batch
@@ -362,32 +396,38 @@ impl Tables {
             });
             self.max_exp[j] = m;
         }
+        let (cells, max_exp) = (&self.cells, &self.max_exp);
+        fill_by_size(&mut self.fast, sizes, |t| {
+            Fast::of(&cells[t as usize], max_exp[t.count_ones() as usize])
+        });
     }
 
-    /// The MAP split and the scaled sum `Σ g(L) g(S∖L)` of cluster `s` of size
-    /// `k` (see [`sweep`]); the reference exponent bounds every term from the
-    /// per-size maxima.
+    /// The MAP value `max key(L) + key(S∖L)` and the scaled sum `Σ g(L)
+    /// g(S∖L)` of cluster `s` of size `k`: the fast sweep, or the exact one
+    /// (whose reference exponent bounds every term from the per-size maxima).
     #[inline(always)]
-    fn cluster(&self, s: Mask, k: usize) -> (f64, Mask, Scaled) {
-        let e_ref = (1..k)
-            .map(|j| self.max_exp[j].saturating_add(self.max_exp[k - j]))
-            .max()
-            .unwrap_or(ZERO_EXP)
-            .saturating_add(2);
-        sweep(s, &self.cells, &self.cells, false, e_ref)
+    fn cluster(&self, s: Mask, k: usize) -> (f64, Scaled) {
+        sweep_fast(s, &self.fast, &self.fast, &self.factors, false).unwrap_or_else(|| {
+            let e_ref = (1..k)
+                .map(|j| self.max_exp[j].saturating_add(self.max_exp[k - j]))
+                .max()
+                .unwrap_or(ZERO_EXP)
+                .saturating_add(2);
+            let (m, _, g) = sweep(s, &self.cells, &self.cells, false, e_ref);
+            (m, g)
+        })
     }
 }
 
-/// Computes `(MAP value, log Z, left part of the best split)` of every cluster
-/// of size `k` with `kernel(s, log_z, map)`, in parallel batches, and stores them.
+/// Computes `(MAP value, log Z)` of every cluster of size `k` with
+/// `kernel(s, log_z, map)`, in parallel batches, and stores them.
 fn solve_level(
     n: usize,
     k: usize,
     log_z: &mut [f64],
     map: &mut [f64],
-    best: &mut [Mask],
     ticker: &mut Ticker<'_>,
-    kernel: impl Fn(Mask, &[f64], &[f64]) -> (f64, f64, Mask) + Sync,
+    kernel: impl Fn(Mask, &[f64], &[f64]) -> (f64, f64) + Sync,
 ) {
     let work = splits_of_size(k);
     let mut out = Vec::new();
@@ -396,10 +436,9 @@ fn solve_level(
             let (log_z, map) = (&*log_z, &*map);
             map_batch(batch, work, |s| kernel(s, log_z, map), &mut out);
         }
-        for (&s, &(m, z, b)) in batch.iter().zip(&out) {
+        for (&s, &(m, z)) in batch.iter().zip(&out) {
             map[s as usize] = m;
             log_z[s as usize] = z;
-            best[s as usize] = b;
         }
         ticker.advance(batch.len() as u64 * work);
     });
@@ -410,7 +449,6 @@ fn inside_separable(
     sep: &Separable<'_>,
     log_z: &mut [f64],
     map: &mut [f64],
-    best: &mut [Mask],
     ticker: &mut Ticker<'_>,
 ) {
     let mut tables = Tables::new(n);
@@ -424,11 +462,12 @@ fn inside_separable(
             1..=k - 1
         };
         tables.refresh(n, sizes, f, sep.child, log_z, map);
+        tables.factors = Factors::new(&tables.max_exp, &tables.max_exp, k, false);
         let tables = &tables;
-        solve_level(n, k, log_z, map, best, ticker, |s, _, _| {
-            let (m, arg, g) = tables.cluster(s, k);
+        solve_level(n, k, log_z, map, ticker, |s, _, _| {
+            let (m, g) = tables.cluster(s, k);
             let p = f * sep.parent[s as usize];
-            (p + m, p + g.ln(), arg)
+            (p + m, p + g.ln())
         });
     }
 }
@@ -438,24 +477,23 @@ fn inside_general<P: Potential + ?Sized>(
     model: &P,
     log_z: &mut [f64],
     map: &mut [f64],
-    best: &mut [Mask],
     ticker: &mut Ticker<'_>,
 ) {
     for k in 2..=n {
-        solve_level(n, k, log_z, map, best, ticker, |s, log_z, map| {
+        solve_level(n, k, log_z, map, ticker, |s, log_z, map| {
             let mut best_v = f64::NEG_INFINITY;
-            let mut arg = 0;
+            let mut first = true;
             let mut lse = LogSumExp::new();
             for_each_split(s, |l, r| {
                 let lp = model.log_potential(l, r);
                 let v = lp + map[l as usize] + map[r as usize];
-                if v > best_v || (arg == 0 && v.is_nan()) {
+                if v > best_v || (first && v.is_nan()) {
                     best_v = v;
-                    arg = l;
                 }
+                first = false;
                 lse.add(lp + log_z[l as usize] + log_z[r as usize]);
             });
-            (best_v, lse.ln(), arg)
+            (best_v, lse.ln())
         });
     }
 }
