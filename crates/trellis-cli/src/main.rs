@@ -17,6 +17,7 @@ mod commands;
 mod demo;
 mod experiment;
 mod flat;
+mod flat_experiment;
 mod generate;
 mod input;
 mod output;
@@ -174,6 +175,9 @@ enum GinkgoCommand {
 enum ExperimentCommand {
     /// The jet results of the trellis paper (Table 1, Figs. 6 and 7) on a jets file.
     Ginkgo(experiment::GinkgoExperimentArgs),
+    /// The gene-expression analysis of the flat trellis paper (§5.3, Figs. 2-5):
+    /// pairwise energies vs exact pairwise marginals, exact vs Perturb-and-MAP.
+    Flat(flat_experiment::FlatExperimentArgs),
 }
 
 #[derive(Args, Debug)]
@@ -325,6 +329,7 @@ fn run(cli: Cli) -> anyhow::Result<String> {
         Command::Flat(c) => flat::run(&c, progress),
         Command::Ginkgo(GinkgoCommand::Generate(a)) => generate::run(&a),
         Command::Experiment(ExperimentCommand::Ginkgo(a)) => experiment::ginkgo(&a),
+        Command::Experiment(ExperimentCommand::Flat(a)) => flat_experiment::flat(&a),
         Command::Demo => demo::run(),
         Command::Bench(a) => bench::run(&a),
     }

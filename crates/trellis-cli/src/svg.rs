@@ -55,6 +55,13 @@ fn ticks(lo: f64, hi: f64) -> Vec<f64> {
     (first..=last).map(|k| k as f64 * step).collect()
 }
 
+/// A tick value with at most 3 decimals and no trailing zeros.
+fn tick_label(t: f64) -> String {
+    let s = format!("{t:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" { "0".into() } else { s.into() }
+}
+
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -133,7 +140,7 @@ impl Plot {
         } else {
             ticks(x0, x1)
                 .into_iter()
-                .map(|t| (t, format!("{t}")))
+                .map(|t| (t, tick_label(t)))
                 .collect()
         };
         for (t, label) in xticks {
@@ -153,9 +160,7 @@ impl Plot {
                 ax0 - 5.0,
                 ax0 - 8.0,
                 y + 4.0,
-                format!("{t:.3}")
-                    .trim_end_matches('0')
-                    .trim_end_matches('.')
+                tick_label(t)
             );
         }
         let _ = writeln!(
@@ -254,6 +259,144 @@ impl Plot {
                 W - RIGHT + 42.0,
                 y + 4.0,
                 escape(label)
+            );
+        }
+        o.push_str("</svg>\n");
+        o
+    }
+}
+
+/// A labelled square heatmap of an `n × n` matrix, each cell printed with its
+/// value, and a colour bar.
+pub struct Heatmap {
+    pub title: String,
+    pub labels: Vec<String>,
+    pub values: Vec<Vec<f64>>,
+    /// Blue-white-red around 0 (for signed values); otherwise white to dark
+    /// blue from the minimum to the maximum.
+    pub diverging: bool,
+    /// Digits after the decimal point in the cells.
+    pub digits: usize,
+}
+
+/// `t ∈ [0, 1]` from `a` to `b`, as an SVG colour.
+fn blend(a: [f64; 3], b: [f64; 3], t: f64) -> String {
+    let t = t.clamp(0.0, 1.0);
+    let c: Vec<u8> = (0..3)
+        .map(|k| (a[k] + (b[k] - a[k]) * t).round() as u8)
+        .collect();
+    format!("rgb({},{},{})", c[0], c[1], c[2])
+}
+
+impl Heatmap {
+    fn color(&self, v: f64, lo: f64, hi: f64) -> (String, bool) {
+        const WHITE: [f64; 3] = [255.0, 255.0, 255.0];
+        const BLUE: [f64; 3] = [33.0, 102.0, 172.0];
+        const RED: [f64; 3] = [178.0, 24.0, 43.0];
+        if !v.is_finite() {
+            return ("rgb(200,200,200)".into(), false);
+        }
+        if self.diverging {
+            let m = lo.abs().max(hi.abs()).max(1e-300);
+            let t = v / m;
+            let c = if t >= 0.0 {
+                blend(WHITE, RED, t)
+            } else {
+                blend(WHITE, BLUE, -t)
+            };
+            (c, t.abs() > 0.6)
+        } else {
+            let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.0 };
+            (blend(WHITE, BLUE, t), t > 0.6)
+        }
+    }
+
+    /// The SVG document.
+    pub fn render(&self) -> String {
+        let n = self.labels.len();
+        let cell = (560.0 / n.max(1) as f64).clamp(14.0, 48.0);
+        let (left, top) = (70.0, 50.0);
+        let side = cell * n as f64;
+        let (w, h) = (left + side + 110.0, top + side + 30.0);
+        let finite: Vec<f64> = self
+            .values
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|v| v.is_finite())
+            .collect();
+        let lo = finite.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let font = (cell * 0.28).clamp(7.0, 11.0);
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">"#
+        );
+        let _ = writeln!(o, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
+        let _ = writeln!(
+            o,
+            r#"<text x="{}" y="22" font-size="15" text-anchor="middle">{}</text>"#,
+            w / 2.0,
+            escape(&self.title)
+        );
+        for (i, label) in self.labels.iter().enumerate() {
+            let c = top + (i as f64 + 0.5) * cell;
+            let _ = writeln!(
+                o,
+                r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#,
+                left - 6.0,
+                c + 4.0,
+                escape(label)
+            );
+            let x = left + (i as f64 + 0.5) * cell;
+            let _ = writeln!(
+                o,
+                r#"<text x="{x}" y="{}" text-anchor="middle">{}</text>"#,
+                top + side + 16.0,
+                escape(label)
+            );
+        }
+        for (i, row) in self.values.iter().enumerate() {
+            for (j, &v) in row.iter().enumerate() {
+                let (fill, dark) = self.color(v, lo, hi);
+                let (x, y) = (left + j as f64 * cell, top + i as f64 * cell);
+                let ink = if dark { "white" } else { "black" };
+                let _ = writeln!(
+                    o,
+                    r#"<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{fill}" stroke="white"/><text x="{}" y="{}" font-size="{font}" text-anchor="middle" fill="{ink}">{:.*}</text>"#,
+                    x + cell / 2.0,
+                    y + cell / 2.0 + font / 3.0,
+                    self.digits,
+                    v
+                );
+            }
+        }
+        // Colour bar.
+        let (bx, steps) = (left + side + 30.0, 40);
+        let (b_lo, b_hi) = if self.diverging {
+            let m = lo.abs().max(hi.abs());
+            (-m, m)
+        } else {
+            (lo, hi)
+        };
+        for k in 0..steps {
+            let v = b_hi - (b_hi - b_lo) * (k as f64 + 0.5) / steps as f64;
+            let (fill, _) = self.color(v, lo, hi);
+            let _ = writeln!(
+                o,
+                r#"<rect x="{bx}" y="{}" width="18" height="{}" fill="{fill}"/>"#,
+                top + side * k as f64 / steps as f64,
+                side / steps as f64 + 0.5
+            );
+        }
+        for (v, y) in [(b_hi, top + 4.0), (b_lo, top + side)] {
+            let _ = writeln!(
+                o,
+                r#"<text x="{}" y="{y}">{:.*}</text>"#,
+                bx + 24.0,
+                self.digits,
+                v
             );
         }
         o.push_str("</svg>\n");
