@@ -3,7 +3,7 @@
 //! A flat clustering (a partition) of the points is scored by an energy per
 //! cluster, `P(C) = Π_{c ∈ C} E(c) / Z` (Greenberg et al., *Compact
 //! Representation of Uncertainty in Clustering*, Definition 2), over all
-//! Bell(n) partitions: 1.2·10⁸ at n = 15, 5.2·10¹³ at n = 20. The trellis over
+//! Bell(n) partitions: 1.4·10⁹ at n = 15, 5.2·10¹³ at n = 20. The trellis over
 //! all subsets shares their sub-problems (Fact 1): the partition holding the
 //! lowest point `x` of `S` in cluster `C` leaves a partition of `S ∖ C`, so
 //!
@@ -172,7 +172,15 @@ impl<E: Energy> FlatTrellis<E> {
             let energy = &energy;
             fill_by_size(&mut cells, 1..=n, |c| {
                 let e = energy.log_energy(c);
-                Cell::new(e, if e.is_nan() { f64::NEG_INFINITY } else { e })
+                // NaN and +∞ are reported below; keep them out of the scaled value.
+                Cell::new(
+                    e,
+                    if e.is_nan() || e == f64::INFINITY {
+                        f64::NEG_INFINITY
+                    } else {
+                        e
+                    },
+                )
             });
         }
         if let Some(c) = (1..size).find(|&c| cells[c].key.is_nan() || cells[c].key == f64::INFINITY)
@@ -645,6 +653,19 @@ impl SparseFlat {
         let mut map = vec![f64::NEG_INFINITY; m];
         let mut best: Vec<Option<usize>> = vec![None; m];
         let energies: Vec<f64> = self.vertices.iter().map(|&c| log_energy(c)).collect();
+        if let Some(v) = energies
+            .iter()
+            .position(|e| e.is_nan() || *e == f64::INFINITY)
+        {
+            let c = self.vertices[v];
+            return Err(Error::new(ErrorKind::BadPotential {
+                detail: format!(
+                    "log E of cluster {:?} is {}",
+                    (0..self.n).filter(|&i| c >> i & 1 == 1).collect::<Vec<_>>(),
+                    energies[v]
+                ),
+            }));
+        }
         for v in 0..m {
             let y = self.vertices[v];
             let mut lse = LogSumExp::new();

@@ -5,11 +5,15 @@
 //! - `properties`: property tests against the oracle for `n <= 7`;
 //! - `numerics`: invariants and closed forms beyond brute force (`n` up to 18);
 //! - `sampling`: the exact sampler against the exact posterior, with derived bounds;
+//! - `flat`: the flat cluster trellis against brute force over all Bell(n)
+//!   partitions for `n <= 8` (log Z, MAP, marginals, sampling, sparse and
+//!   tree-consistent families, Perturb-and-MAP);
 //! - `aloi`: MAP costs against the exact optima shipped with the ALOI subsets.
 
 mod aloi;
 mod baselines;
 mod data;
+mod flat;
 mod ginkgo;
 mod numerics;
 mod oracle;
