@@ -234,10 +234,11 @@ pub fn logz(args: &ModelArgs, json: bool, progress: bool) -> Result<String> {
     }
 }
 
+/// A cluster and its marginal, as in every `marginals` JSON output.
 #[derive(Serialize)]
-struct ClusterJson {
-    members: Vec<usize>,
-    p: f64,
+pub(crate) struct ClusterJson {
+    pub members: Vec<usize>,
+    pub p: f64,
 }
 
 #[derive(Serialize)]

@@ -7,7 +7,7 @@ use trellis::flat::{CorrelationClustering, FlatTrellis, Partition, perturb_and_m
 use trellis::{Options, Weights};
 
 use crate::DataArgs;
-use crate::commands::to_json;
+use crate::commands::{ClusterJson, to_json};
 use crate::input::read_weights;
 use crate::output;
 use crate::progress::Bar;
@@ -224,11 +224,6 @@ pub fn run(cmd: &FlatCommand, progress: bool) -> Result<String> {
             let t = build(&a.model, &w, a.model.beta, progress)?;
             let m = t.marginals();
             let clusters = m.clusters(a.min_p);
-            #[derive(Serialize)]
-            struct ClusterJson {
-                members: Vec<usize>,
-                p: f64,
-            }
             #[derive(Serialize)]
             struct MarginalsJson {
                 n: usize,

@@ -41,7 +41,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::kernel::{Cell, Factors, Fast, sweep, sweep_fast};
+use crate::kernel::{Cell, Factors, Fast, level_max_exp, sweep, sweep_fast};
 use crate::memory;
 use crate::models::{check_beta, pair_sums};
 use crate::scaled::{LogSumExp, ZERO_EXP};
@@ -213,22 +213,12 @@ impl<E: Energy> FlatTrellis<E> {
 
     fn inside(&mut self, ticker: &mut Ticker<'_>) {
         let n = self.n;
-        let max_exp = |table: &[Cell], k: usize| {
-            let mut m = ZERO_EXP;
-            for_each_level_batch(n, k, BATCH, |batch| {
-                m = batch
-                    .iter()
-                    .map(|&t| table[t as usize].exp)
-                    .fold(m, i32::max);
-            });
-            m
-        };
         let max_e: Vec<i32> = (0..=n)
             .map(|k| {
                 if k == 0 {
                     ZERO_EXP
                 } else {
-                    max_exp(&self.cells, k)
+                    level_max_exp(&self.cells, n, k)
                 }
             })
             .collect();
@@ -278,7 +268,7 @@ impl<E: Energy> FlatTrellis<E> {
             fill_by_size(&mut z, k..=k, |s| {
                 Cell::new(map[s as usize], log_z[s as usize])
             });
-            max_z[k] = max_exp(&z, k);
+            max_z[k] = level_max_exp(&z, n, k);
             let (z, base) = (&z, max_z[k]);
             fill_by_size(&mut z_fast, k..=k, |s| Fast::of(&z[s as usize], base));
         }

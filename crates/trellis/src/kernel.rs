@@ -25,7 +25,7 @@
 //!   reference ([`sweep_exact`]), exact for any range.
 
 use crate::scaled::{Acc, Scaled, ZERO_EXP};
-use crate::subset::{Mask, for_each_split, lowest};
+use crate::subset::{Mask, for_each_level_batch, for_each_split, lowest};
 
 /// One table entry: a log value `key` (for the max) and a scaled linear value
 /// `g = mant · 2^exp` (for the sum), 24 bytes so that a term reads two records.
@@ -87,6 +87,19 @@ impl Fast {
         };
         Fast { key: cell.key, g }
     }
+}
+
+/// The largest `exp` among the cells of the subsets of size `k` of `n` points
+/// (`ZERO_EXP` when all are zero): the size-class base of the fast path.
+pub(crate) fn level_max_exp(table: &[Cell], n: usize, k: usize) -> i32 {
+    let mut m = ZERO_EXP;
+    for_each_level_batch(n, k, 8192, |batch| {
+        m = batch
+            .iter()
+            .map(|&t| table[t as usize].exp)
+            .fold(m, i32::max);
+    });
+    m
 }
 
 /// The per-level factors of the fast path for parents of size `k`:

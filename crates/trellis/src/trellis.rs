@@ -44,7 +44,7 @@ use rayon::prelude::*;
 
 use crate::count;
 use crate::error::{Error, ErrorKind, Result};
-use crate::kernel::{Cell, Factors, Fast, sweep, sweep_fast};
+use crate::kernel::{Cell, Factors, Fast, level_max_exp, sweep, sweep_fast};
 use crate::memory::{self, INSIDE_PEAK_BYTES};
 use crate::potential::{Potential, Separable};
 use crate::scaled::{LogSumExp, Scaled, ZERO_EXP};
@@ -387,14 +387,7 @@ impl Tables {
             Cell::new(c + map[t], c + log_z[t])
         });
         for j in sizes.clone() {
-            let mut m = ZERO_EXP;
-            for_each_level_batch(n, j, BATCH, |batch| {
-                m = batch
-                    .iter()
-                    .map(|&t| self.cells[t as usize].exp)
-                    .fold(m, i32::max);
-            });
-            self.max_exp[j] = m;
+            self.max_exp[j] = level_max_exp(&self.cells, n, j);
         }
         let (cells, max_exp) = (&self.cells, &self.max_exp);
         fill_by_size(&mut self.fast, sizes, |t| {
