@@ -97,6 +97,20 @@ pub enum ErrorKind {
     },
     /// Every tree has zero potential (all log-potentials are −∞).
     NoTree,
+    /// An A* search would exceed its memory budget.
+    SearchBudget {
+        /// The budget, in bytes.
+        bytes: u64,
+        /// Vertices explored when it was reached.
+        explored: u64,
+    },
+    /// An exact search reached its time limit before the optimum.
+    TimeLimit {
+        /// The limit, in seconds.
+        seconds: f64,
+        /// Vertices explored when it was reached.
+        explored: u64,
+    },
 }
 
 impl Error {
@@ -194,6 +208,18 @@ impl fmt::Display for Error {
                 f,
                 "every hierarchy has zero potential (all log-potentials are -infinity), \
                  so there is no distribution over trees"
+            ),
+            ErrorKind::SearchBudget { bytes, explored } => write!(
+                f,
+                "the exact A* search reached its memory budget of {} after exploring {explored} \
+                 trellis vertices; raise --max-memory, or use the approximate search (--approx)",
+                human_bytes(*bytes)
+            ),
+            ErrorKind::TimeLimit { seconds, explored } => write!(
+                f,
+                "the exact A* search reached its time limit of {seconds} s after exploring \
+                 {explored} trellis vertices without proving an optimum; raise --time-limit, or use \
+                 the approximate search (--approx)"
             ),
         }
     }

@@ -85,6 +85,7 @@
 #![deny(missing_docs)]
 
 pub mod agglomerative;
+pub mod astar;
 pub mod count;
 mod error;
 pub mod flat;

@@ -20,7 +20,7 @@
 //! ```
 
 mod jets;
-mod likelihood;
+pub(crate) mod likelihood;
 mod model;
 mod simulator;
 mod sparse;

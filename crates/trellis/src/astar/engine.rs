@@ -1,0 +1,441 @@
+//! The search itself: lazily created vertices with one min-heap each
+//! (Algorithm 1; see the [module docs](super)).
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::time::Instant;
+
+use super::{Options, SearchModel, Set, full_set};
+use crate::error::{Error, ErrorKind, Result};
+use crate::tree::Tree;
+
+/// The result of a search.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// The best hierarchy found (canonical form).
+    pub tree: Tree,
+    /// Its cost, summed split by split with [`SearchModel::tree_cost`].
+    pub cost: f64,
+    /// `log φ(H)` of the tree ([`SearchModel::log_potential`] of the cost).
+    pub log_potential: f64,
+    /// True only for a complete search of the full trellis with an
+    /// admissible heuristic: then `tree` is a MAP hierarchy.
+    pub exact: bool,
+    /// Vertices explored (their heaps filled), over all rounds.
+    pub explored: u64,
+    /// Splits scored and pushed onto heaps, over all rounds.
+    pub splits: u64,
+    /// Trellis vertices created (in the last round).
+    pub vertices: u64,
+    /// Search iterations (walks of the current partial hierarchy), over all rounds.
+    pub iterations: u64,
+    /// Rounds completed (1 for the exact search).
+    pub rounds: usize,
+}
+
+/// Exact A* on the full trellis: every split of an explored vertex enters its
+/// heap. Returns a lowest-cost hierarchy; [`Outcome::exact`] tells whether the
+/// model's heuristic is proven admissible (and so whether the tree is
+/// guaranteed optimal).
+///
+/// # Errors
+///
+/// No points, more than 128, the memory budget or the time limit exceeded,
+/// or no hierarchy of finite cost.
+///
+/// # Example
+///
+/// ```
+/// use trellis::astar::{HccSearch, Options, exact};
+/// use trellis::{Matrix, Weights};
+///
+/// let w = Weights::from_matrix(&Matrix::from_rows(vec![
+///     vec![0.0, 0.9, -0.5, -0.6],
+///     vec![0.9, 0.0, -0.4, -0.5],
+///     vec![-0.5, -0.4, 0.0, 0.8],
+///     vec![-0.6, -0.5, 0.8, 0.0],
+/// ])?)?;
+/// let found = exact(&HccSearch::new(&w, 1.0)?, &Options::default())?;
+/// assert!(found.exact);
+/// assert_eq!(found.tree.to_newick(), "((0,1),(2,3));");
+/// # Ok::<(), trellis::Error>(())
+/// ```
+pub fn exact<M: SearchModel>(model: &M, options: &Options) -> Result<Outcome> {
+    let n = check_points(model.num_points())?;
+    if n == 1 {
+        return Ok(single_point(model));
+    }
+    let deadline = options.time_limit.map(|d| Instant::now() + d);
+    let mut search = Search::new(model, options.max_bytes, deadline);
+    match search.run(&mut AllSplits)? {
+        Some(tree) => {
+            let mut out = outcome(model, tree, &search);
+            out.exact = model.admissible();
+            Ok(out)
+        }
+        None => Err(Error::new(ErrorKind::TimeLimit {
+            seconds: options.time_limit.map_or(0.0, |d| d.as_secs_f64()),
+            explored: search.explored,
+        })),
+    }
+}
+
+pub(super) fn check_points(n: usize) -> Result<usize> {
+    if n == 0 {
+        return Err(Error::new(ErrorKind::Empty));
+    }
+    if n > super::MAX_ASTAR_POINTS {
+        return Err(Error::new(ErrorKind::TooManyPoints {
+            n,
+            max: super::MAX_ASTAR_POINTS,
+        }));
+    }
+    Ok(n)
+}
+
+pub(super) fn single_point<M: SearchModel>(model: &M) -> Outcome {
+    Outcome {
+        tree: Tree::Leaf(0),
+        cost: 0.0,
+        log_potential: model.log_potential(0.0),
+        exact: model.admissible(),
+        explored: 0,
+        splits: 0,
+        vertices: 1,
+        iterations: 0,
+        rounds: 1,
+    }
+}
+
+pub(super) fn outcome<M: SearchModel>(model: &M, tree: Tree, search: &Search<'_, M>) -> Outcome {
+    let tree = tree.canonical();
+    let cost = model.tree_cost(&tree);
+    Outcome {
+        log_potential: model.log_potential(cost),
+        cost,
+        tree,
+        exact: false,
+        explored: search.explored,
+        splits: search.splits,
+        vertices: search.vertices.len() as u64,
+        iterations: search.iterations,
+        rounds: 1,
+    }
+}
+
+/// Where a vertex's splits come from when it is explored.
+pub(super) trait Children<M: SearchModel> {
+    /// Appends the splits `(left, right)` of `set` to `out` (no duplicates).
+    fn splits(&mut self, model: &M, set: Set, stats: &M::Stats, out: &mut Vec<(Set, Set)>);
+}
+
+/// Every split: the full trellis.
+pub(super) struct AllSplits;
+
+impl<M: SearchModel> Children<M> for AllSplits {
+    fn splits(&mut self, _: &M, set: Set, _: &M::Stats, out: &mut Vec<(Set, Set)>) {
+        all_splits(set, out);
+    }
+}
+
+/// All `2^(m-1) - 1` splits of a set of `m ≥ 2` points, the left side holding
+/// the lowest point.
+pub(super) fn all_splits(set: Set, out: &mut Vec<(Set, Set)>) {
+    let low = set & set.wrapping_neg();
+    let rest = set ^ low;
+    let mut sub = rest;
+    loop {
+        sub = sub.wrapping_sub(1) & rest;
+        out.push((low | sub, rest ^ sub));
+        if sub == 0 {
+            break;
+        }
+    }
+}
+
+/// A heap entry: one split `(left, right)` of a vertex with its `f = g + h`.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    f: f64,
+    g: f64,
+    h: f64,
+    left: u32,
+    right: u32,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Entry) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Entry {}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Entry) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Entry {
+    /// Reversed, so that `BinaryHeap` (a max-heap) pops the smallest `f`;
+    /// ties go to the smaller `h` (the more complete hierarchy), then to the
+    /// smaller vertex ids, so the search is deterministic.
+    fn cmp(&self, other: &Entry) -> Ordering {
+        other
+            .f
+            .total_cmp(&self.f)
+            .then(other.h.total_cmp(&self.h))
+            .then(other.left.cmp(&self.left))
+            .then(other.right.cmp(&self.right))
+    }
+}
+
+struct Vertex<S> {
+    set: Set,
+    stats: S,
+    /// `H(set)`; 0 for a singleton.
+    h: f64,
+    /// `None` until explored.
+    heap: Option<BinaryHeap<Entry>>,
+}
+
+/// A multiply-xorshift hash of a `u128` set (the default SipHash is several
+/// times slower and no protection is needed here).
+#[derive(Default)]
+pub(super) struct SetHasher(u64);
+
+impl Hasher for SetHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u128(&mut self, x: u128) {
+        let h = (x as u64) ^ ((x >> 64) as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+        let h = (h ^ (h >> 31)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 29);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+pub(super) type SetMap<V> = HashMap<Set, V, BuildHasherDefault<SetHasher>>;
+
+/// Bytes charged per vertex beyond its statistics (set, heuristic, heap
+/// header, hash-table slot).
+const VERTEX_OVERHEAD: u64 = 80;
+
+/// One A* search over a trellis whose vertices are created on demand.
+pub(super) struct Search<'m, M: SearchModel> {
+    model: &'m M,
+    vertices: Vec<Vertex<M::Stats>>,
+    index: SetMap<u32>,
+    root: u32,
+    bytes: u64,
+    max_bytes: u64,
+    deadline: Option<Instant>,
+    pub(super) explored: u64,
+    pub(super) splits: u64,
+    pub(super) iterations: u64,
+    scratch: Vec<(Set, Set)>,
+}
+
+impl<'m, M: SearchModel> Search<'m, M> {
+    pub(super) fn new(model: &'m M, max_bytes: u64, deadline: Option<Instant>) -> Search<'m, M> {
+        let mut search = Search {
+            model,
+            vertices: Vec::new(),
+            index: SetMap::default(),
+            root: 0,
+            bytes: 0,
+            max_bytes,
+            deadline,
+            explored: 0,
+            splits: 0,
+            iterations: 0,
+            scratch: Vec::new(),
+        };
+        search.root = search.vertex(full_set(model.num_points()));
+        search
+    }
+
+    /// The id of `set`'s vertex, created (with its statistics and heuristic)
+    /// on first sight.
+    fn vertex(&mut self, set: Set) -> u32 {
+        if let Some(&id) = self.index.get(&set) {
+            return id;
+        }
+        let stats = self.model.stats(set);
+        let h = if set & (set - 1) == 0 {
+            0.0
+        } else {
+            let h = self.model.heuristic(set, &stats);
+            if h.is_nan() { f64::NEG_INFINITY } else { h }
+        };
+        let id = self.vertices.len() as u32;
+        self.vertices.push(Vertex {
+            set,
+            stats,
+            h,
+            heap: None,
+        });
+        self.index.insert(set, id);
+        self.bytes += VERTEX_OVERHEAD + std::mem::size_of::<M::Stats>() as u64;
+        id
+    }
+
+    fn is_singleton(&self, id: u32) -> bool {
+        let s = self.vertices[id as usize].set;
+        s & (s - 1) == 0
+    }
+
+    /// `(g, h)` that a vertex contributes to a parent's entry.
+    fn value(&self, id: u32) -> (f64, f64) {
+        let v = &self.vertices[id as usize];
+        if v.set & (v.set - 1) == 0 {
+            return (0.0, 0.0);
+        }
+        match &v.heap {
+            None => (0.0, v.h),
+            Some(heap) => heap.peek().map_or((f64::INFINITY, 0.0), |e| (e.g, e.h)),
+        }
+    }
+
+    fn entry(&self, parent: u32, left: u32, right: u32) -> Entry {
+        let (p, l, r) = (
+            &self.vertices[parent as usize],
+            &self.vertices[left as usize],
+            &self.vertices[right as usize],
+        );
+        let cost = self
+            .model
+            .split_cost((p.set, &p.stats), (l.set, &l.stats), (r.set, &r.stats));
+        let cost = if cost.is_nan() { f64::INFINITY } else { cost };
+        let (gl, hl) = self.value(left);
+        let (gr, hr) = self.value(right);
+        let g = cost + gl + gr;
+        let h = hl + hr;
+        Entry {
+            f: g + h,
+            g,
+            h,
+            left,
+            right,
+        }
+    }
+
+    fn explore<C: Children<M>>(&mut self, id: u32, children: &mut C) -> Result<()> {
+        let (set, stats) = {
+            let v = &self.vertices[id as usize];
+            (v.set, v.stats.clone())
+        };
+        let mut splits = std::mem::take(&mut self.scratch);
+        splits.clear();
+        children.splits(self.model, set, &stats, &mut splits);
+        let mut entries = Vec::with_capacity(splits.len());
+        for &(l, r) in &splits {
+            let (li, ri) = (self.vertex(l), self.vertex(r));
+            entries.push(self.entry(id, li, ri));
+        }
+        self.explored += 1;
+        self.splits += entries.len() as u64;
+        self.bytes += (entries.len() * std::mem::size_of::<Entry>()) as u64;
+        self.vertices[id as usize].heap = Some(BinaryHeap::from(entries));
+        self.scratch = splits;
+        if self.bytes > self.max_bytes {
+            return Err(Error::new(ErrorKind::SearchBudget {
+                bytes: self.max_bytes,
+                explored: self.explored,
+            }));
+        }
+        Ok(())
+    }
+
+    /// Runs to the goal. `Ok(None)`: the deadline passed first.
+    pub(super) fn run<C: Children<M>>(&mut self, children: &mut C) -> Result<Option<Tree>> {
+        let mut path: Vec<u32> = Vec::new();
+        let mut frontier: Vec<u32> = Vec::new();
+        let mut stack: Vec<u32> = Vec::new();
+        loop {
+            if let Some(deadline) = self.deadline {
+                if Instant::now() >= deadline {
+                    return Ok(None);
+                }
+            }
+            self.iterations += 1;
+            // 1. Walk the partial hierarchy of the heap tops.
+            path.clear();
+            frontier.clear();
+            stack.push(self.root);
+            while let Some(v) = stack.pop() {
+                path.push(v);
+                if self.is_singleton(v) {
+                    continue;
+                }
+                match &self.vertices[v as usize].heap {
+                    None => frontier.push(v),
+                    Some(heap) => {
+                        if let Some(e) = heap.peek() {
+                            stack.push(e.right);
+                            stack.push(e.left);
+                        }
+                    }
+                }
+            }
+            if let Some(heap) = &self.vertices[self.root as usize].heap {
+                if heap.peek().is_none_or(|e| e.f == f64::INFINITY) {
+                    return Err(Error::new(ErrorKind::NoTree));
+                }
+            }
+            // 2. Explore its unexplored leaves.
+            let complete = frontier.is_empty();
+            for &v in &frontier {
+                self.explore(v, children)?;
+            }
+            // 3. Refresh the walked vertices, children before parents.
+            let mut stayed = true;
+            for &v in path.iter().rev() {
+                if self.is_singleton(v) || frontier.contains(&v) {
+                    continue;
+                }
+                let Some(&top) = self.vertices[v as usize]
+                    .heap
+                    .as_ref()
+                    .and_then(|h| h.peek())
+                else {
+                    continue;
+                };
+                let fresh = self.entry(v, top.left, top.right);
+                let heap = self.vertices[v as usize].heap.as_mut().expect("explored");
+                // Replacing the top in place sifts it down only as far as it
+                // must go: O(1) when it stays on top, the common case.
+                *heap.peek_mut().expect("non-empty") = fresh;
+                let now = heap.peek().expect("non-empty");
+                if (now.left, now.right) != (top.left, top.right) {
+                    stayed = false;
+                }
+            }
+            if complete && stayed {
+                let root = self.vertices[self.root as usize].heap.as_ref();
+                if root.and_then(|h| h.peek()).is_some_and(|e| e.h == 0.0) {
+                    return Ok(Some(self.tree(self.root)));
+                }
+            }
+        }
+    }
+
+    /// The hierarchy of heap tops below a vertex.
+    fn tree(&self, id: u32) -> Tree {
+        let v = &self.vertices[id as usize];
+        if v.set & (v.set - 1) == 0 {
+            return Tree::Leaf(v.set.trailing_zeros() as usize);
+        }
+        let top = v.heap.as_ref().and_then(|h| h.peek()).expect("complete");
+        Tree::node(self.tree(top.left), self.tree(top.right))
+    }
+}

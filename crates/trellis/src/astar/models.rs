@@ -1,0 +1,161 @@
+//! A* models over pairwise weights: hierarchical correlation clustering and
+//! Dasgupta's cost, with their admissible heuristics.
+//!
+//! A cluster's statistics are its inside weight sums, computed once per
+//! vertex in `O(m²)`; a split then costs O(1) by inclusion-exclusion (the
+//! cross sum of `L × R` is the sum inside `L ∪ R` minus those inside `L` and
+//! `R`).
+//!
+//! **Hierarchical correlation clustering** (A* paper Eq. 9):
+//! `cost(L, R) = Pos(L ∪ R) - Pos(L) - Pos(R) + Neg(L) + Neg(R)`, with `Pos`
+//! and `Neg` the sums of positive weights and of |negative| weights over
+//! the pairs inside a cluster. Heuristic (Prop. 1): `H(X) = Pos(X)`. Every
+//! pair of a cluster is cut exactly once in any hierarchy below it, and a cut
+//! positive pair costs its weight, so every hierarchy over `X` costs at least
+//! `Pos(X)` (the negative terms only add).
+//!
+//! **Dasgupta's cost** (Appendix A.8, weights ≥ 0):
+//! `cost(L, R) = |L ∪ R| · (W(L ∪ R) - W(L) - W(R))`. Heuristic:
+//! `H(X) = 2 W(X)`. Every pair is cut exactly once, at a cluster holding both
+//! of its points, so of size at least 2; the paper's Prop. 2 bounds the size
+//! by 1 and gets `W(X)`, which is also admissible but half as tight.
+
+use super::{SearchModel, Set, points};
+use crate::error::{Error, ErrorKind, Result};
+use crate::models::check_beta;
+use crate::weights::Weights;
+
+/// Sums over the pairs inside a set of `(max(w, 0), max(-w, 0), w)`.
+fn inside_sums(w: &Weights, set: Set) -> (f64, f64, f64) {
+    let (mut pos, mut neg, mut all) = (0.0, 0.0, 0.0);
+    let mut rest = set;
+    while rest != 0 {
+        let i = rest.trailing_zeros() as usize;
+        rest &= rest - 1;
+        let row = w.row(i);
+        for j in points(rest) {
+            let v = row[j];
+            pos += v.max(0.0);
+            neg += (-v).max(0.0);
+            all += v;
+        }
+    }
+    (pos, neg, all)
+}
+
+fn check_n(w: &Weights) -> Result<()> {
+    if w.n() > super::MAX_ASTAR_POINTS {
+        return Err(Error::new(ErrorKind::TooManyPoints {
+            n: w.n(),
+            max: super::MAX_ASTAR_POINTS,
+        }));
+    }
+    Ok(())
+}
+
+/// Hierarchical correlation clustering for A* (see the module docs), with
+/// `log φ = -β · cost`.
+#[derive(Clone, Debug)]
+pub struct HccSearch {
+    weights: Weights,
+    beta: f64,
+}
+
+impl HccSearch {
+    /// The model over a weight matrix (any signs).
+    pub fn new(weights: &Weights, beta: f64) -> Result<HccSearch> {
+        check_beta(beta)?;
+        check_n(weights)?;
+        Ok(HccSearch {
+            weights: weights.clone(),
+            beta,
+        })
+    }
+}
+
+impl SearchModel for HccSearch {
+    /// `(Pos, Neg)` inside the cluster.
+    type Stats = (f64, f64);
+
+    fn num_points(&self) -> usize {
+        self.weights.n()
+    }
+
+    fn stats(&self, set: Set) -> (f64, f64) {
+        let (pos, neg, _) = inside_sums(&self.weights, set);
+        (pos, neg)
+    }
+
+    #[inline]
+    fn split_cost(&self, p: (Set, &(f64, f64)), l: (Set, &(f64, f64)), r: (Set, &(f64, f64))) -> f64 {
+        let cut = (p.1.0 - l.1.0 - r.1.0).max(0.0);
+        cut + l.1.1 + r.1.1
+    }
+
+    #[inline]
+    fn heuristic(&self, _: Set, stats: &(f64, f64)) -> f64 {
+        stats.0
+    }
+
+    fn admissible(&self) -> bool {
+        true
+    }
+
+    fn log_potential(&self, cost: f64) -> f64 {
+        -self.beta * cost
+    }
+}
+
+/// Dasgupta's cost for A* (see the module docs), `log φ = -β · cost`.
+#[derive(Clone, Debug)]
+pub struct DasguptaSearch {
+    weights: Weights,
+    beta: f64,
+}
+
+impl DasguptaSearch {
+    /// The model; fails on a negative weight.
+    pub fn new(weights: &Weights, beta: f64) -> Result<DasguptaSearch> {
+        check_beta(beta)?;
+        check_n(weights)?;
+        if let Some((i, j, w)) = weights.first_negative() {
+            return Err(Error::new(ErrorKind::NegativeWeight { i, j, w }));
+        }
+        Ok(DasguptaSearch {
+            weights: weights.clone(),
+            beta,
+        })
+    }
+}
+
+impl SearchModel for DasguptaSearch {
+    /// `W`, the weight inside the cluster.
+    type Stats = f64;
+
+    fn num_points(&self) -> usize {
+        self.weights.n()
+    }
+
+    fn stats(&self, set: Set) -> f64 {
+        inside_sums(&self.weights, set).2
+    }
+
+    #[inline]
+    fn split_cost(&self, p: (Set, &f64), l: (Set, &f64), r: (Set, &f64)) -> f64 {
+        let cut = (p.1 - l.1 - r.1).max(0.0);
+        p.0.count_ones() as f64 * cut
+    }
+
+    #[inline]
+    fn heuristic(&self, _: Set, stats: &f64) -> f64 {
+        2.0 * stats
+    }
+
+    fn admissible(&self) -> bool {
+        true
+    }
+
+    fn log_potential(&self, cost: f64) -> f64 {
+        -self.beta * cost
+    }
+}
