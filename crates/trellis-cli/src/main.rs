@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 
+mod astar;
 mod baselines;
 mod batch;
 mod bench;
@@ -62,6 +63,10 @@ enum Command {
     Beam(baselines::BeamArgs),
     /// Classic linkage clustering (single, average, complete, Ward).
     Linkage(baselines::LinkageArgs),
+    /// The lowest-cost hierarchy by A* search on the trellis: exact with an admissible
+    /// heuristic (exploring only part of the trellis), or approximate (--approx) for up to
+    /// 128 points.
+    Astar(astar::AstarArgs),
     /// Flat clusterings: exact inference over all partitions (the flat cluster trellis).
     #[command(subcommand)]
     Flat(flat::FlatCommand),
@@ -326,6 +331,7 @@ fn run(cli: Cli) -> anyhow::Result<String> {
         Command::Greedy(a) => baselines::greedy(&a, progress),
         Command::Beam(a) => baselines::beam(&a, progress),
         Command::Linkage(a) => baselines::linkage(&a, progress),
+        Command::Astar(a) => astar::run(&a, progress),
         Command::Flat(c) => flat::run(&c, progress),
         Command::Ginkgo(GinkgoCommand::Generate(a)) => generate::run(&a),
         Command::Experiment(ExperimentCommand::Ginkgo(a)) => experiment::ginkgo(&a),

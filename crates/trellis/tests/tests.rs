@@ -8,9 +8,12 @@
 //! - `flat`: the flat cluster trellis against brute force over all Bell(n)
 //!   partitions for `n <= 8` (log Z, MAP, marginals, sampling, sparse and
 //!   tree-consistent families, Perturb-and-MAP);
-//! - `aloi`: MAP costs against the exact optima shipped with the ALOI subsets.
+//! - `aloi`: MAP costs against the exact optima shipped with the ALOI subsets;
+//! - `astar`: exact A* against the DP and brute force, heuristic admissibility
+//!   against every sub-problem's optimum, approximate A* invariants, errors.
 
 mod aloi;
+mod astar;
 mod baselines;
 mod data;
 mod flat;

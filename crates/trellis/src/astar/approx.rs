@@ -29,7 +29,7 @@ use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use super::engine::{Children, Outcome, Search, SetMap, all_splits, check_points, outcome, single_point};
+use super::engine::{Children, Outcome, Search, SetMap, all_splits, check_points, single_point};
 use super::{SearchModel, Set, points};
 use crate::error::{Error, ErrorKind, Result};
 use crate::tree::Tree;
@@ -62,6 +62,15 @@ pub struct ApproxOptions {
     pub time_limit: Option<Duration>,
     /// Memory budget of one round's search, in bytes.
     pub max_bytes: u64,
+    /// Weight `w` of the heuristic, searching with `f = g + w · H` (weighted
+    /// A*): `w > 1` trades optimality on the sparse trellis for a smaller
+    /// search when `H` is loose. `None`: `w = cost(best initial tree) /
+    /// H(root)` when both are positive (`H` scaled to the cost of a known
+    /// tree), else 1.
+    pub weight: Option<f64>,
+    /// Stop after exploring this many vertices in all (a deterministic
+    /// budget, unlike the time limit); the best tree so far is returned.
+    pub max_explored: Option<u64>,
 }
 
 impl Default for ApproxOptions {
@@ -75,6 +84,8 @@ impl Default for ApproxOptions {
             seed: 0,
             time_limit: None,
             max_bytes: super::Options::default().max_bytes,
+            weight: Some(1.0),
+            max_explored: Some(50_000),
         }
     }
 }
@@ -82,6 +93,9 @@ impl Default for ApproxOptions {
 /// The growing sparse trellis: the children every vertex has so far.
 struct Sparse {
     known: SetMap<Vec<(Set, Set)>>,
+    /// How a cluster first appeared in a candidate: from a known cluster
+    /// with one point added (`true`) or removed.
+    origin: SetMap<(Set, usize, bool)>,
     options: ApproxOptions,
     rng: Xoshiro256PlusPlus,
     /// New splits added in the current round.
@@ -90,7 +104,39 @@ struct Sparse {
 
 /// `(left, right)` with the lowest point on the left.
 fn normalise(a: Set, b: Set) -> (Set, Set) {
-    if a.trailing_zeros() < b.trailing_zeros() { (a, b) } else { (b, a) }
+    if a.trailing_zeros() < b.trailing_zeros() {
+        (a, b)
+    } else {
+        (b, a)
+    }
+}
+
+/// A candidate split with the statistics of its sides.
+struct Candidate<S> {
+    left: Set,
+    right: Set,
+    ls: S,
+    rs: S,
+}
+
+impl<S> Candidate<S> {
+    fn new(a: Set, b: Set, sa: S, sb: S) -> Candidate<S> {
+        if a.trailing_zeros() < b.trailing_zeros() {
+            Candidate {
+                left: a,
+                right: b,
+                ls: sa,
+                rs: sb,
+            }
+        } else {
+            Candidate {
+                left: b,
+                right: a,
+                ls: sb,
+                rs: sa,
+            }
+        }
+    }
 }
 
 impl Sparse {
@@ -102,6 +148,112 @@ impl Sparse {
             list.push(split);
             true
         }
+    }
+
+    /// Remembers where a new cluster came from (first origin wins).
+    fn note(&mut self, new: Set, from: Set, x: usize, added: bool) {
+        if !self.known.contains_key(&new) {
+            self.origin.entry(new).or_insert((from, x, added));
+        }
+    }
+
+    /// The candidate splits of `set` (see the module docs).
+    fn candidates<M: SearchModel>(
+        &mut self,
+        model: &M,
+        set: Set,
+        stats: &M::Stats,
+    ) -> Vec<Candidate<M::Stats>> {
+        let m = set.count_ones() as usize;
+        let members: Vec<usize> = points(set).collect();
+        let mut out = Vec::new();
+        // Random cuts of a random order.
+        let mut order = members.clone();
+        for _ in 0..self.options.samples {
+            order.shuffle(&mut self.rng);
+            let cut = self.rng.random_range(1..m);
+            let left: Set = order[..cut].iter().map(|&i| 1u128 << i).sum();
+            let right = set ^ left;
+            out.push(Candidate::new(
+                left,
+                right,
+                model.stats(left),
+                model.stats(right),
+            ));
+        }
+        // One-point moves of the splits the vertex already has.
+        let known: Vec<(Set, Set)> = self.known.get(&set).cloned().unwrap_or_default();
+        for &(l, r) in &known {
+            let (ls, rs) = (model.stats(l), model.stats(r));
+            for &x in &members {
+                let bit = 1u128 << x;
+                let (from, to, fs, ts) = if l & bit != 0 {
+                    (l, r, &ls, &rs)
+                } else {
+                    (r, l, &rs, &ls)
+                };
+                if from == bit {
+                    continue;
+                }
+                let (a, b) = (from ^ bit, to | bit);
+                let (sa, sb) = (
+                    model.moved(from, fs, x, false),
+                    model.moved(to, ts, x, true),
+                );
+                self.note(a, from, x, false);
+                self.note(b, to, x, true);
+                out.push(Candidate::new(a, b, sa, sb));
+            }
+        }
+        // A cluster born from a move inherits the splits of the cluster it
+        // was moved from, with the point added or removed.
+        if known.is_empty() {
+            if let Some(&(y, x, added)) = self.origin.get(&set) {
+                let bit = 1u128 << x;
+                let parents: Vec<(Set, Set)> = self.known.get(&y).cloned().unwrap_or_default();
+                if added {
+                    out.push(Candidate::new(
+                        bit,
+                        y,
+                        model.stats(bit),
+                        model.moved(set, stats, x, false),
+                    ));
+                }
+                for (a, b) in parents {
+                    let (sa, sb) = (model.stats(a), model.stats(b));
+                    if added {
+                        self.note(a | bit, a, x, true);
+                        self.note(b | bit, b, x, true);
+                        out.push(Candidate::new(
+                            a | bit,
+                            b,
+                            model.moved(a, &sa, x, true),
+                            sb.clone(),
+                        ));
+                        out.push(Candidate::new(a, b | bit, sa, model.moved(b, &sb, x, true)));
+                    } else {
+                        let (from, other, fs, os) = if a & bit != 0 {
+                            (a, b, sa, sb)
+                        } else {
+                            (b, a, sb, sa)
+                        };
+                        if from != bit {
+                            self.note(from ^ bit, from, x, false);
+                            out.push(Candidate::new(
+                                from ^ bit,
+                                other,
+                                model.moved(from, &fs, x, false),
+                                os,
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        out.sort_unstable_by_key(|c| (c.left, c.right));
+        out.dedup_by_key(|c| (c.left, c.right));
+        out.retain(|c| !known.contains(&(c.left, c.right)));
+        out
     }
 }
 
@@ -119,38 +271,32 @@ impl<M: SearchModel> Children<M> for Sparse {
             out.extend_from_slice(known);
             return;
         }
-        let members: Vec<usize> = points(set).collect();
-        let mut candidates: Vec<(Set, Set)> = Vec::new();
-        let mut order = members.clone();
-        for _ in 0..self.options.samples {
-            order.shuffle(&mut self.rng);
-            let cut = self.rng.random_range(1..m);
-            let left: Set = order[..cut].iter().map(|&i| 1u128 << i).sum();
-            candidates.push(normalise(left, set ^ left));
-        }
-        for &(l, _) in self.known.get(&set).map(Vec::as_slice).unwrap_or(&[]) {
-            for i in &members {
-                let bit = 1u128 << i;
-                let moved = if l & bit != 0 { l ^ bit } else { l | bit };
-                if moved != 0 && moved != set {
-                    candidates.push(normalise(moved, set ^ moved));
-                }
-            }
-        }
-        candidates.sort_unstable();
-        candidates.dedup();
-        let known = self.known.get(&set);
-        candidates.retain(|c| known.is_none_or(|k| !k.contains(c)));
+        let candidates = self.candidates(model, set, stats);
         let mut scored: Vec<(f64, (Set, Set))> = candidates
             .into_iter()
-            .map(|(l, r)| {
-                let (ls, rs) = (model.stats(l), model.stats(r));
-                let hl = if l & (l - 1) == 0 { 0.0 } else { model.heuristic(l, &ls) };
-                let hr = if r & (r - 1) == 0 { 0.0 } else { model.heuristic(r, &rs) };
-                let f = model.split_cost((set, stats), (l, &ls), (r, &rs)) + hl + hr;
-                (if f.is_nan() { f64::INFINITY } else { f }, (l, r))
+            .map(|c| {
+                let cost = model.split_cost((set, stats), (c.left, &c.ls), (c.right, &c.rs));
+                (
+                    if cost.is_nan() { f64::INFINITY } else { cost },
+                    (c.left, c.right),
+                )
             })
             .collect();
+        // Rank by split cost, then the best few by the `f` they would enter
+        // the heap with, `cost + H(L) + H(R)` (the heuristic is the costlier
+        // part to evaluate, so only for a shortlist).
+        scored.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        scored.truncate(4 * self.options.top_k.max(1));
+        for (f, (l, r)) in scored.iter_mut() {
+            for side in [*l, *r] {
+                if side & (side - 1) != 0 {
+                    *f += model.heuristic(side, &model.stats(side));
+                }
+            }
+            if f.is_nan() {
+                *f = f64::INFINITY;
+            }
+        }
         scored.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         let k = self.options.top_k.min(scored.len());
         let chosen: Vec<(Set, Set)> = match self.options.candidates {
@@ -161,7 +307,7 @@ impl<M: SearchModel> Children<M> for Sparse {
                 let mut weights: Vec<f64> = scored.iter().map(|s| (-(s.0 - best)).exp()).collect();
                 for _ in 0..k {
                     let total: f64 = weights.iter().sum();
-                    if !(total > 0.0) {
+                    if total.is_nan() || total <= 0.0 {
                         break;
                     }
                     let mut u = self.rng.random::<f64>() * total;
@@ -198,21 +344,31 @@ impl<M: SearchModel> Children<M> for Sparse {
 ///
 /// No points or more than 128, no initial tree or an invalid one, or no
 /// hierarchy of finite cost.
-pub fn approximate<M: SearchModel>(model: &M, init: &[Tree], options: &ApproxOptions) -> Result<Outcome> {
+pub fn approximate<M: SearchModel>(
+    model: &M,
+    init: &[Tree],
+    options: &ApproxOptions,
+) -> Result<Outcome> {
     let n = check_points(model.num_points())?;
     if n == 1 {
-        return Ok(single_point(model));
+        return Ok(Outcome {
+            exact: false,
+            ..single_point(model)
+        });
     }
     if options.top_k == 0 {
         return Err(Error::parameter("top-k must be at least 1"));
     }
     let Some(first) = init.first() else {
-        return Err(Error::parameter("approximate A* needs at least one initial tree"));
+        return Err(Error::parameter(
+            "approximate A* needs at least one initial tree",
+        ));
     };
     let start = Instant::now();
     let deadline = options.time_limit.map(|d| start + d);
     let mut sparse = Sparse {
         known: SetMap::default(),
+        origin: SetMap::default(),
         options: options.clone(),
         rng: Xoshiro256PlusPlus::seed_from_u64(options.seed),
         added: 0,
@@ -228,26 +384,72 @@ pub fn approximate<M: SearchModel>(model: &M, init: &[Tree], options: &ApproxOpt
             sparse.add(l | r, normalise(l, r));
         }
     }
+    // The initial trellis: every split of an initial cluster into two
+    // initial clusters (the "BS trellis" of the trellis paper), and its best
+    // tree by dynamic programming, a free first improvement.
+    close_family(&mut sparse.known);
+    if let Some((cost, tree)) =
+        family_map(model, &sparse.known, super::full_set(n), options.exact_size)
+    {
+        if cost < best.0 {
+            best = (cost, tree);
+        }
+    }
+    let weight = match options.weight {
+        Some(w) if w.is_finite() && w > 0.0 => w,
+        Some(w) => {
+            return Err(Error::parameter(format!(
+                "the heuristic weight must be > 0, not {w}"
+            )));
+        }
+        None => {
+            let root = super::full_set(n);
+            let h = model.heuristic(root, &model.stats(root));
+            if h > 0.0 && best.0.is_finite() && best.0 > h {
+                best.0 / h
+            } else {
+                1.0
+            }
+        }
+    };
     let (mut explored, mut splits, mut iterations, mut vertices, mut rounds) = (0, 0, 0, 0, 0);
     for _ in 0..options.rounds.max(1) {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
         sparse.added = 0;
-        let mut search = Search::new(model, options.max_bytes, deadline);
+        let mut search = Search::new(model, options.max_bytes, deadline, weight);
+        if let Some(max) = options.max_explored {
+            if explored >= max {
+                break;
+            }
+            search.set_max_explored(max - explored);
+        }
+        for tree in init.iter().chain(std::iter::once(&best.1)) {
+            search.seed_tree(tree);
+        }
         let result = search.run(&mut sparse);
         explored += search.explored;
         splits += search.splits;
         iterations += search.iterations;
-        let found = match result {
-            Ok(Some(tree)) => outcome(model, tree, &search),
+        vertices = search.vertices_len();
+        let finished = match result {
+            Ok(Some(_)) => true,
             // Out of time, or out of memory: keep the best tree so far.
-            Ok(None) => break,
-            Err(e) if matches!(e.kind(), ErrorKind::SearchBudget { .. }) => break,
+            Ok(None) => false,
+            Err(e) if matches!(e.kind(), ErrorKind::SearchBudget { .. }) => false,
             Err(e) => return Err(e),
         };
-        vertices = found.vertices;
-        rounds += 1;
-        if found.cost < best.0 {
-            best = (found.cost, found.tree);
+        if let Some(tree) = search.best_tree() {
+            let cost = model.tree_cost(&tree);
+            if cost < best.0 {
+                best = (cost, tree);
+            }
         }
+        if !finished {
+            break;
+        }
+        rounds += 1;
         if sparse.added == 0 {
             break;
         }
@@ -282,4 +484,159 @@ fn tree_splits(tree: &Tree) -> Vec<(Set, Set)> {
     let mut out = Vec::new();
     go(tree, &mut out);
     out
+}
+
+/// Adds to every cluster of the family (the keys of `known`, plus
+/// singletons) every split into two members of the family.
+fn close_family(known: &mut SetMap<Vec<(Set, Set)>>) {
+    let mut family: Vec<Set> = known.keys().copied().collect();
+    for &v in known.keys() {
+        for i in points(v) {
+            family.push(1u128 << i);
+        }
+    }
+    family.sort_unstable_by_key(|&s| (s.count_ones(), s));
+    family.dedup();
+    let members: std::collections::HashSet<
+        Set,
+        std::hash::BuildHasherDefault<super::engine::SetHasher>,
+    > = family.iter().copied().collect();
+    for &v in &family {
+        if v.count_ones() < 2 {
+            continue;
+        }
+        let low = v & v.wrapping_neg();
+        let list = known.entry(v).or_default();
+        for &a in &family {
+            if a.count_ones() >= v.count_ones() {
+                break;
+            }
+            if a & low != 0
+                && a & !v == 0
+                && members.contains(&(v ^ a))
+                && !list.contains(&(a, v ^ a))
+            {
+                list.push((a, v ^ a));
+            }
+        }
+    }
+}
+
+/// The lowest-cost tree over `root` in the initial sparse trellis: the
+/// splits in `known`, and every split below a cluster of at most
+/// `exact_size` points (dynamic programming over the family by size, and
+/// over all subsets of each small cluster), with its cost.
+fn family_map<M: SearchModel>(
+    model: &M,
+    known: &SetMap<Vec<(Set, Set)>>,
+    root: Set,
+    exact_size: usize,
+) -> Option<(f64, Tree)> {
+    let mut sets: Vec<Set> = known.keys().copied().collect();
+    sets.sort_unstable_by_key(|&s| (s.count_ones(), s));
+    // Per cluster: its best cost and tree.
+    let mut best: SetMap<(f64, Tree)> = SetMap::default();
+    for &v in &sets {
+        if v.count_ones() as usize <= exact_size.min(16) {
+            if let Some(found) = small_exact(model, v) {
+                best.insert(v, found);
+            }
+            continue;
+        }
+        let stats = model.stats(v);
+        let mut here: Option<(f64, Set, Set)> = None;
+        for &(l, r) in &known[&v] {
+            let side = |s: Set| {
+                if s & (s - 1) == 0 {
+                    Some(0.0)
+                } else {
+                    best.get(&s).map(|b| b.0)
+                }
+            };
+            let (Some(cl), Some(cr)) = (side(l), side(r)) else {
+                continue;
+            };
+            let c =
+                model.split_cost((v, &stats), (l, &model.stats(l)), (r, &model.stats(r))) + cl + cr;
+            if here.is_none_or(|h| c < h.0) {
+                here = Some((c, l, r));
+            }
+        }
+        if let Some((c, l, r)) = here {
+            let tree = |s: Set| {
+                if s & (s - 1) == 0 {
+                    Tree::Leaf(s.trailing_zeros() as usize)
+                } else {
+                    best[&s].1.clone()
+                }
+            };
+            let t = Tree::node(tree(l), tree(r));
+            best.insert(v, (c, t));
+        }
+    }
+    best.remove(&root)
+}
+
+/// The exact lowest-cost tree over a small cluster by dynamic programming
+/// over its `2^m` subsets (`O(3^m)` splits), if any has finite cost.
+fn small_exact<M: SearchModel>(model: &M, v: Set) -> Option<(f64, Tree)> {
+    let pts: Vec<usize> = points(v).collect();
+    let m = pts.len();
+    let size = 1usize << m;
+    let global = |local: usize| -> Set {
+        let mut s = 0u128;
+        for (k, &p) in pts.iter().enumerate() {
+            if local >> k & 1 == 1 {
+                s |= 1u128 << p;
+            }
+        }
+        s
+    };
+    let stats: Vec<M::Stats> = (0..size).map(|l| model.stats(global(l.max(1)))).collect();
+    let mut cost = vec![f64::INFINITY; size];
+    let mut arg = vec![0usize; size];
+    for l in 0..m {
+        cost[1 << l] = 0.0;
+    }
+    let mut order: Vec<usize> = (1..size).filter(|x| x.count_ones() >= 2).collect();
+    order.sort_unstable_by_key(|x| x.count_ones());
+    for s in order {
+        let low = s & s.wrapping_neg();
+        let rest = s ^ low;
+        let mut sub = rest;
+        let (gs, mut best, mut best_arg) = (global(s), f64::INFINITY, 0);
+        loop {
+            sub = (sub.wrapping_sub(1)) & rest;
+            let (a, b) = (low | sub, rest ^ sub);
+            let c = cost[a] + cost[b];
+            if c < best {
+                let total = c + model.split_cost(
+                    (gs, &stats[s]),
+                    (global(a), &stats[a]),
+                    (global(b), &stats[b]),
+                );
+                if total < best {
+                    best = total;
+                    best_arg = a;
+                }
+            }
+            if sub == 0 {
+                break;
+            }
+        }
+        cost[s] = best;
+        arg[s] = best_arg;
+    }
+    let all = size - 1;
+    if !cost[all].is_finite() {
+        return None;
+    }
+    fn build(arg: &[usize], pts: &[usize], s: usize) -> Tree {
+        if s & (s - 1) == 0 {
+            return Tree::Leaf(pts[s.trailing_zeros() as usize]);
+        }
+        let a = arg[s];
+        Tree::node(build(arg, pts, a), build(arg, pts, s ^ a))
+    }
+    Some((cost[all], build(&arg, &pts, all)))
 }

@@ -67,7 +67,7 @@ pub fn exact<M: SearchModel>(model: &M, options: &Options) -> Result<Outcome> {
         return Ok(single_point(model));
     }
     let deadline = options.time_limit.map(|d| Instant::now() + d);
-    let mut search = Search::new(model, options.max_bytes, deadline);
+    let mut search = Search::new(model, options.max_bytes, deadline, 1.0);
     match search.run(&mut AllSplits)? {
         Some(tree) => {
             let mut out = outcome(model, tree, &search);
@@ -195,10 +195,15 @@ impl Ord for Entry {
 struct Vertex<S> {
     set: Set,
     stats: S,
-    /// `H(set)`; 0 for a singleton.
+    /// `w · H(set)`; 0 for a singleton.
     h: f64,
     /// `None` until explored.
     heap: Option<BinaryHeap<Entry>>,
+    /// The cost of the best complete hierarchy over `set` seen so far (an
+    /// upper bound on its optimum; 0 for a singleton, `+∞` if none yet).
+    ub: f64,
+    /// The root split of that hierarchy.
+    ub_split: Option<(u32, u32)>,
 }
 
 /// A multiply-xorshift hash of a `u128` set (the default SipHash is several
@@ -239,6 +244,10 @@ pub(super) struct Search<'m, M: SearchModel> {
     bytes: u64,
     max_bytes: u64,
     deadline: Option<Instant>,
+    /// The heuristic's weight `w` (1: plain A*).
+    weight: f64,
+    /// Stop (like the deadline) after exploring this many vertices.
+    max_explored: u64,
     pub(super) explored: u64,
     pub(super) splits: u64,
     pub(super) iterations: u64,
@@ -246,7 +255,13 @@ pub(super) struct Search<'m, M: SearchModel> {
 }
 
 impl<'m, M: SearchModel> Search<'m, M> {
-    pub(super) fn new(model: &'m M, max_bytes: u64, deadline: Option<Instant>) -> Search<'m, M> {
+    /// A search whose vertices use the heuristic `weight · H` (1: plain A*).
+    pub(super) fn new(
+        model: &'m M,
+        max_bytes: u64,
+        deadline: Option<Instant>,
+        weight: f64,
+    ) -> Search<'m, M> {
         let mut search = Search {
             model,
             vertices: Vec::new(),
@@ -255,6 +270,8 @@ impl<'m, M: SearchModel> Search<'m, M> {
             bytes: 0,
             max_bytes,
             deadline,
+            weight,
+            max_explored: u64::MAX,
             explored: 0,
             splits: 0,
             iterations: 0,
@@ -271,10 +288,11 @@ impl<'m, M: SearchModel> Search<'m, M> {
             return id;
         }
         let stats = self.model.stats(set);
-        let h = if set & (set - 1) == 0 {
+        let singleton = set & (set - 1) == 0;
+        let h = if singleton {
             0.0
         } else {
-            let h = self.model.heuristic(set, &stats);
+            let h = self.weight * self.model.heuristic(set, &stats);
             if h.is_nan() { f64::NEG_INFINITY } else { h }
         };
         let id = self.vertices.len() as u32;
@@ -283,6 +301,8 @@ impl<'m, M: SearchModel> Search<'m, M> {
             stats,
             h,
             heap: None,
+            ub: if singleton { 0.0 } else { f64::INFINITY },
+            ub_split: None,
         });
         self.index.insert(set, id);
         self.bytes += VERTEX_OVERHEAD + std::mem::size_of::<M::Stats>() as u64;
@@ -306,7 +326,9 @@ impl<'m, M: SearchModel> Search<'m, M> {
         }
     }
 
-    fn entry(&self, parent: u32, left: u32, right: u32) -> Entry {
+    /// The heap entry of a split, and the cost of the best complete
+    /// hierarchy through it known so far.
+    fn entry(&self, parent: u32, left: u32, right: u32) -> (Entry, f64) {
         let (p, l, r) = (
             &self.vertices[parent as usize],
             &self.vertices[left as usize],
@@ -320,13 +342,72 @@ impl<'m, M: SearchModel> Search<'m, M> {
         let (gr, hr) = self.value(right);
         let g = cost + gl + gr;
         let h = hl + hr;
-        Entry {
+        let entry = Entry {
             f: g + h,
             g,
             h,
             left,
             right,
+        };
+        (entry, cost + l.ub + r.ub)
+    }
+
+    /// Lowers a vertex's upper bound to `ub` via the split `(l, r)` if that is better.
+    fn offer(&mut self, id: u32, ub: f64, l: u32, r: u32) {
+        let v = &mut self.vertices[id as usize];
+        if ub < v.ub {
+            v.ub = ub;
+            v.ub_split = Some((l, r));
         }
+    }
+
+    /// Registers a complete hierarchy (e.g. an initial tree): its clusters
+    /// become vertices whose upper bounds include the costs of its sub-trees.
+    /// Returns the vertex of the tree's root.
+    pub(super) fn seed_tree(&mut self, tree: &Tree) -> u32 {
+        match tree {
+            Tree::Leaf(i) => self.vertex(1u128 << i),
+            Tree::Node(a, b) => {
+                let (la, lb) = (self.seed_tree(a), self.seed_tree(b));
+                let set = self.vertices[la as usize].set | self.vertices[lb as usize].set;
+                let id = self.vertex(set);
+                let (p, l, r) = (
+                    &self.vertices[id as usize],
+                    &self.vertices[la as usize],
+                    &self.vertices[lb as usize],
+                );
+                let cost =
+                    self.model
+                        .split_cost((p.set, &p.stats), (l.set, &l.stats), (r.set, &r.stats));
+                let ub = cost + l.ub + r.ub;
+                self.offer(id, ub, la, lb);
+                id
+            }
+        }
+    }
+
+    /// Stops the search, like the deadline, after `max` explored vertices.
+    pub(super) fn set_max_explored(&mut self, max: u64) {
+        self.max_explored = max;
+    }
+
+    /// Number of vertices created.
+    pub(super) fn vertices_len(&self) -> u64 {
+        self.vertices.len() as u64
+    }
+
+    /// The best complete hierarchy seen so far (following the upper-bound
+    /// splits from the root), if any.
+    pub(super) fn best_tree(&self) -> Option<Tree> {
+        fn go<S>(vs: &[Vertex<S>], id: u32) -> Option<Tree> {
+            let v = &vs[id as usize];
+            if v.set & (v.set - 1) == 0 {
+                return Some(Tree::Leaf(v.set.trailing_zeros() as usize));
+            }
+            let (l, r) = v.ub_split?;
+            Some(Tree::node(go(vs, l)?, go(vs, r)?))
+        }
+        go(&self.vertices, self.root)
     }
 
     fn explore<C: Children<M>>(&mut self, id: u32, children: &mut C) -> Result<()> {
@@ -340,7 +421,9 @@ impl<'m, M: SearchModel> Search<'m, M> {
         let mut entries = Vec::with_capacity(splits.len());
         for &(l, r) in &splits {
             let (li, ri) = (self.vertex(l), self.vertex(r));
-            entries.push(self.entry(id, li, ri));
+            let (entry, ub) = self.entry(id, li, ri);
+            entries.push(entry);
+            self.offer(id, ub, li, ri);
         }
         self.explored += 1;
         self.splits += entries.len() as u64;
@@ -366,6 +449,9 @@ impl<'m, M: SearchModel> Search<'m, M> {
                 if Instant::now() >= deadline {
                     return Ok(None);
                 }
+            }
+            if self.explored >= self.max_explored {
+                return Ok(None);
             }
             self.iterations += 1;
             // 1. Walk the partial hierarchy of the heap tops.
@@ -410,7 +496,8 @@ impl<'m, M: SearchModel> Search<'m, M> {
                 else {
                     continue;
                 };
-                let fresh = self.entry(v, top.left, top.right);
+                let (fresh, ub) = self.entry(v, top.left, top.right);
+                self.offer(v, ub, top.left, top.right);
                 let heap = self.vertices[v as usize].heap.as_mut().expect("explored");
                 // Replacing the top in place sifts it down only as far as it
                 // must go: O(1) when it stays on top, the common case.

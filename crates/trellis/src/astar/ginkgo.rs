@@ -94,7 +94,11 @@ pub struct GinkgoSearch {
 
 impl GinkgoSearch {
     /// The model of a validated jet (at most 128 leaves).
-    pub fn new(jet: &Jet, variant: Variant, heuristic: GinkgoHeuristic) -> crate::Result<GinkgoSearch> {
+    pub fn new(
+        jet: &Jet,
+        variant: Variant,
+        heuristic: GinkgoHeuristic,
+    ) -> crate::Result<GinkgoSearch> {
         let n = jet.leaves.len();
         super::engine::check_points(n)?;
         let mut dot = vec![0.0; n * n];
@@ -186,7 +190,12 @@ impl GinkgoSearch {
         let mut min_pair = f64::INFINITY;
         let mut bound = -((m - 1) as f64) * LN_4PI;
         let rates = self.rates(set);
-        let best = |f: &dyn Fn(f64) -> f64| rates.iter().map(|&l| f(l)).fold(f64::NEG_INFINITY, f64::max);
+        let best = |f: &dyn Fn(f64) -> f64| {
+            rates
+                .iter()
+                .map(|&l| f(l))
+                .fold(f64::NEG_INFINITY, f64::max)
+        };
         for &i in &pts {
             let t_i = mass_squared(&self.leaves[i]).max(0.0);
             let mut min_dot = f64::INFINITY;
@@ -199,7 +208,9 @@ impl GinkgoSearch {
                     }
                 }
             }
-            let lo = ((t_i + 2.0 * min_dot) / (2.0 * t_s.sqrt())).powi(2).max(t_i);
+            let lo = ((t_i + 2.0 * min_dot) / (2.0 * t_s.sqrt()))
+                .powi(2)
+                .max(t_i);
             bound += if self.leaf_splits(t_i) {
                 best(&|l| self.density_bound(l, t_i, lo, t_s))
             } else {
@@ -227,7 +238,10 @@ impl GinkgoSearch {
             return f64::INFINITY;
         }
         let masses: Vec<f64> = {
-            let mut v: Vec<f64> = pts.iter().map(|&i| mass_squared(&self.leaves[i]).max(0.0)).collect();
+            let mut v: Vec<f64> = pts
+                .iter()
+                .map(|&i| mass_squared(&self.leaves[i]).max(0.0))
+                .collect();
             v.sort_by(f64::total_cmp);
             v
         };
@@ -248,7 +262,11 @@ impl GinkgoSearch {
         // Leaves: T = (√t_p⁰ - √t_i)², t_p⁰ itself for the heaviest.
         let mut bound = 0.0;
         for (k, &t_i) in masses.iter().enumerate() {
-            let big_t = if k + 1 == m { t_p0 } else { (t_p0.sqrt() - t_i.sqrt()).powi(2) };
+            let big_t = if k + 1 == m {
+                t_p0
+            } else {
+                (t_p0.sqrt() - t_i.sqrt()).powi(2)
+            };
             bound += self.stop(lambda, big_t.max(f64::MIN_POSITIVE));
         }
         if m > 2 {
@@ -283,11 +301,40 @@ impl SearchModel for GinkgoSearch {
         for i in points(set) {
             p = add(&p, &self.leaves[i]);
         }
-        let t = if self.variant == Variant::Legacy && set & (set - 1) == 0 {
+        let t = if self.variant == Variant::Legacy && set.count_ones() == 1 {
             0.0
         } else {
             mass_squared(&p)
         };
+        JetStats {
+            p,
+            t,
+            s: t.max(0.0).sqrt(),
+        }
+    }
+
+    fn moved(&self, set: Set, stats: &JetStats, x: usize, added: bool) -> JetStats {
+        let q = &self.leaves[x];
+        let p = if added {
+            add(&stats.p, q)
+        } else {
+            [
+                stats.p[0] - q[0],
+                stats.p[1] - q[1],
+                stats.p[2] - q[2],
+                stats.p[3] - q[3],
+            ]
+        };
+        let new = if added {
+            set | 1u128 << x
+        } else {
+            set & !(1u128 << x)
+        };
+        if new & new.wrapping_sub(1) == 0 {
+            // A singleton: exact momentum, and the legacy convention t = 0.
+            return self.stats(new);
+        }
+        let t = mass_squared(&p);
         JetStats {
             p,
             t,

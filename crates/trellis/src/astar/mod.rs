@@ -111,6 +111,15 @@ pub trait SearchModel: Sync {
         right: (Set, &Self::Stats),
     ) -> f64;
 
+    /// The statistics of `set` with point `x` added (`added`) or removed,
+    /// from those of `set`: the approximate search scores many one-point
+    /// moves with it. The default recomputes them.
+    fn moved(&self, set: Set, stats: &Self::Stats, x: usize, added: bool) -> Self::Stats {
+        let _ = stats;
+        let bit = 1u128 << x;
+        self.stats(if added { set | bit } else { set & !bit })
+    }
+
     /// A lower bound on the cost of the cheapest hierarchy over `set` (at
     /// least two points): the A* heuristic `H(X)`.
     fn heuristic(&self, set: Set, stats: &Self::Stats) -> f64;
@@ -171,7 +180,11 @@ impl Default for Options {
 
 /// The full set over `n` points.
 pub(crate) fn full_set(n: usize) -> Set {
-    if n >= 128 { u128::MAX } else { (1u128 << n) - 1 }
+    if n >= 128 {
+        u128::MAX
+    } else {
+        (1u128 << n) - 1
+    }
 }
 
 /// The points of a set, in increasing order.

@@ -25,6 +25,24 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::models::check_beta;
 use crate::weights::Weights;
 
+/// Sums over the pairs of `x` with the other points of `set`, as `inside_sums`.
+fn point_sums(w: &Weights, set: Set, x: usize) -> (f64, f64, f64) {
+    let (mut pos, mut neg, mut all) = (0.0, 0.0, 0.0);
+    let row = w.row(x);
+    for j in points(set & !(1u128 << x)) {
+        let v = row[j];
+        pos += v.max(0.0);
+        neg += (-v).max(0.0);
+        all += v;
+    }
+    (pos, neg, all)
+}
+
+/// `±1`: adding or removing a point.
+fn sign(added: bool) -> f64 {
+    if added { 1.0 } else { -1.0 }
+}
+
 /// Sums over the pairs inside a set of `(max(w, 0), max(-w, 0), w)`.
 fn inside_sums(w: &Weights, set: Set) -> (f64, f64, f64) {
     let (mut pos, mut neg, mut all) = (0.0, 0.0, 0.0);
@@ -86,8 +104,18 @@ impl SearchModel for HccSearch {
         (pos, neg)
     }
 
+    fn moved(&self, set: Set, stats: &(f64, f64), x: usize, added: bool) -> (f64, f64) {
+        let (pos, neg, _) = point_sums(&self.weights, set, x);
+        (stats.0 + sign(added) * pos, stats.1 + sign(added) * neg)
+    }
+
     #[inline]
-    fn split_cost(&self, p: (Set, &(f64, f64)), l: (Set, &(f64, f64)), r: (Set, &(f64, f64))) -> f64 {
+    fn split_cost(
+        &self,
+        p: (Set, &(f64, f64)),
+        l: (Set, &(f64, f64)),
+        r: (Set, &(f64, f64)),
+    ) -> f64 {
         let cut = (p.1.0 - l.1.0 - r.1.0).max(0.0);
         cut + l.1.1 + r.1.1
     }
@@ -138,6 +166,10 @@ impl SearchModel for DasguptaSearch {
 
     fn stats(&self, set: Set) -> f64 {
         inside_sums(&self.weights, set).2
+    }
+
+    fn moved(&self, set: Set, stats: &f64, x: usize, added: bool) -> f64 {
+        stats + sign(added) * point_sums(&self.weights, set, x).2
     }
 
     #[inline]

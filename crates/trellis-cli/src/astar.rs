@@ -1,0 +1,336 @@
+//! `trellis astar`: the lowest-cost hierarchy by A* search on the trellis,
+//! exact (full trellis, admissible heuristic) or approximate (a sparse
+//! trellis grown from beam-search trees).
+
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+use trellis::agglomerative::{self, Linkage};
+use trellis::astar::{
+    self, ApproxOptions, Candidates, DasguptaSearch, GinkgoHeuristic, GinkgoSearch, HccSearch,
+    Outcome, SearchModel,
+};
+use trellis::ginkgo::{Ginkgo, Jet, Variant};
+use trellis::{MergeModel, Pairwise, PairwiseCost, Tree, Weights};
+
+use crate::batch::per_jet;
+use crate::commands::to_json;
+use crate::input::{Input, ginkgo_variant, load, memory_limit};
+use crate::{ModelArgs, ModelKind};
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeuristicKind {
+    /// Admissible (proved in the library docs): the search is exact.
+    H0,
+    /// The A* paper's faster bound, not proven admissible: results say "exact": false.
+    H1,
+}
+
+#[derive(Args, Debug)]
+pub struct AstarArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+
+    /// Heuristic for the Ginkgo models [default: h0]. The cost models use their own
+    /// admissible bounds: hcc the sum of positive weights inside a cluster (Prop. 1),
+    /// dasgupta twice the weight inside it (Prop. 2, tightened).
+    #[arg(long, value_enum)]
+    pub heuristic: Option<HeuristicKind>,
+
+    /// Approximate A*: search a sparse trellis that starts from the beam-search trees
+    /// (and, for weights, the average-linkage tree) and grows by sampled splits, in
+    /// rounds. Never worse than its initial trees; "exact" is false.
+    #[arg(long)]
+    pub approx: bool,
+
+    /// Beam width of the initial trees [default: min(3N, N(N-1)/2)].
+    #[arg(long, requires = "approx", value_name = "W")]
+    pub beam_width: Option<usize>,
+
+    /// Children added to each explored vertex: the K cheapest candidate splits by
+    /// cost + heuristic.
+    #[arg(long, requires = "approx", default_value_t = 5, value_name = "K")]
+    pub top_k: usize,
+
+    /// Random candidate splits drawn per explored vertex (plus every one-point move of
+    /// the splits it already has).
+    #[arg(long, requires = "approx", default_value_t = 15, value_name = "S")]
+    pub samples: usize,
+
+    /// Vertices of at most this many points get all their splits.
+    #[arg(long, requires = "approx", default_value_t = 7, value_name = "M")]
+    pub exact_size: usize,
+
+    /// Draw the K children by importance sampling (probability proportional to
+    /// exp(-(cost + heuristic))) instead of taking the K best.
+    #[arg(long, requires = "approx")]
+    pub importance: bool,
+
+    /// Weight w of the heuristic in the approximate search: weighted A*, f = g + w h
+    /// [default: 1, plain A*].
+    #[arg(
+        long,
+        requires = "approx",
+        value_name = "W",
+        conflicts_with = "auto_weight"
+    )]
+    pub weight: Option<f64>,
+
+    /// Set the weight to the best initial tree's cost over h(root), scaling the
+    /// heuristic to the cost of a known tree.
+    #[arg(long, requires = "approx")]
+    pub auto_weight: bool,
+
+    /// Deterministic budget of the approximate search: stop after exploring this many
+    /// trellis vertices over all rounds (0: no limit) and return the best tree so far.
+    #[arg(long, requires = "approx", default_value_t = 50_000, value_name = "E")]
+    pub max_explored: u64,
+
+    /// Maximum number of rounds; each reruns A* on the grown trellis.
+    #[arg(long, requires = "approx", default_value_t = 5, value_name = "R")]
+    pub rounds: usize,
+
+    /// Wall-clock limit in seconds (per jet with --jets). The approximate search returns
+    /// its best tree so far; the exact search fails.
+    #[arg(long, value_name = "S")]
+    pub time_limit: Option<f64>,
+
+    /// Seed of the approximate search's sampler; same seed, same output.
+    #[arg(long, requires = "approx", default_value_t = 0, value_name = "S")]
+    pub seed: u64,
+
+    /// Print one JSON object {"n", "log_potential", "cost", "tree", "explored", "exact"}
+    /// (plus "splits", "vertices", "iterations", "rounds", "heuristic"); with --jets one
+    /// per jet per line, with "id".
+    #[arg(long, conflicts_with = "newick")]
+    pub json: bool,
+
+    /// Print the tree in Newick.
+    #[arg(long)]
+    pub newick: bool,
+}
+
+/// The JSON output.
+#[derive(Serialize)]
+struct AstarJson {
+    n: usize,
+    log_potential: f64,
+    cost: f64,
+    tree: Tree,
+    /// Trellis vertices explored (their heaps filled), all rounds.
+    explored: u64,
+    exact: bool,
+    splits: u64,
+    vertices: u64,
+    iterations: u64,
+    rounds: usize,
+    heuristic: &'static str,
+}
+
+fn beam_width(args: &AstarArgs, n: usize) -> usize {
+    args.beam_width
+        .unwrap_or_else(|| (3 * n).min(agglomerative::default_beam_width(n)))
+}
+
+fn approx_options(args: &AstarArgs) -> ApproxOptions {
+    ApproxOptions {
+        top_k: args.top_k,
+        samples: args.samples,
+        exact_size: args.exact_size,
+        rounds: args.rounds,
+        candidates: if args.importance {
+            Candidates::Importance
+        } else {
+            Candidates::TopK
+        },
+        seed: args.seed,
+        time_limit: args.time_limit.map(Duration::from_secs_f64),
+        max_bytes: max_bytes(args),
+        weight: args.weight.or(Some(1.0)).filter(|_| !args.auto_weight),
+        max_explored: (args.max_explored > 0).then_some(args.max_explored),
+    }
+}
+
+fn max_bytes(args: &AstarArgs) -> u64 {
+    memory_limit(&args.model).unwrap_or_else(|| astar::Options::default().max_bytes)
+}
+
+fn search<M: SearchModel>(
+    model: &M,
+    init: impl FnOnce() -> Vec<Tree>,
+    args: &AstarArgs,
+) -> Result<Outcome> {
+    Ok(if args.approx {
+        astar::approximate(model, &init(), &approx_options(args))?
+    } else {
+        let options = astar::Options {
+            max_bytes: max_bytes(args),
+            time_limit: args.time_limit.map(Duration::from_secs_f64),
+        };
+        astar::exact(model, &options)?
+    })
+}
+
+/// The beam-search trees of a merge model (best first).
+fn beam_trees<M: MergeModel>(model: &M, width: usize) -> Vec<Tree> {
+    agglomerative::beam_search(model, width)
+        .into_iter()
+        .map(|a| a.tree)
+        .collect()
+}
+
+fn jet_outcome(jet: &Jet, variant: Variant, args: &AstarArgs) -> Result<AstarJson> {
+    let heuristic = match args.heuristic.unwrap_or(HeuristicKind::H0) {
+        HeuristicKind::H0 => GinkgoHeuristic::H0,
+        HeuristicKind::H1 => GinkgoHeuristic::H1,
+    };
+    let model = GinkgoSearch::new(jet, variant, heuristic)?;
+    let init = || {
+        let merge = Ginkgo::new(jet, variant);
+        let mut trees = beam_trees(&merge, beam_width(args, jet.len()));
+        trees.push(agglomerative::greedy(&merge).tree);
+        trees
+    };
+    let out = search(&model, init, args)?;
+    Ok(json(jet.len(), out, heuristic_name(args)))
+}
+
+fn heuristic_name(args: &AstarArgs) -> &'static str {
+    match (
+        args.model.model,
+        args.heuristic.unwrap_or(HeuristicKind::H0),
+    ) {
+        (ModelKind::Hcc, _) => "hcc",
+        (ModelKind::Dasgupta, _) => "dasgupta",
+        (_, HeuristicKind::H0) => "h0",
+        (_, HeuristicKind::H1) => "h1",
+    }
+}
+
+fn json(n: usize, o: Outcome, heuristic: &'static str) -> AstarJson {
+    AstarJson {
+        n,
+        log_potential: o.log_potential + 0.0,
+        cost: o.cost + 0.0,
+        tree: o.tree,
+        explored: o.explored,
+        exact: o.exact,
+        splits: o.splits,
+        vertices: o.vertices,
+        iterations: o.iterations,
+        rounds: o.rounds,
+        heuristic,
+    }
+}
+
+fn weights_outcome(weights: &Weights, args: &AstarArgs) -> Result<AstarJson> {
+    let n = weights.n();
+    let beta = args.model.beta;
+    let cost = match args.model.model {
+        ModelKind::Hcc => PairwiseCost::Hcc,
+        _ => PairwiseCost::Dasgupta,
+    };
+    let init = || {
+        let merge = Pairwise::new(weights, cost, 1.0).expect("validated weights");
+        let mut trees = beam_trees(&merge, beam_width(args, n));
+        let d = agglomerative::distances_from_similarities(weights);
+        if let Ok(t) = agglomerative::linkage(&d, n, Linkage::Average) {
+            trees.push(t);
+        }
+        trees
+    };
+    let out = match cost {
+        PairwiseCost::Hcc => search(&HccSearch::new(weights, beta)?, init, args)?,
+        PairwiseCost::Dasgupta => search(&DasguptaSearch::new(weights, beta)?, init, args)?,
+    };
+    Ok(json(n, out, heuristic_name(args)))
+}
+
+fn check(args: &AstarArgs) -> Result<()> {
+    let jets = ginkgo_variant(args.model.model).is_some();
+    if args.heuristic.is_some() && !jets {
+        bail!(
+            "--heuristic chooses between the Ginkgo heuristics (h0, h1); hcc and dasgupta use their own"
+        );
+    }
+    if args.approx && args.top_k == 0 {
+        bail!("--top-k must be at least 1");
+    }
+    if args.approx && args.beam_width == Some(0) {
+        bail!("--beam-width must be at least 1");
+    }
+    if let Some(w) = args.weight {
+        if !(w.is_finite() && w > 0.0) {
+            bail!("--weight must be a positive number, not {w}");
+        }
+    }
+    if args.approx && args.rounds == 0 {
+        bail!("--rounds must be at least 1");
+    }
+    if let Some(t) = args.time_limit {
+        if !(t.is_finite() && t >= 0.0) {
+            bail!("--time-limit must be a number of seconds >= 0, not {t}");
+        }
+    }
+    Ok(())
+}
+
+pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
+    check(args)?;
+    match load(&args.model, None)? {
+        Input::Jets(file) => {
+            let variant = ginkgo_variant(args.model.model).expect("a jet model");
+            if let Some(jet) = file.jets.iter().find(|j| j.len() > astar::MAX_ASTAR_POINTS) {
+                bail!(
+                    "jet {} has {} leaves; A* supports at most {}",
+                    jet.id,
+                    jet.len(),
+                    astar::MAX_ASTAR_POINTS
+                );
+            }
+            per_jet(
+                &file,
+                progress,
+                |jet| (jet.len() as u64).pow(3),
+                |_, jet| jet_outcome(jet, variant, args),
+            )
+        }
+        Input::Weights(weights) => {
+            if weights.n() > astar::MAX_ASTAR_POINTS {
+                bail!(
+                    "{} points is too many for A*: it supports at most {}",
+                    weights.n(),
+                    astar::MAX_ASTAR_POINTS
+                );
+            }
+            let out = weights_outcome(&weights, args)?;
+            if args.json {
+                return to_json(&out);
+            }
+            if args.newick {
+                return Ok(out.tree.to_newick() + "\n");
+            }
+            let kind = if args.approx { "Approximate" } else { "Exact" };
+            let full = 3f64.powi(out.n as i32);
+            Ok(format!(
+                "{kind} A* over {} points ({:?} model, heuristic {}): cost {:.6}, log potential \
+                 {:.6} at beta {}\n{} the optimum; explored {} trellis vertices, scored {} splits \
+                 ({:.2e} of 3^N), {} rounds\n{}\n",
+                out.n,
+                args.model.model,
+                out.heuristic,
+                out.cost,
+                out.log_potential,
+                args.model.beta,
+                if out.exact { "Proven" } else { "Not proven" },
+                out.explored,
+                out.splits,
+                out.splits as f64 / full,
+                out.rounds,
+                out.tree.to_newick()
+            ))
+        }
+    }
+}
