@@ -74,7 +74,8 @@ pub struct AstarArgs {
         long,
         requires = "approx",
         value_name = "W",
-        conflicts_with = "auto_weight"
+        conflicts_with = "auto_weight",
+        allow_negative_numbers = true
     )]
     pub weight: Option<f64>,
 
@@ -94,7 +95,7 @@ pub struct AstarArgs {
 
     /// Wall-clock limit in seconds (per jet with --jets). The approximate search returns
     /// its best tree so far; the exact search fails.
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", allow_negative_numbers = true)]
     pub time_limit: Option<f64>,
 
     /// Seed of the approximate search's sampler; same seed, same output.

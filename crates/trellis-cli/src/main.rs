@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 
 mod astar;
+mod astar_experiment;
 mod baselines;
 mod batch;
 mod bench;
@@ -183,6 +184,10 @@ enum ExperimentCommand {
     /// The gene-expression analysis of the flat trellis paper (§5.3, Figs. 2-5):
     /// pairwise energies vs exact pairwise marginals, exact vs Perturb-and-MAP.
     Flat(flat_experiment::FlatExperimentArgs),
+    /// The A* paper's experiments: Ginkgo jets (Figs. 5-7: cost, time, explored
+    /// fraction of greedy, beam search, exact DP, exact and approximate A*) and ALOI
+    /// hierarchical correlation clustering (Figs. 8-9).
+    Astar(astar_experiment::AstarExperimentArgs),
 }
 
 #[derive(Args, Debug)]
@@ -336,6 +341,7 @@ fn run(cli: Cli) -> anyhow::Result<String> {
         Command::Ginkgo(GinkgoCommand::Generate(a)) => generate::run(&a),
         Command::Experiment(ExperimentCommand::Ginkgo(a)) => experiment::ginkgo(&a),
         Command::Experiment(ExperimentCommand::Flat(a)) => flat_experiment::flat(&a),
+        Command::Experiment(ExperimentCommand::Astar(a)) => astar_experiment::astar(&a),
         Command::Demo => demo::run(),
         Command::Bench(a) => bench::run(&a),
     }

@@ -2,6 +2,7 @@
 
 mod util;
 
+mod astar;
 mod contract;
 mod errors;
 mod flat;

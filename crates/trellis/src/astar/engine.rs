@@ -481,6 +481,9 @@ impl<'m, M: SearchModel> Search<'m, M> {
             // 2. Explore its unexplored leaves.
             let complete = frontier.is_empty();
             for &v in &frontier {
+                if self.explored >= self.max_explored {
+                    return Ok(None);
+                }
                 self.explore(v, children)?;
             }
             // 3. Refresh the walked vertices, children before parents.
