@@ -113,6 +113,16 @@ fn bench_astar(args: &BenchArgs) -> Result<String> {
             }
             _ => {
                 let w = random_weights(n, args.seed)?;
+                let w = if args.model == ModelKind::Dasgupta {
+                    let data = (0..n * n).map(|k| w.get(k / n, k % n).abs()).collect();
+                    Weights::from_matrix(&Matrix {
+                        rows: n,
+                        cols: n,
+                        data,
+                    })?
+                } else {
+                    w
+                };
                 let (dp_s, dp) = with_cost_model!(args.model, &w, 1.0, |model| {
                     best_of(args.repeats, || {
                         Ok(-Trellis::new(&model)?.map_log_potential())

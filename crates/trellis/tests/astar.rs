@@ -1613,3 +1613,40 @@ fn two_points() {
         }
     }
 }
+
+/// Dasgupta's cost with equal weights: every binary tree over `m` points
+/// costs `w (m³ - m) / 3`, and the heuristic's uniform term makes it exact,
+/// so A* explores only the vertices of one tree. With noise on top the bound
+/// stays below the optimum.
+#[test]
+fn dasgupta_heuristic_is_exact_for_uniform_weights() {
+    for n in [2usize, 3, 5, 8, 11] {
+        let rows: Vec<Vec<f64>> = (0..n)
+            .map(|i| (0..n).map(|j| if i == j { 0.0 } else { 0.5 }).collect())
+            .collect();
+        let w = trellis::Weights::from_matrix(&trellis::Matrix::from_rows(rows).unwrap()).unwrap();
+        let model = DasguptaSearch::new(&w, 1.0).unwrap();
+        let full = if n == 128 {
+            u128::MAX
+        } else {
+            (1u128 << n) - 1
+        };
+        let m = n as f64;
+        let h = model.heuristic(full, &model.stats(full));
+        assert!(
+            (h - 0.5 * (m * m * m - m) / 3.0).abs() < 1e-9,
+            "n = {n}: h = {h}"
+        );
+        let o = exact(&model, &Options::default()).unwrap();
+        assert!(
+            (o.cost - h).abs() < 1e-9 * h.max(1.0),
+            "n = {n}: cost {} vs {h}",
+            o.cost
+        );
+        assert!(
+            o.explored <= n.saturating_sub(1) as u64,
+            "n = {n}: explored {}",
+            o.explored
+        );
+    }
+}

@@ -45,7 +45,7 @@
 //! | model | heuristic | admissible |
 //! |---|---|---|
 //! | [`HccSearch`] (hierarchical correlation clustering) | `Σ_{i<j∈X} max(w_ij, 0)` (Prop. 1) | yes |
-//! | [`DasguptaSearch`] | `2 Σ_{i<j∈X} w_ij` (Prop. 2, doubled: each pair is cut at a cluster of ≥ 2 points) | yes |
+//! | [`DasguptaSearch`] | `w_min (m³-m)/3 + 2 Σ_{i<j∈X} (w_ij - w_min)` (Prop. 2, tightened; see [`DasguptaSearch`]) | yes |
 //! | [`GinkgoSearch`] with [`GinkgoHeuristic::H0`] | per-node bounds derived in [`ginkgo`] | yes (proved there) |
 //! | [`GinkgoSearch`] with [`GinkgoHeuristic::H1`] | the paper's level-by-level bound with `t̃_P = t_bound + 2 t_p⁰` | not proven |
 //!
