@@ -97,6 +97,18 @@ pub enum ErrorKind {
     },
     /// Every tree has zero potential (all log-potentials are −∞).
     NoTree,
+    /// A set of triplet constraints that no tree satisfies (BUILD found a connected
+    /// Aho graph). Names one triplet of the conflict, as point indices.
+    UnrealisableTriplets {
+        /// One point of the triplet's close pair.
+        a: usize,
+        /// The other point of the close pair.
+        b: usize,
+        /// The odd one out.
+        c: usize,
+        /// Number of points among which the triplets conflict.
+        points: usize,
+    },
 }
 
 impl Error {
@@ -194,6 +206,11 @@ impl fmt::Display for Error {
                 f,
                 "every hierarchy has zero potential (all log-potentials are -infinity), \
                  so there is no distribution over trees"
+            ),
+            ErrorKind::UnrealisableTriplets { a, b, c, points } => write!(
+                f,
+                "the triplet constraints cannot all hold in one tree: ({{{a}, {b}}}, {c}) \
+                 conflicts with the others among the same {points} points"
             ),
         }
     }

@@ -86,6 +86,7 @@
 
 pub mod agglomerative;
 pub mod count;
+pub mod ddt;
 mod error;
 pub mod flat;
 pub mod ginkgo;
