@@ -13,6 +13,7 @@
 mod aloi;
 mod baselines;
 mod data;
+mod ddt;
 mod flat;
 mod ginkgo;
 mod numerics;

@@ -23,8 +23,8 @@
 //! - `c` in the subtree: the walk may diverge on the segment into `x` but must not
 //!   go below `x`;
 //! - `a` in the subtree (or `b`, symmetric): the walk must go through every node
-//!   from the top to `y` without diverging, and must not enter the child of `y`
-//!   that holds `c`.
+//!   from the top to `y` without diverging (at their parents the other child is
+//!   excluded), and must not enter the child of `y` that holds `c`.
 //!
 //! A child that allows neither diverging nor descending is excluded and the
 //! branch choice is renormalised over the other. The proposal density `q` of a
@@ -497,10 +497,13 @@ impl Sampler {
         (descend, diverge)
     }
 
+    /// Whether the walk may enter child `v` whose sibling is `sib`: `v` must allow
+    /// diverging or descending, and the sibling must not be required (a node on
+    /// the way to some `y` forces the choice).
     #[inline]
-    fn allowed(&self, v: u32, om_s: f64) -> bool {
+    fn allowed(&self, v: u32, sib: u32, om_s: f64) -> bool {
         let (a, b) = self.modes(v, om_s);
-        a || b
+        (a || b) && self.flags[sib as usize] & FORCE == 0
     }
 
     /// Simulates the constrained regraft walk: `(branch node, 1 - t, ln(1 - t), ln q)`.
@@ -545,7 +548,7 @@ impl Sampler {
             // Descend into v and choose a child.
             lom_u = lom_v;
             let [a, b] = self.tree.kids[v as usize];
-            let (oa, ob) = (self.allowed(a, om_s), self.allowed(b, om_s));
+            let (oa, ob) = (self.allowed(a, b, om_s), self.allowed(b, a, om_s));
             v = match (oa, ob) {
                 (true, true) => {
                     let (ma, mb) = (
@@ -598,11 +601,11 @@ impl Sampler {
                 let next = path[i - 1];
                 let [a, b] = self.tree.kids[v as usize];
                 let other = if a == next { b } else { a };
-                if !self.allowed(next, om_s) {
+                if !self.allowed(next, other, om_s) {
                     ok = false;
                     break;
                 }
-                if self.allowed(other, om_s) {
+                if self.allowed(other, next, om_s) {
                     let mn = self.tree.count[next as usize] as f64;
                     let mo = self.tree.count[other as usize] as f64;
                     lq += (mn / (mn + mo)).ln();

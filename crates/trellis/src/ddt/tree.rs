@@ -37,6 +37,17 @@ impl DdtTree {
     /// A tree that is not over `0..N`, fewer than 2 leaves, the wrong number of
     /// times, or times that are not in `(0, 1)` and increasing downwards.
     pub fn new(tree: &Tree, times: &[f64]) -> Result<DdtTree> {
+        let om: Vec<f64> = times.iter().map(|t| 1.0 - t).collect();
+        DdtTree::with_one_minus_times(tree, &om)
+    }
+
+    /// As [`DdtTree::new`] with `1 - t` given instead of `t` (exact for times close to 1).
+    ///
+    /// # Errors
+    ///
+    /// As [`DdtTree::new`].
+    pub fn with_one_minus_times(tree: &Tree, one_minus_times: &[f64]) -> Result<DdtTree> {
+        let times = one_minus_times;
         let n = tree.num_leaves();
         if n < 2 {
             return Err(Error::tree("a DDT tree needs at least 2 leaves"));
@@ -55,7 +66,7 @@ impl DdtTree {
         let top = t.build(tree, &mut next, &mut |_| {
             let v = times[k];
             k += 1;
-            1.0 - v
+            v
         });
         t.top = top;
         t.parent[top as usize] = NONE;
