@@ -20,6 +20,7 @@ mod flat;
 mod flat_experiment;
 mod generate;
 mod input;
+mod interactive;
 mod output;
 mod progress;
 mod sparse;
@@ -77,6 +78,10 @@ enum Command {
     Demo,
     /// Measure the speed of the exact passes (wall time and splits per second).
     Bench(bench::BenchArgs),
+    /// Interactive Bayesian hierarchical clustering: the Dirichlet diffusion tree sampler
+    /// with triplet constraints and query strategies (Vikram & Dasgupta 2016).
+    #[command(subcommand)]
+    Interactive(interactive::InteractiveCommand),
 }
 
 /// The model and its input, shared by the inference commands.
@@ -332,5 +337,6 @@ fn run(cli: Cli) -> anyhow::Result<String> {
         Command::Experiment(ExperimentCommand::Flat(a)) => flat_experiment::flat(&a),
         Command::Demo => demo::run(),
         Command::Bench(a) => bench::run(&a),
+        Command::Interactive(c) => interactive::run(&c),
     }
 }

@@ -40,6 +40,18 @@
 //! and its parent, and take a Gaussian random-walk step on `logit(y)`; the
 //! acceptance ratio includes the Jacobian `y (1 - y)`.
 //!
+//! # Adding a constraint
+//!
+//! A new triplet that the current tree violates is enforced as in the paper: the
+//! subtree under `LCA(a, b)` is replaced by a BUILD tree of its leaves under every
+//! constraint inside them. BUILD leaves the bipartition of its components free;
+//! this implementation takes, at every level, the bipartition closest to the
+//! current tree's split (each component goes where most of its points are) and the
+//! current tree's divergence times, so the rebuilt subtree changes only what the
+//! constraints force. (A random or size-balanced bipartition, as in the reference
+//! code, discards the data fit of the whole subtree, which the sampler then needs
+//! many iterations to recover.)
+//!
 //! # Cost
 //!
 //! Every node caches its Gaussian message and the log density of its subtree. A
@@ -47,6 +59,8 @@
 //! proposal costs `O(depth · d)` for the likelihood plus the walk, `O(depth)`, plus
 //! `O(|s| + K_s · depth)` for the `K_s` triplets touching the pruned subtree; a
 //! rejected move is undone the same way. No allocation happens in the loop.
+
+use std::collections::HashMap;
 
 use rand::{Rng, RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -723,8 +737,10 @@ impl Sampler {
 
     /// Adds the triplet `t` to the constraints. If the current tree violates it, the
     /// subtree under `LCA(a, b)` is replaced by BUILD's tree over its leaves and the
-    /// constraints inside them (paper §3.3; times inside are reset by halving from
-    /// the LCA's time). Returns whether the tree was rebuilt.
+    /// constraints inside them (paper §3.3). BUILD may split the components of its
+    /// Aho graph in any way; here each level follows the current tree's split as far
+    /// as the constraints allow, and keeps the current times (see the module docs).
+    /// `O(|leaves| · depth)` per level. Returns whether the tree was rebuilt.
     ///
     /// # Errors
     ///
@@ -750,8 +766,12 @@ impl Sampler {
             .filter(|x| inside[x.a] && inside[x.b] && inside[x.c])
             .collect();
         local.push(t);
-        let leaves_usize: Vec<usize> = leaves.iter().map(|&l| l as usize).collect();
-        let topo = triplets::build_random(self.model.n, &leaves_usize, &local, &mut self.rng)?;
+        let om_up = match self.tree.parent[z as usize] {
+            NONE => 1.0,
+            p => self.tree.om[p as usize],
+        };
+        let mut oms = Vec::with_capacity(leaves.len());
+        let topo = self.guided_build(leaves, local, om_up, &mut oms)?;
         // Reuse the internal node ids under z, z itself for the new subtree's root.
         let mut internal = Vec::new();
         let mut stack = vec![z];
@@ -761,20 +781,24 @@ impl Sampler {
                 stack.extend(self.tree.kids[v as usize]);
             }
         }
-        let om_z = self.tree.om[z as usize];
         let mut ids = internal.into_iter();
+        let mut oms = oms.into_iter();
         fn lay(
             tree: &mut DdtTree,
             topo: &crate::tree::Tree,
             id: Option<u32>,
             ids: &mut dyn Iterator<Item = u32>,
+            oms: &mut dyn Iterator<Item = f64>,
         ) -> u32 {
             match topo {
                 crate::tree::Tree::Leaf(i) => *i as u32,
                 crate::tree::Tree::Node(l, r) => {
                     let v = id.unwrap_or_else(|| ids.next().expect("as many internal nodes"));
-                    let a = lay(tree, l, None, ids);
-                    let b = lay(tree, r, None, ids);
+                    let om = oms.next().expect("one time per internal node");
+                    tree.om[v as usize] = om;
+                    tree.lom[v as usize] = om.ln();
+                    let a = lay(tree, l, None, ids, oms);
+                    let b = lay(tree, r, None, ids, oms);
                     tree.kids[v as usize] = [a, b];
                     tree.parent[a as usize] = v;
                     tree.parent[b as usize] = v;
@@ -785,15 +809,141 @@ impl Sampler {
         }
         // z is popped first, so it is not in the remaining ids.
         let _ = ids.next();
-        let root = lay(&mut self.tree, &topo, Some(z), &mut ids);
+        let root = lay(&mut self.tree, &topo, Some(z), &mut ids, &mut oms);
         debug_assert_eq!(root, z);
-        for k in self.tree.kids[z as usize] {
-            self.tree.set_depth_times(k, om_z);
-        }
         self.push_constraint(t);
         self.refresh_all();
         debug_assert!(self.constraints.iter().all(|c| self.tree.satisfies(c)));
         Ok(true)
+    }
+
+    /// BUILD over `leaves` and `trips` (all inside them), choosing at every level the
+    /// bipartition of the Aho graph's components that follows the current tree: each
+    /// component goes to the side of the current split (at the LCA of `leaves`) that
+    /// holds most of its points. Any bipartition of the components is valid for
+    /// BUILD; this one keeps what the constraints do not force to change. The
+    /// times (as `1 - t`, pushed to `oms` in pre-order) are those of the current
+    /// LCAs, lowered where needed to stay below the parent.
+    fn guided_build(
+        &self,
+        leaves: Vec<u32>,
+        trips: Vec<Triplet>,
+        om_parent: f64,
+        oms: &mut Vec<f64>,
+    ) -> Result<crate::tree::Tree> {
+        use crate::tree::Tree;
+        if leaves.len() == 1 {
+            return Ok(Tree::Leaf(leaves[0] as usize));
+        }
+        let t = &self.tree;
+        // Components of the Aho graph (union-find over positions).
+        let mut pos: HashMap<u32, usize> = HashMap::with_capacity(leaves.len());
+        for (i, &l) in leaves.iter().enumerate() {
+            pos.insert(l, i);
+        }
+        let mut uf: Vec<usize> = (0..leaves.len()).collect();
+        fn find(uf: &mut [usize], mut x: usize) -> usize {
+            while uf[x] != x {
+                uf[x] = uf[uf[x]];
+                x = uf[x];
+            }
+            x
+        }
+        for tr in &trips {
+            let (x, y) = (
+                find(&mut uf, pos[&(tr.a as u32)]),
+                find(&mut uf, pos[&(tr.b as u32)]),
+            );
+            if x != y {
+                uf[x] = y;
+            }
+        }
+        let mut comp_of = vec![usize::MAX; leaves.len()];
+        let mut comps: Vec<Vec<u32>> = Vec::new();
+        for (i, &l) in leaves.iter().enumerate() {
+            let r = find(&mut uf, i);
+            if comp_of[r] == usize::MAX {
+                comp_of[r] = comps.len();
+                comps.push(Vec::new());
+            }
+            comps[comp_of[r]].push(l);
+        }
+        if comps.len() == 1 {
+            let tr = trips[0];
+            return Err(Error::new(crate::ErrorKind::UnrealisableTriplets {
+                a: tr.a,
+                b: tr.b,
+                c: tr.c,
+                points: leaves.len(),
+            }));
+        }
+        // The current tree's split of these leaves.
+        let g = leaves[1..].iter().fold(leaves[0], |g, &l| t.lca(g, l));
+        let first = t.kids[g as usize][0];
+        let side_of = |l: u32| -> bool {
+            let mut x = l;
+            while t.parent[x as usize] != g {
+                x = t.parent[x as usize];
+            }
+            x == first
+        };
+        let mut left: Vec<u32> = Vec::new();
+        let mut right: Vec<u32> = Vec::new();
+        let mut lean: Vec<(usize, f64)> = Vec::with_capacity(comps.len());
+        for (k, c) in comps.iter().enumerate() {
+            let on_left = c.iter().filter(|&&l| side_of(l)).count();
+            lean.push((k, on_left as f64 / c.len() as f64));
+        }
+        let mut to_left = vec![false; comps.len()];
+        for &(k, f) in &lean {
+            to_left[k] = f > 0.5 || (f == 0.5 && comps[k].len() % 2 == 0);
+        }
+        if to_left.iter().all(|&x| x) || to_left.iter().all(|&x| !x) {
+            // Everything leans one way: move the component leaning least that way.
+            let all_left = to_left[0];
+            let k = lean
+                .iter()
+                .min_by(|a, b| {
+                    let (fa, fb) = if all_left { (a.1, b.1) } else { (-a.1, -b.1) };
+                    fa.total_cmp(&fb)
+                })
+                .map(|x| x.0)
+                .expect("two components");
+            to_left[k] = !all_left;
+        }
+        for (k, c) in comps.into_iter().enumerate() {
+            if to_left[k] {
+                left.extend(c);
+            } else {
+                right.extend(c);
+            }
+        }
+        let mut side = HashMap::with_capacity(right.len());
+        for &l in &right {
+            side.insert(l as usize, ());
+        }
+        let (mut tl, mut tr) = (Vec::new(), Vec::new());
+        for x in trips {
+            let r = [x.a, x.b, x.c]
+                .iter()
+                .filter(|p| side.contains_key(p))
+                .count();
+            if r == 0 {
+                tl.push(x);
+            } else if r == 3 {
+                tr.push(x);
+            }
+        }
+        let om_g = t.om[g as usize];
+        let om = if om_g < om_parent {
+            om_g
+        } else {
+            om_parent * 0.9
+        };
+        oms.push(om);
+        let l = self.guided_build(left, tl, om, oms)?;
+        let r = self.guided_build(right, tr, om, oms)?;
+        Ok(Tree::node(l, r))
     }
 }
 
