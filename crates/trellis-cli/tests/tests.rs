@@ -5,4 +5,5 @@ mod util;
 mod contract;
 mod errors;
 mod flat;
+mod interactive;
 mod jets;
