@@ -696,6 +696,12 @@ fn bench(a: &BenchArgs) -> Result<String> {
     };
     let mut free = Sampler::new(model.clone(), 1);
     let (rate, acc, secs) = time(&mut free);
+    // SPR proposals alone.
+    let t0 = Instant::now();
+    for _ in 0..a.iters {
+        free.spr();
+    }
+    let spr_rate = a.iters as f64 / t0.elapsed().as_secs_f64();
     // Constraints: random triplets of a random tree (a BUILD tree of random triplets).
     let mut s = Sampler::new(model, 2);
     let target = trellis::ddt::LcaDepths::from_ddt(
@@ -716,6 +722,7 @@ fn bench(a: &BenchArgs) -> Result<String> {
             "dim": points.dim(),
             "iterations": a.iters,
             "proposals_per_second": rate,
+            "spr_proposals_per_second": spr_rate,
             "spr_acceptance": acc,
             "constraints": picked,
             "constrained_proposals_per_second": c_rate,
@@ -725,6 +732,7 @@ fn bench(a: &BenchArgs) -> Result<String> {
     Ok(format!(
         "{n} points, {} features; {} iterations (one SPR and one time proposal each), one thread\n\
          unconstrained:        {rate:>12.0} proposals/s  ({secs:.2} s, SPR acceptance {acc:.3})\n\
+         SPR proposals alone:  {spr_rate:>12.0} proposals/s\n\
          {picked:>4} constraints:     {c_rate:>12.0} proposals/s  ({csecs:.2} s, SPR acceptance {cacc:.3})\n",
         points.dim(),
         a.iters
