@@ -564,6 +564,7 @@ fn experiment(a: &ExperimentArgs) -> Result<String> {
         curves.push((s, mean, sd));
     }
     if let Some(path) = &a.svg {
+        let step = a.run.queries.div_ceil(200).max(1);
         let colors = [
             "#7f7f7f", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#d62728",
         ];
@@ -583,9 +584,11 @@ fn experiment(a: &ExperimentArgs) -> Result<String> {
                     },
                     color,
                     style: Style::Line,
+                    // At most about 200 points per curve keeps the file small.
                     points: mean
                         .iter()
                         .enumerate()
+                        .filter(|(q, _)| q % step == 0 || *q == mean.len() - 1)
                         .map(|(q, &y)| (q as f64, y, 0.0))
                         .collect(),
                 })
