@@ -402,6 +402,52 @@ fn constrained_chain_matches_the_restricted_posterior() {
 }
 
 #[test]
+fn constrained_chain_on_five_leaves_matches_the_restricted_posterior() {
+    // Two constraints against the data, touching every kind of walk restriction.
+    let xs = [0.0, 0.3, 0.9, 1.6, 2.4];
+    let m = model(&xs, 1.0);
+    let cons = vec![
+        Triplet::new(0, 4, 2).unwrap(),
+        Triplet::new(1, 2, 3).unwrap(),
+    ];
+    let trees: Vec<Tree> = Tree::all(5)
+        .into_iter()
+        .filter(|t| satisfies_all(t, 5, &cons))
+        .collect();
+    let posterior = |q| {
+        let w: Vec<f64> = trees
+            .iter()
+            .map(|t| integrate(t, q, &|d| m.log_joint(d)))
+            .collect();
+        let z: f64 = w.iter().sum();
+        w.into_iter().map(|x| x / z).collect::<Vec<f64>>()
+    };
+    let p = posterior(16);
+    let coarse = posterior(12);
+    let quad_err = p
+        .iter()
+        .zip(&coarse)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(quad_err < 2e-4, "quadrature not converged: {quad_err}");
+    let index: HashMap<Tree, usize> = trees
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.clone(), i))
+        .collect();
+    let (steps, nb) = (1_500_000, 50);
+    let mut s = Sampler::with_constraints(m.clone(), cons, 21).unwrap();
+    s.run(1000);
+    let batches = chain_batches(&mut s, &index, steps, nb);
+    let (zmax, tv) = batch_z(&batches, &p, steps / nb);
+    eprintln!(
+        "5 leaves, 2 constraints, {} topologies: max |z| = {zmax:.2}, TV = {tv:.4}, quadrature {quad_err:.1e}",
+        trees.len()
+    );
+    assert!(zmax < 5.0, "max |z| = {zmax:.2}, TV = {tv:.4}; exact {p:?}");
+}
+
+#[test]
 fn constrained_sampler_never_violates_a_constraint() {
     for seed in 0..30u64 {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);

@@ -48,12 +48,13 @@
 //!
 //! The tests check the prior's normalisation by quadrature, the incremental
 //! density against the from-scratch one along long chains, the MH chain's
-//! topology frequencies on 4 leaves against the exact posterior (times integrated
-//! by nested Gauss-Legendre quadrature) with a negative control, that constrained
+//! topology frequencies on 4 leaves (and on 5 leaves under two constraints) against
+//! the exact posterior (times integrated by nested Gauss-Legendre quadrature) with a
+//! negative control, that constrained
 //! chains never leave the constrained set, BUILD on realisable and unrealisable
 //! sets, and the triplet distance on hand-checked trees. Not covered: the mixing
 //! speed of the chain on real data (only measured), and posterior exactness beyond
-//! 4 leaves.
+//! 5 leaves.
 
 mod hierarchy;
 mod mcmc;
