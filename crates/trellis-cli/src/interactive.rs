@@ -15,7 +15,7 @@ use serde_json::json;
 use trellis::ErrorKind;
 use trellis::agglomerative::{Linkage, linkage};
 use trellis::ddt::{
-    Hierarchy, LcaDepths, LoopOptions, Model, Params, Points, Record, Sampler, Simulation,
+    Hierarchy, LcaDepths, LoopOptions, Model, Params, Points, Rebuild, Record, Sampler, Simulation,
     Strategy, Triplet, triplet_distance,
 };
 
@@ -134,6 +134,21 @@ pub struct LoopArgs {
     /// Random subsets an active query chooses from (L in the paper).
     #[arg(long, default_value_t = 20, value_name = "L")]
     pub candidates: usize,
+
+    /// How a violated triplet rebuilds the subtree under LCA(a, b) with BUILD:
+    /// `guided` follows the current tree's splits and times as far as the constraints
+    /// allow; `balanced` splits the components by size in random order with times
+    /// halving downwards (the reference code's choice).
+    #[arg(long, value_enum, default_value_t = RebuildArg::Guided)]
+    pub rebuild: RebuildArg,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RebuildArg {
+    /// Follow the current tree.
+    Guided,
+    /// Size-balanced, random order (the reference code).
+    Balanced,
 }
 
 #[derive(Args, Debug)]
@@ -334,10 +349,15 @@ fn run_loop(
     model: Model,
     target: LcaDepths,
     options: LoopOptions,
+    rebuild: RebuildArg,
     queries: usize,
     seed: u64,
 ) -> Result<(Vec<Record>, Simulation)> {
-    let sampler = Sampler::new(model, seed);
+    let mut sampler = Sampler::new(model, seed);
+    sampler.set_rebuild(match rebuild {
+        RebuildArg::Guided => Rebuild::Guided,
+        RebuildArg::Balanced => Rebuild::Balanced,
+    });
     let mut sim = Simulation::new(sampler, target, options, seed)?;
     let mut records = vec![sim.record(None)];
     for _ in 0..queries {
@@ -352,10 +372,8 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
     let target = read_target(&a.run.target, &points)?;
     let options = loop_options(&a.run, a.strategy.strategy())?;
     let names = points.names();
-    let (records, sim) =
-        run_loop(model, target, options, a.run.queries, a.seed).map_err(|e| match e
-            .downcast::<trellis::Error>()
-        {
+    let (records, sim) = run_loop(model, target, options, a.run.rebuild, a.run.queries, a.seed)
+        .map_err(|e| match e.downcast::<trellis::Error>() {
             Ok(e) => named_error(e, names),
             Err(e) => e,
         })?;
@@ -538,7 +556,14 @@ fn experiment(a: &ExperimentArgs) -> Result<String> {
             let points = read_points(&a.model, seed)?;
             let model = model_of(&a.model, &points)?;
             let options = loop_options(&a.run, s.strategy())?;
-            let (records, _) = run_loop(model, target.clone(), options, a.run.queries, seed)?;
+            let (records, _) = run_loop(
+                model,
+                target.clone(),
+                options,
+                a.run.rebuild,
+                a.run.queries,
+                seed,
+            )?;
             Ok(records.iter().map(|r| r.triplet_distance).collect())
         })
         .collect();

@@ -76,6 +76,18 @@ const NO_DESCEND: u8 = 1;
 const FORCE: u8 = 2;
 const BANNED: u8 = 4;
 
+/// How [`Sampler::add_constraint`] chooses the BUILD tree that replaces the
+/// subtree under `LCA(a, b)` (BUILD may split its components in any way).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Rebuild {
+    /// Follow the current tree's split at every level and keep its times (the default).
+    #[default]
+    Guided,
+    /// Size-balanced splits of the components in random order, times halving
+    /// downwards from the LCA's (the reference code's choice).
+    Balanced,
+}
+
 /// Acceptance counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
@@ -104,6 +116,7 @@ pub struct Sampler {
     rng: Xoshiro256PlusPlus,
     stats: Stats,
     time_step: f64,
+    rebuild: Rebuild,
     // Scratch.
     flags: Vec<u8>,
     touched: Vec<u32>,
@@ -196,6 +209,7 @@ impl Sampler {
             rng,
             stats: Stats::default(),
             time_step: 1.0,
+            rebuild: Rebuild::Guided,
             flags: vec![0; m],
             touched: Vec::new(),
             in_s: vec![false; n],
@@ -232,6 +246,11 @@ impl Sampler {
     /// The constraints in force.
     pub fn constraints(&self) -> &[Triplet] {
         &self.constraints
+    }
+
+    /// Chooses how a violated new triplet rebuilds the tree (default [`Rebuild::Guided`]).
+    pub fn set_rebuild(&mut self, rebuild: Rebuild) {
+        self.rebuild = rebuild;
     }
 
     /// Acceptance counts so far.
@@ -771,7 +790,23 @@ impl Sampler {
             p => self.tree.om[p as usize],
         };
         let mut oms = Vec::with_capacity(leaves.len());
-        let topo = self.guided_build(leaves, local, om_up, &mut oms)?;
+        let topo = match self.rebuild {
+            Rebuild::Guided => self.guided_build(leaves, local, om_up, &mut oms)?,
+            Rebuild::Balanced => {
+                let ls: Vec<usize> = leaves.iter().map(|&l| l as usize).collect();
+                let topo = triplets::build_random(self.model.n, &ls, &local, &mut self.rng)?;
+                // Times by halving from z's: pre-order, each node half its parent's 1 - t.
+                fn halve(t: &crate::tree::Tree, om: f64, out: &mut Vec<f64>) {
+                    if let crate::tree::Tree::Node(l, r) = t {
+                        out.push(om);
+                        halve(l, om / 2.0, out);
+                        halve(r, om / 2.0, out);
+                    }
+                }
+                halve(&topo, self.tree.om[z as usize], &mut oms);
+                topo
+            }
+        };
         // Reuse the internal node ids under z, z itself for the new subtree's root.
         let mut internal = Vec::new();
         let mut stack = vec![z];

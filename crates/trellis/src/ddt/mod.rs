@@ -64,7 +64,7 @@ mod tree;
 mod triplets;
 
 pub use hierarchy::Hierarchy;
-pub use mcmc::{Sampler, Stats};
+pub use mcmc::{Rebuild, Sampler, Stats};
 pub use model::{Model, Params, Points};
 pub use queries::{LoopOptions, Record, Simulation, Strategy, induced, user_answer};
 pub use tree::DdtTree;
