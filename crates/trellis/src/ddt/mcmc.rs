@@ -472,7 +472,19 @@ impl Sampler {
             return;
         }
         let mut leaves = std::mem::take(&mut self.s_leaves);
-        self.tree.leaves_below(s, &mut leaves);
+        // The leaves below s, with the path buffer as the stack (no allocation).
+        leaves.clear();
+        let mut stack = std::mem::take(&mut self.path);
+        stack.clear();
+        stack.push(s);
+        while let Some(v) = stack.pop() {
+            if (v as usize) < self.tree.n {
+                leaves.push(v);
+            } else {
+                stack.extend(self.tree.kids[v as usize]);
+            }
+        }
+        self.path = stack;
         for &l in &leaves {
             self.in_s[l as usize] = true;
         }
