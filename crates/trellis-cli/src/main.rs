@@ -22,6 +22,7 @@ mod flat;
 mod flat_experiment;
 mod generate;
 mod input;
+mod interactive;
 mod output;
 mod progress;
 mod sparse;
@@ -83,6 +84,10 @@ enum Command {
     Demo,
     /// Measure the speed of the exact passes (wall time and splits per second).
     Bench(bench::BenchArgs),
+    /// Interactive Bayesian hierarchical clustering: the Dirichlet diffusion tree sampler
+    /// with triplet constraints and query strategies (Vikram & Dasgupta 2016).
+    #[command(subcommand)]
+    Interactive(interactive::InteractiveCommand),
 }
 
 /// The model and its input, shared by the inference commands.
@@ -344,5 +349,6 @@ fn run(cli: Cli) -> anyhow::Result<String> {
         Command::Experiment(ExperimentCommand::Astar(a)) => astar_experiment::astar(&a),
         Command::Demo => demo::run(),
         Command::Bench(a) => bench::run(&a),
+        Command::Interactive(c) => interactive::run(&c),
     }
 }

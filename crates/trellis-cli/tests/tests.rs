@@ -6,4 +6,5 @@ mod astar;
 mod contract;
 mod errors;
 mod flat;
+mod interactive;
 mod jets;

@@ -111,6 +111,18 @@ pub enum ErrorKind {
         /// Vertices explored when it was reached.
         explored: u64,
     },
+    /// A set of triplet constraints that no tree satisfies (BUILD found a connected
+    /// Aho graph). Names one triplet of the conflict, as point indices.
+    UnrealisableTriplets {
+        /// One point of the triplet's close pair.
+        a: usize,
+        /// The other point of the close pair.
+        b: usize,
+        /// The odd one out.
+        c: usize,
+        /// Number of points among which the triplets conflict.
+        points: usize,
+    },
 }
 
 impl Error {
@@ -220,6 +232,11 @@ impl fmt::Display for Error {
                 "the exact A* search reached its time limit of {seconds} s after exploring \
                  {explored} trellis vertices without proving an optimum; raise --time-limit, or use \
                  the approximate search (--approx)"
+            ),
+            ErrorKind::UnrealisableTriplets { a, b, c, points } => write!(
+                f,
+                "the triplet constraints cannot all hold in one tree: ({{{a}, {b}}}, {c}) \
+                 conflicts with the others among the same {points} points"
             ),
         }
     }

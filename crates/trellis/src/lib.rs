@@ -87,6 +87,7 @@
 pub mod agglomerative;
 pub mod astar;
 pub mod count;
+pub mod ddt;
 mod error;
 pub mod flat;
 pub mod ginkgo;

@@ -16,6 +16,7 @@ mod aloi;
 mod astar;
 mod baselines;
 mod data;
+mod ddt;
 mod flat;
 mod ginkgo;
 mod numerics;

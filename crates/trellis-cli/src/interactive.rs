@@ -1,0 +1,768 @@
+//! `trellis interactive`: interactive Bayesian hierarchical clustering with the
+//! Dirichlet diffusion tree (Vikram & Dasgupta 2016): the simulated interactive
+//! loop, posterior samples under triplet constraints, the paper's Fig. 6 / S3
+//! experiment, and a sampler benchmark.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Args, Subcommand, ValueEnum};
+use rayon::prelude::*;
+use serde_json::json;
+use trellis::ErrorKind;
+use trellis::agglomerative::{Linkage, linkage};
+use trellis::ddt::{
+    Hierarchy, LcaDepths, LoopOptions, Model, Params, Points, Rebuild, Record, Sampler, Simulation,
+    Strategy, Triplet, triplet_distance,
+};
+
+use crate::svg::{Plot, Series, Style};
+
+#[derive(Subcommand, Debug)]
+pub enum InteractiveCommand {
+    /// Simulate the interactive loop: sample, query a simulated user who knows the
+    /// target tree, enforce the triplet, repeat; print the triplet distance after
+    /// every query.
+    Simulate(SimulateArgs),
+    /// Draw trees from the DDT posterior under triplet constraints (Newick lines).
+    Sample(SampleArgs),
+    /// The paper's Fig. 6 / S3: triplet distance after each query for every strategy,
+    /// the vanilla DDT and average linkage, averaged over seeds (table and SVG).
+    Experiment(ExperimentArgs),
+    /// Measure the sampler's speed (MH proposals per second on one core).
+    Bench(BenchArgs),
+}
+
+/// The DDT model options (defaults: the reference's c = 1, mu0 = data mean, Sigma0 = I/2).
+#[derive(Args, Debug, Clone)]
+pub struct DdtArgs {
+    /// Points: CSV with a header row; the first column is the point's name (the leaf
+    /// names of the target tree), the others are numeric features.
+    #[arg(long, value_name = "FILE.csv")]
+    pub points: PathBuf,
+
+    /// Divergence constant c of the divergence function a(t) = c / (1 - t).
+    #[arg(long = "c", default_value_t = 1.0, value_name = "C")]
+    pub c: f64,
+
+    /// Brownian-motion variance per unit time, the diagonal of Sigma: a number or a
+    /// fraction such as 1/9 (the same in every dimension), or var/K for each feature's
+    /// sample variance divided by K. The reference's settings: Iris 1/9, Zoo var/4,
+    /// 20 Newsgroups var/2.
+    #[arg(long, default_value = "var/2", value_name = "SPEC")]
+    pub sigma: String,
+
+    /// Variance of the start location at t = 0 (Sigma0, same syntax as --sigma).
+    /// Its mean is the data mean.
+    #[arg(long, default_value = "1/2", value_name = "SPEC")]
+    pub sigma0: String,
+
+    /// Leaf observation noise, in units of Sigma (as if the leaves were observed at
+    /// time 1 + eps); keeps the posterior proper when points coincide. 0 is allowed
+    /// when no two points are equal.
+    #[arg(long, default_value_t = 0.01, value_name = "EPS")]
+    pub leaf_noise: f64,
+
+    /// Add N(0, SD^2) noise to every feature before modelling, seeded by --seed (the
+    /// reference used 0.01 for Zoo).
+    #[arg(long, default_value_t = 0.0, value_name = "SD")]
+    pub jitter: f64,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StrategyArg {
+    /// No queries (the vanilla DDT baseline).
+    Vanilla,
+    /// Three random points; the user names the odd one out.
+    Simple,
+    /// The tree induced on --subset-size random points.
+    Random,
+    /// The subset of highest tree-distance variance among --candidates random ones.
+    Active,
+    /// Random and active alternately.
+    Interleaved,
+    /// The whole tree.
+    Smart,
+}
+
+impl StrategyArg {
+    fn strategy(self) -> Strategy {
+        match self {
+            StrategyArg::Vanilla => Strategy::Vanilla,
+            StrategyArg::Simple => Strategy::Simple,
+            StrategyArg::Random => Strategy::Random,
+            StrategyArg::Active => Strategy::Active,
+            StrategyArg::Interleaved => Strategy::Interleaved,
+            StrategyArg::Smart => Strategy::Smart,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            StrategyArg::Vanilla => "vanilla",
+            StrategyArg::Simple => "simple",
+            StrategyArg::Random => "random",
+            StrategyArg::Active => "active",
+            StrategyArg::Interleaved => "interleaved",
+            StrategyArg::Smart => "smart",
+        }
+    }
+}
+
+/// The loop's options shared by `simulate` and `experiment`.
+#[derive(Args, Debug, Clone)]
+pub struct LoopArgs {
+    /// Target tree in Newick (any number of children per node) over the point names.
+    #[arg(long, value_name = "TREE.nwk")]
+    pub target: PathBuf,
+
+    /// Number of queries.
+    #[arg(long, value_name = "Q")]
+    pub queries: usize,
+
+    /// Sampler iterations (one SPR and one time proposal each) between queries.
+    #[arg(long, default_value_t = 100, value_name = "I")]
+    pub iters_per_query: usize,
+
+    /// Points shown by a subtree query (random, active, interleaved).
+    #[arg(long, default_value_t = 10, value_name = "S")]
+    pub subset_size: usize,
+
+    /// Random subsets an active query chooses from (L in the paper).
+    #[arg(long, default_value_t = 20, value_name = "L")]
+    pub candidates: usize,
+
+    /// How a violated triplet rebuilds the subtree under LCA(a, b) with BUILD:
+    /// `guided` follows the current tree's splits and times as far as the constraints
+    /// allow; `balanced` splits the components by size in random order with times
+    /// halving downwards (the reference code's choice).
+    #[arg(long, value_enum, default_value_t = RebuildArg::Guided)]
+    pub rebuild: RebuildArg,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RebuildArg {
+    /// Follow the current tree.
+    Guided,
+    /// Size-balanced, random order (the reference code).
+    Balanced,
+}
+
+#[derive(Args, Debug)]
+pub struct SimulateArgs {
+    #[command(flatten)]
+    pub model: DdtArgs,
+    #[command(flatten)]
+    pub run: LoopArgs,
+    /// Query strategy.
+    #[arg(long, value_enum)]
+    pub strategy: StrategyArg,
+    /// Seed of the sampler and of the simulated user (xoshiro256++); same seed, same run.
+    #[arg(long, default_value_t = 0, value_name = "S")]
+    pub seed: u64,
+    /// JSON Lines: the state before any query, then one object per query
+    /// {"query", "triplet_distance", "constraints", "log_likelihood"}; the last line
+    /// also has "tree" (Newick, leaf names) and "triplets" ([a, b, c] names: ({a,b},c)).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct SampleArgs {
+    #[command(flatten)]
+    pub model: DdtArgs,
+    /// Triplet constraints, one per line: three point names `a b c` (or `a,b,c`)
+    /// meaning ({a, b}, c); `#` starts a comment.
+    #[arg(long, value_name = "FILE")]
+    pub triplets: Option<PathBuf>,
+    /// Number of trees to print.
+    #[arg(short = 'n', long = "num-samples", value_name = "K")]
+    pub num_samples: usize,
+    /// Seed (xoshiro256++); same seed, same trees.
+    #[arg(long, default_value_t = 0, value_name = "S")]
+    pub seed: u64,
+    /// Iterations before the first tree.
+    #[arg(long, default_value_t = 10_000, value_name = "B")]
+    pub burn_in: usize,
+    /// Iterations between printed trees.
+    #[arg(long, default_value_t = 1_000, value_name = "T")]
+    pub thin: usize,
+}
+
+#[derive(Args, Debug)]
+pub struct ExperimentArgs {
+    #[command(flatten)]
+    pub model: DdtArgs,
+    #[command(flatten)]
+    pub run: LoopArgs,
+    /// Runs per strategy (seeds 0..N-1), averaged.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub seeds: u64,
+    /// Write the plot (triplet distance against queries) to this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub svg: Option<PathBuf>,
+    /// Title of the plot.
+    #[arg(
+        long,
+        default_value = "Triplet distance to the target",
+        value_name = "TEXT"
+    )]
+    pub title: String,
+    /// Print one JSON object with every curve instead of a Markdown table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Points (CSV as for simulate) [default: 150 synthetic points in 4 dimensions, 3 clusters].
+    #[arg(long, value_name = "FILE.csv")]
+    pub points: Option<PathBuf>,
+    /// Sigma as for simulate.
+    #[arg(long, default_value = "1/9", value_name = "SPEC")]
+    pub sigma: String,
+    /// Iterations to time (each one SPR and one time proposal).
+    #[arg(long, default_value_t = 200_000, value_name = "K")]
+    pub iters: usize,
+    /// Also time the sampler under this many random triplets of a random tree.
+    #[arg(long, default_value_t = 500, value_name = "M")]
+    pub constraints: usize,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(cmd: &InteractiveCommand) -> Result<String> {
+    match cmd {
+        InteractiveCommand::Simulate(a) => simulate(a),
+        InteractiveCommand::Sample(a) => sample(a),
+        InteractiveCommand::Experiment(a) => experiment(a),
+        InteractiveCommand::Bench(a) => bench(a),
+    }
+}
+
+fn read_text(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+fn read_points(args: &DdtArgs, seed: u64) -> Result<Points> {
+    let text = read_text(&args.points)?;
+    let mut points = Points::parse_csv(&text)
+        .map_err(|e| anyhow!("cannot parse {}: {e}", args.points.display()))?;
+    if points.len() < 3 {
+        bail!(
+            "{} has {} points; interactive clustering needs at least 3",
+            args.points.display(),
+            points.len()
+        );
+    }
+    if !(args.jitter >= 0.0 && args.jitter.is_finite()) {
+        bail!("--jitter must be >= 0 and finite, got {}", args.jitter);
+    }
+    if args.jitter > 0.0 {
+        points.jitter(args.jitter, seed ^ 0x71_77e5);
+    }
+    Ok(points)
+}
+
+/// A variance spec: `X`, `X/Y`, `var` or `var/K`.
+fn variance_spec(spec: &str, points: &Points, flag: &str) -> Result<Vec<f64>> {
+    let bad = || {
+        anyhow!("{flag} must be a positive number, a fraction such as 1/9, or var/K, got {spec:?}")
+    };
+    let s = spec.trim();
+    let (head, div) = match s.split_once('/') {
+        Some((h, k)) => (h.trim(), k.trim().parse::<f64>().map_err(|_| bad())?),
+        None => (s, 1.0),
+    };
+    if !(div > 0.0 && div.is_finite()) {
+        return Err(bad());
+    }
+    let v: Vec<f64> = if head == "var" {
+        points.variance().iter().map(|v| v / div).collect()
+    } else {
+        let x: f64 = head.parse().map_err(|_| bad())?;
+        vec![x / div; points.dim()]
+    };
+    if let Some(j) = v.iter().position(|x| !(*x > 0.0 && x.is_finite())) {
+        bail!(
+            "{flag} {spec:?} gives variance {} for feature {j} (it must be positive; a \
+             constant feature has sample variance 0)",
+            v[j]
+        );
+    }
+    Ok(v)
+}
+
+fn model_of(args: &DdtArgs, points: &Points) -> Result<Model> {
+    let params = Params {
+        c: args.c,
+        sigma: variance_spec(&args.sigma, points, "--sigma")?,
+        sigma0: variance_spec(&args.sigma0, points, "--sigma0")?,
+        mu0: points.mean(),
+        leaf_noise: args.leaf_noise,
+    };
+    Ok(Model::new(points, params)?)
+}
+
+fn read_target(path: &Path, points: &Points) -> Result<LcaDepths> {
+    let text = read_text(path)?;
+    let h = Hierarchy::parse_newick(&text)
+        .map_err(|e| anyhow!("cannot parse the target {}: {e}", path.display()))?;
+    h.lca_depths(points.names())
+        .map_err(|e| anyhow!("the target {} does not fit the points: {e}", path.display()))
+}
+
+fn loop_options(run: &LoopArgs, strategy: Strategy) -> Result<LoopOptions> {
+    if run.subset_size < 3 {
+        bail!("--subset-size must be at least 3, got {}", run.subset_size);
+    }
+    if run.candidates == 0 {
+        bail!("--candidates must be at least 1");
+    }
+    Ok(LoopOptions {
+        strategy,
+        iters_per_query: run.iters_per_query,
+        subset_size: run.subset_size,
+        candidates: run.candidates,
+    })
+}
+
+/// A library error about triplets, with point names instead of indices.
+fn named_error(e: trellis::Error, names: &[String]) -> anyhow::Error {
+    match e.kind() {
+        ErrorKind::UnrealisableTriplets { a, b, c, points } => anyhow!(
+            "the triplet constraints cannot all hold in one tree: ({{{}, {}}}, {}) conflicts \
+             with the others among the same {points} points",
+            names[*a],
+            names[*b],
+            names[*c]
+        ),
+        _ => e.into(),
+    }
+}
+
+fn run_loop(
+    model: Model,
+    target: LcaDepths,
+    options: LoopOptions,
+    rebuild: RebuildArg,
+    queries: usize,
+    seed: u64,
+) -> Result<(Vec<Record>, Simulation)> {
+    let mut sampler = Sampler::new(model, seed);
+    sampler.set_rebuild(match rebuild {
+        RebuildArg::Guided => Rebuild::Guided,
+        RebuildArg::Balanced => Rebuild::Balanced,
+    });
+    let mut sim = Simulation::new(sampler, target, options, seed)?;
+    let mut records = vec![sim.record(None)];
+    for _ in 0..queries {
+        records.push(sim.next_query()?);
+    }
+    Ok((records, sim))
+}
+
+fn simulate(a: &SimulateArgs) -> Result<String> {
+    let points = read_points(&a.model, a.seed)?;
+    let model = model_of(&a.model, &points)?;
+    let target = read_target(&a.run.target, &points)?;
+    let options = loop_options(&a.run, a.strategy.strategy())?;
+    let names = points.names();
+    let (records, sim) = run_loop(model, target, options, a.run.rebuild, a.run.queries, a.seed)
+        .map_err(|e| match e.downcast::<trellis::Error>() {
+            Ok(e) => named_error(e, names),
+            Err(e) => e,
+        })?;
+    let tree = sim.sampler().tree().to_newick(names);
+    let triplets: Vec<[&str; 3]> = sim
+        .sampler()
+        .constraints()
+        .iter()
+        .map(|t| {
+            [
+                names[t.a].as_str(),
+                names[t.b].as_str(),
+                names[t.c].as_str(),
+            ]
+        })
+        .collect();
+    let mut out = String::new();
+    if a.json {
+        let last = records.len() - 1;
+        for (i, r) in records.iter().enumerate() {
+            let mut v = json!({
+                "query": r.query,
+                "triplet_distance": r.triplet_distance,
+                "constraints": r.constraints,
+                "log_likelihood": r.log_likelihood,
+            });
+            if i == last {
+                v["tree"] = json!(tree);
+                v["triplets"] = json!(triplets);
+            }
+            out.push_str(&serde_json::to_string(&v)?);
+            out.push('\n');
+        }
+    } else {
+        writeln!(
+            out,
+            "# {} queries ({}), {} iterations between queries, seed {}",
+            a.run.queries,
+            a.strategy.name(),
+            a.run.iters_per_query,
+            a.seed
+        )?;
+        writeln!(
+            out,
+            "{:>6}  {:>16}  {:>11}  {:>14}  triplet",
+            "query", "triplet_distance", "constraints", "log_likelihood"
+        )?;
+        for r in &records {
+            let t = r
+                .triplet
+                .map(|t| format!("({{{}, {}}}, {})", names[t.a], names[t.b], names[t.c]))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "{:>6}  {:>16.4}  {:>11}  {:>14.3}  {t}",
+                r.query, r.triplet_distance, r.constraints, r.log_likelihood
+            )?;
+        }
+        let st = sim.sampler().stats();
+        writeln!(
+            out,
+            "# SPR acceptance {:.3}, time-move acceptance {:.3}",
+            st.spr_accepted as f64 / st.spr_proposed.max(1) as f64,
+            st.time_accepted as f64 / st.time_proposed.max(1) as f64
+        )?;
+        writeln!(out, "{tree}")?;
+    }
+    Ok(out)
+}
+
+fn read_triplets(path: &Path, names: &[String]) -> Result<Vec<Triplet>> {
+    let text = read_text(path)?;
+    let index: HashMap<&str, usize> = names
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.as_str(), i))
+        .collect();
+    let mut out = Vec::new();
+    for (lineno, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = if line.contains(',') {
+            line.split(',').map(str::trim).collect()
+        } else {
+            line.split_whitespace().collect()
+        };
+        if fields.len() != 3 {
+            bail!(
+                "{} line {}: expected three point names `a b c`, found {} fields",
+                path.display(),
+                lineno + 1,
+                fields.len()
+            );
+        }
+        let mut idx = [0; 3];
+        for (k, f) in fields.iter().enumerate() {
+            idx[k] = *index.get(f).ok_or_else(|| {
+                anyhow!(
+                    "{} line {}: {f:?} is not a point name",
+                    path.display(),
+                    lineno + 1
+                )
+            })?;
+        }
+        let t = Triplet::new(idx[0], idx[1], idx[2]).map_err(|_| {
+            anyhow!(
+                "{} line {}: a triplet needs three different points",
+                path.display(),
+                lineno + 1
+            )
+        })?;
+        out.push(t);
+    }
+    Ok(out)
+}
+
+fn sample(a: &SampleArgs) -> Result<String> {
+    let points = read_points(&a.model, a.seed)?;
+    let model = model_of(&a.model, &points)?;
+    let names = points.names();
+    let triplets = match &a.triplets {
+        Some(p) => read_triplets(p, names)?,
+        None => Vec::new(),
+    };
+    let mut s =
+        Sampler::with_constraints(model, triplets, a.seed).map_err(|e| named_error(e, names))?;
+    s.run(a.burn_in);
+    let mut out = String::new();
+    for k in 0..a.num_samples {
+        if k > 0 {
+            s.run(a.thin);
+        }
+        out.push_str(&s.tree().to_newick(names));
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+const CURVES: [StrategyArg; 6] = [
+    StrategyArg::Vanilla,
+    StrategyArg::Simple,
+    StrategyArg::Random,
+    StrategyArg::Active,
+    StrategyArg::Interleaved,
+    StrategyArg::Smart,
+];
+
+fn experiment(a: &ExperimentArgs) -> Result<String> {
+    if a.seeds == 0 {
+        bail!("--seeds must be at least 1");
+    }
+    let points0 = read_points(&a.model, 0)?;
+    let target = read_target(&a.run.target, &points0)?;
+    // Average linkage on Euclidean distances (seed 0's points when jittered).
+    let n = points0.len();
+    let mut dist = vec![0.0; n * n];
+    for i in 0..n {
+        for j in 0..n {
+            dist[i * n + j] = points0
+                .row(i)
+                .iter()
+                .zip(points0.row(j))
+                .map(|(x, y)| (x - y) * (x - y))
+                .sum::<f64>()
+                .sqrt();
+        }
+    }
+    let avg_tree = linkage(&dist, n, Linkage::Average)?;
+    let (avg_td, resolved) = triplet_distance(&target, &LcaDepths::from_tree(&avg_tree, n)?);
+    let runs: Vec<(StrategyArg, u64)> = CURVES
+        .iter()
+        .flat_map(|&s| (0..a.seeds).map(move |seed| (s, seed)))
+        .collect();
+    let start = Instant::now();
+    let results: Vec<Result<Vec<f64>>> = runs
+        .par_iter()
+        .map(|&(s, seed)| {
+            let points = read_points(&a.model, seed)?;
+            let model = model_of(&a.model, &points)?;
+            let options = loop_options(&a.run, s.strategy())?;
+            let (records, _) = run_loop(
+                model,
+                target.clone(),
+                options,
+                a.run.rebuild,
+                a.run.queries,
+                seed,
+            )?;
+            Ok(records.iter().map(|r| r.triplet_distance).collect())
+        })
+        .collect();
+    let seconds = start.elapsed().as_secs_f64();
+    let mut curves: Vec<(StrategyArg, Vec<f64>, Vec<f64>)> = Vec::new();
+    for (k, &s) in CURVES.iter().enumerate() {
+        let mut sum = vec![0.0; a.run.queries + 1];
+        let mut sq = vec![0.0; a.run.queries + 1];
+        for r in &results[k * a.seeds as usize..(k + 1) * a.seeds as usize] {
+            let r = r.as_ref().map_err(|e| anyhow!("{e:#}"))?;
+            for (q, &td) in r.iter().enumerate() {
+                sum[q] += td;
+                sq[q] += td * td;
+            }
+        }
+        let m = a.seeds as f64;
+        let mean: Vec<f64> = sum.iter().map(|x| x / m).collect();
+        let sd: Vec<f64> = sq
+            .iter()
+            .zip(&mean)
+            .map(|(q, mu)| (q / m - mu * mu).max(0.0).sqrt())
+            .collect();
+        curves.push((s, mean, sd));
+    }
+    if let Some(path) = &a.svg {
+        let step = a.run.queries.div_ceil(200).max(1);
+        let colors = [
+            "#7f7f7f", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#d62728",
+        ];
+        let plot = Plot {
+            title: a.title.clone(),
+            x_label: format!("queries (one every {} iterations)", a.run.iters_per_query),
+            y_label: "triplet distance to the target".into(),
+            log_x: false,
+            series: curves
+                .iter()
+                .zip(colors)
+                .map(|((s, mean, _), color)| Series {
+                    label: if *s == StrategyArg::Vanilla {
+                        "vanilla DDT".into()
+                    } else {
+                        s.name().into()
+                    },
+                    color,
+                    style: Style::Line,
+                    // At most about 200 points per curve keeps the file small.
+                    points: mean
+                        .iter()
+                        .enumerate()
+                        .filter(|(q, _)| q % step == 0 || *q == mean.len() - 1)
+                        .map(|(q, &y)| (q as f64, y, 0.0))
+                        .collect(),
+                })
+                .collect(),
+            hlines: vec![("average linkage".into(), avg_td, "#000000")],
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(path, plot.render())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    let q = a.run.queries;
+    if a.json {
+        let v = json!({
+            "points": n,
+            "resolved_target_triplets": resolved,
+            "queries": q,
+            "iters_per_query": a.run.iters_per_query,
+            "seeds": a.seeds,
+            "seconds": seconds,
+            "average_linkage": avg_td,
+            "curves": curves.iter().map(|(s, mean, sd)| json!({
+                "strategy": s.name(), "mean": mean, "sd": sd,
+            })).collect::<Vec<_>>(),
+        });
+        return Ok(serde_json::to_string(&v)? + "\n");
+    }
+    let mut cols: Vec<usize> = [0, q / 10, q / 4, q / 2, 3 * q / 4, q].to_vec();
+    cols.dedup();
+    let mut out = String::new();
+    writeln!(
+        out,
+        "Triplet distance (mean ± sd over {} seeds) after k queries, one every {} iterations; \
+         {n} points, {resolved} resolved target triplets; {seconds:.1} s.\n",
+        a.seeds, a.run.iters_per_query
+    )?;
+    write!(out, "| strategy |")?;
+    for c in &cols {
+        write!(out, " k = {c} |")?;
+    }
+    write!(out, "\n|---|")?;
+    for _ in &cols {
+        write!(out, "---|")?;
+    }
+    out.push('\n');
+    for (s, mean, sd) in &curves {
+        let label = if *s == StrategyArg::Vanilla {
+            "vanilla DDT"
+        } else {
+            s.name()
+        };
+        write!(out, "| {label} |")?;
+        for &c in &cols {
+            write!(out, " {:.3} ± {:.3} |", mean[c], sd[c])?;
+        }
+        out.push('\n');
+    }
+    write!(out, "| average linkage |")?;
+    for _ in &cols {
+        write!(out, " {avg_td:.3} |")?;
+    }
+    out.push('\n');
+    Ok(out)
+}
+
+fn synthetic_points(n: usize, d: usize) -> Points {
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
+    let rows = (0..n)
+        .map(|i| {
+            (0..d)
+                .map(|j| ((i % 3) * (j + 1)) as f64 + rng.random::<f64>() - 0.5)
+                .collect()
+        })
+        .collect();
+    Points::new((0..n).map(|i| i.to_string()).collect(), rows).expect("valid synthetic points")
+}
+
+fn bench(a: &BenchArgs) -> Result<String> {
+    let points = match &a.points {
+        Some(p) => {
+            let text = read_text(p)?;
+            Points::parse_csv(&text).map_err(|e| anyhow!("cannot parse {}: {e}", p.display()))?
+        }
+        None => synthetic_points(150, 4),
+    };
+    let params = Params {
+        c: 1.0,
+        sigma: variance_spec(&a.sigma, &points, "--sigma")?,
+        sigma0: vec![0.5; points.dim()],
+        mu0: points.mean(),
+        leaf_noise: 0.01,
+    };
+    let model = Model::new(&points, params)?;
+    let n = points.len();
+    let time = |s: &mut Sampler| {
+        s.run(1000);
+        let before = s.stats();
+        let t0 = Instant::now();
+        s.run(a.iters);
+        let secs = t0.elapsed().as_secs_f64();
+        let st = s.stats();
+        let spr = (st.spr_proposed - before.spr_proposed) as f64;
+        let tm = (st.time_proposed - before.time_proposed) as f64;
+        let acc = (st.spr_accepted - before.spr_accepted) as f64 / spr;
+        ((spr + tm) / secs, acc, secs)
+    };
+    let mut free = Sampler::new(model.clone(), 1);
+    let (rate, acc, secs) = time(&mut free);
+    // SPR proposals alone.
+    let t0 = Instant::now();
+    for _ in 0..a.iters {
+        free.spr();
+    }
+    let spr_rate = a.iters as f64 / t0.elapsed().as_secs_f64();
+    // Constraints: random triplets of a random tree (a BUILD tree of random triplets).
+    let mut s = Sampler::new(model, 2);
+    let target = trellis::ddt::LcaDepths::from_ddt(
+        Sampler::new(Model::new(&points, s.model().params().clone())?, 99).tree(),
+    );
+    let all = target.triplets();
+    let mut picked = 0;
+    let mut k = 0usize;
+    while picked < a.constraints && k < all.len() {
+        s.add_constraint(all[(k * 7919) % all.len()])?;
+        picked += 1;
+        k += 1;
+    }
+    let (c_rate, cacc, csecs) = time(&mut s);
+    if a.json {
+        return Ok(serde_json::to_string(&json!({
+            "points": n,
+            "dim": points.dim(),
+            "iterations": a.iters,
+            "proposals_per_second": rate,
+            "spr_proposals_per_second": spr_rate,
+            "spr_acceptance": acc,
+            "constraints": picked,
+            "constrained_proposals_per_second": c_rate,
+            "constrained_spr_acceptance": cacc,
+        }))? + "\n");
+    }
+    Ok(format!(
+        "{n} points, {} features; {} iterations (one SPR and one time proposal each), one thread\n\
+         unconstrained:        {rate:>12.0} proposals/s  ({secs:.2} s, SPR acceptance {acc:.3})\n\
+         SPR proposals alone:  {spr_rate:>12.0} proposals/s\n\
+         {picked:>4} constraints:     {c_rate:>12.0} proposals/s  ({csecs:.2} s, SPR acceptance {cacc:.3})\n",
+        points.dim(),
+        a.iters
+    ))
+}

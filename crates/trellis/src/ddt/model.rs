@@ -1,0 +1,438 @@
+//! The DDT model: hyper-parameters, the prior density of a tree with divergence
+//! times and the Gaussian data term with the internal locations integrated out.
+//!
+//! # Prior
+//!
+//! With divergence function `a(t) = c / (1 - t)` and cumulative hazard
+//! `A(t) = -c ln(1 - t)`, a binary tree with times `0 < t_v < 1` at its internal
+//! nodes has the density (Neal 2003; Knowles & Ghahramani 2015)
+//!
+//! ```text
+//! p(T, t) = Π_{internal v, parent u} a(t_v) · exp[(A(t_u) - A(t_v)) · H_{m(v)-1}]
+//!                                   · Γ(l(v)) Γ(r(v)) / Γ(m(v))
+//! ```
+//!
+//! where `m(v)` counts the leaves below `v`, `l(v)` and `r(v)` those below its two
+//! children, `H_k = 1 + 1/2 + ... + 1/k`, and the parent of the top node is the
+//! start of the process at `t = 0`. Derivation: the `k`-th of the `m(v)` points
+//! that go through the segment `[u, v]` does not diverge on it with probability
+//! `exp[-(A(t_v) - A(t_u)) / (k - 1)]` (the product over `k` gives `H_{m(v)-1}`);
+//! the point that creates `v` diverges with density `a(t_v) / (j - 1)` when it is
+//! the `j`-th point there, and the later branch choices in proportion to the
+//! counts multiply, whatever the arrival order, to `(l-1)! (r-1)! / (m-1)!`. The
+//! density is symmetric in child order and integrates to 1 over topologies and
+//! times (checked by quadrature in the tests).
+//!
+//! # Likelihood
+//!
+//! The locations follow a Brownian motion with diagonal covariance `Σ` per unit
+//! time, starting at `z(0) ~ N(μ0, Σ0)`; leaf `i` is observed at `t = 1` as
+//! `x_i ~ N(z_i(1), ε Σ)` (the leaf noise `ε ≥ 0`, as if observed at time
+//! `1 + ε`; it keeps the posterior proper when points coincide). Because every
+//! dimension is independent, the internal locations are integrated out exactly by
+//! one upward pass of Gaussian messages per dimension: a node keeps
+//! `p(data below v | z_v) = K_v · N(z_v; μ_v, s_v)`, a branch of length `τ` adds
+//! `τ σ²` to `s_v`, and a node multiplies the messages of its two children. The
+//! pass costs `O(N d)`; a change below a node only invalidates its ancestors.
+
+use crate::error::{Error, Result};
+
+/// Hyper-parameters of the Dirichlet diffusion tree.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Params {
+    /// Divergence constant `c` in `a(t) = c / (1 - t)` (> 0).
+    pub c: f64,
+    /// Brownian-motion variance per unit time, one per dimension (the diagonal of `Σ`).
+    pub sigma: Vec<f64>,
+    /// Variance of the start location, one per dimension (the diagonal of `Σ0`).
+    pub sigma0: Vec<f64>,
+    /// Mean of the start location `μ0`.
+    pub mu0: Vec<f64>,
+    /// Leaf observation noise `ε ≥ 0`, in units of `Σ` (see the module docs).
+    pub leaf_noise: f64,
+}
+
+impl Params {
+    /// The reference settings: `c = 1`, `μ0` = the data mean, `Σ0 = I/2`, the given
+    /// `Σ` diagonal, and leaf noise `ε`.
+    pub fn reference(points: &Points, sigma: Vec<f64>, leaf_noise: f64) -> Params {
+        let d = points.dim();
+        Params {
+            c: 1.0,
+            sigma,
+            sigma0: vec![0.5; d],
+            mu0: points.mean(),
+            leaf_noise,
+        }
+    }
+}
+
+/// Named points in `R^d`, row-major.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Points {
+    names: Vec<String>,
+    x: Vec<f64>,
+    d: usize,
+}
+
+impl Points {
+    /// Points from rows (all of the same length) and their names.
+    ///
+    /// # Errors
+    ///
+    /// Rows of different lengths, a non-finite value, or a name count that differs
+    /// from the row count.
+    pub fn new(names: Vec<String>, rows: Vec<Vec<f64>>) -> Result<Points> {
+        if rows.is_empty() {
+            return Err(Error::new(crate::ErrorKind::Empty));
+        }
+        if names.len() != rows.len() {
+            return Err(Error::shape(format!(
+                "{} names for {} points",
+                names.len(),
+                rows.len()
+            )));
+        }
+        let d = rows[0].len();
+        let mut x = Vec::with_capacity(rows.len() * d);
+        for (i, r) in rows.iter().enumerate() {
+            if r.len() != d {
+                return Err(Error::shape(format!(
+                    "point {i} has {} features but point 0 has {d}",
+                    r.len()
+                )));
+            }
+            if let Some(j) = r.iter().position(|v| !v.is_finite()) {
+                return Err(Error::new(crate::ErrorKind::NonFinite { row: i, col: j }));
+            }
+            x.extend_from_slice(r);
+        }
+        Ok(Points { names, x, d })
+    }
+
+    /// Parses CSV text: a header row, then one point per row, the first column its
+    /// name and the others numeric features.
+    ///
+    /// # Errors
+    ///
+    /// A missing header, a non-numeric or non-finite feature, ragged rows,
+    /// duplicate names, no rows.
+    pub fn parse_csv(text: &str) -> std::result::Result<Points, String> {
+        let mut lines = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+        let (_, header) = lines
+            .next()
+            .ok_or("the file is empty (a header row is expected)")?;
+        let width = header.split(',').count();
+        if width < 2 {
+            return Err("the header must have a name column and at least one feature".into());
+        }
+        let mut names = Vec::new();
+        let mut x = Vec::new();
+        let mut seen = std::collections::HashMap::new();
+        for (lineno, line) in lines {
+            let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+            if fields.len() != width {
+                return Err(format!(
+                    "line {}: {} fields but the header has {width}",
+                    lineno + 1,
+                    fields.len()
+                ));
+            }
+            let name = fields[0].trim_matches('"').to_string();
+            if let Some(prev) = seen.insert(name.clone(), lineno + 1) {
+                return Err(format!(
+                    "line {}: the name {name:?} was already used on line {prev}",
+                    lineno + 1
+                ));
+            }
+            for f in &fields[1..] {
+                let v: f64 = f
+                    .parse()
+                    .map_err(|_| format!("line {}: {f:?} is not a number", lineno + 1))?;
+                if !v.is_finite() {
+                    return Err(format!(
+                        "line {}: {f:?} is not finite (NaN or infinity)",
+                        lineno + 1
+                    ));
+                }
+                x.push(v);
+            }
+            names.push(name);
+        }
+        if names.is_empty() {
+            return Err("no points after the header row".into());
+        }
+        Ok(Points {
+            names,
+            x,
+            d: width - 1,
+        })
+    }
+
+    /// Number of points.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Whether there are no points (never true for a constructed value).
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// Number of features.
+    pub fn dim(&self) -> usize {
+        self.d
+    }
+
+    /// The names, in row order.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Point `i`.
+    pub fn row(&self, i: usize) -> &[f64] {
+        &self.x[i * self.d..(i + 1) * self.d]
+    }
+
+    /// The mean of every feature.
+    pub fn mean(&self) -> Vec<f64> {
+        let n = self.len() as f64;
+        (0..self.d)
+            .map(|j| (0..self.len()).map(|i| self.row(i)[j]).sum::<f64>() / n)
+            .collect()
+    }
+
+    /// The sample variance (denominator `N - 1`) of every feature.
+    pub fn variance(&self) -> Vec<f64> {
+        let mean = self.mean();
+        let n = self.len();
+        (0..self.d)
+            .map(|j| {
+                let ss: f64 = (0..n).map(|i| (self.row(i)[j] - mean[j]).powi(2)).sum();
+                ss / (n.max(2) - 1) as f64
+            })
+            .collect()
+    }
+
+    /// Adds independent `N(0, sd²)` noise to every feature (the reference's
+    /// treatment of Zoo, whose binary features make many points coincide).
+    pub fn jitter(&mut self, sd: f64, seed: u64) {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+        for v in &mut self.x {
+            // Box-Muller.
+            let u1: f64 = 1.0 - rng.random::<f64>();
+            let u2: f64 = rng.random();
+            *v += sd * (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+        }
+    }
+}
+
+/// The DDT over a fixed set of points: data, hyper-parameters and tables.
+#[derive(Clone, Debug)]
+pub struct Model {
+    pub(crate) n: usize,
+    pub(crate) d: usize,
+    pub(crate) x: Vec<f64>,
+    pub(crate) c: f64,
+    pub(crate) ln_c: f64,
+    pub(crate) sigma: Vec<f64>,
+    pub(crate) sigma0: Vec<f64>,
+    pub(crate) mu0: Vec<f64>,
+    pub(crate) leaf_var: Vec<f64>,
+    /// `H_k`, `k = 0..=n`.
+    pub(crate) harmonic: Vec<f64>,
+    /// `ln Γ(k) = ln (k-1)!`, `k = 0..=n` (entry 0 unused).
+    pub(crate) ln_gamma: Vec<f64>,
+    params: Params,
+}
+
+pub(crate) const LN_TWO_PI: f64 = 1.837_877_066_409_345_5;
+
+impl Model {
+    /// A model of `points` under `params`.
+    ///
+    /// # Errors
+    ///
+    /// Fewer than 2 points, parameter vectors of the wrong length, a
+    /// non-positive or non-finite `c`, `Σ` or `Σ0`, a negative leaf noise, or two
+    /// identical points with leaf noise 0 (the posterior would be improper).
+    pub fn new(points: &Points, params: Params) -> Result<Model> {
+        let (n, d) = (points.len(), points.dim());
+        if n < 2 {
+            return Err(Error::parameter(
+                "the DDT needs at least 2 points to form a hierarchy",
+            ));
+        }
+        if !(params.c > 0.0 && params.c.is_finite()) {
+            return Err(Error::parameter(format!(
+                "the divergence constant c must be positive and finite, got {}",
+                params.c
+            )));
+        }
+        for (what, v) in [
+            ("sigma", &params.sigma),
+            ("sigma0", &params.sigma0),
+            ("mu0", &params.mu0),
+        ] {
+            if v.len() != d {
+                return Err(Error::parameter(format!(
+                    "{what} has {} entries but the points have {d} features",
+                    v.len()
+                )));
+            }
+            if let Some(bad) = v.iter().find(|x| !x.is_finite()) {
+                return Err(Error::parameter(format!(
+                    "{what} has a non-finite entry {bad}"
+                )));
+            }
+            if what != "mu0" {
+                if let Some(bad) = v.iter().find(|x| **x <= 0.0) {
+                    return Err(Error::parameter(format!(
+                        "{what} must be positive in every dimension, got {bad}"
+                    )));
+                }
+            }
+        }
+        if !(params.leaf_noise >= 0.0 && params.leaf_noise.is_finite()) {
+            return Err(Error::parameter(format!(
+                "the leaf noise must be >= 0 and finite, got {}",
+                params.leaf_noise
+            )));
+        }
+        if params.leaf_noise == 0.0 {
+            for i in 0..n {
+                for j in i + 1..n {
+                    if points.row(i) == points.row(j) {
+                        return Err(Error::parameter(format!(
+                            "points {:?} and {:?} are identical: with leaf noise 0 the DDT \
+                             posterior is improper (use a positive leaf noise or jitter)",
+                            points.names()[i],
+                            points.names()[j]
+                        )));
+                    }
+                }
+            }
+        }
+        let mut harmonic = vec![0.0; n + 1];
+        let mut ln_gamma = vec![0.0; n + 1];
+        for k in 1..=n {
+            harmonic[k] = harmonic[k - 1] + 1.0 / k as f64;
+            if k >= 2 {
+                ln_gamma[k] = ln_gamma[k - 1] + ((k - 1) as f64).ln();
+            }
+        }
+        Ok(Model {
+            n,
+            d,
+            x: points.x.clone(),
+            c: params.c,
+            ln_c: params.c.ln(),
+            leaf_var: params.sigma.iter().map(|s| s * params.leaf_noise).collect(),
+            sigma: params.sigma.clone(),
+            sigma0: params.sigma0.clone(),
+            mu0: params.mu0.clone(),
+            harmonic,
+            ln_gamma,
+            params,
+        })
+    }
+
+    /// Number of points.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Always false: a model has at least 2 points.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The hyper-parameters.
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// The prior term of the segment from a parent with `ln(1 - t_u) = lom_u` into
+    /// an internal node with `ln(1 - t_v) = lom_v`, `m` leaves split `l + r`.
+    #[inline]
+    pub(crate) fn segment(&self, lom_v: f64, lom_u: f64, m: usize, l: usize, r: usize) -> f64 {
+        self.ln_c - lom_v
+            + self.c * (lom_v - lom_u) * self.harmonic[m - 1]
+            + self.ln_gamma[l]
+            + self.ln_gamma[r]
+            - self.ln_gamma[m]
+    }
+
+    /// The log prior density `ln p(T, t)` of a tree with times (see the module docs),
+    /// computed from scratch in `O(N)`.
+    pub fn log_prior(&self, tree: &super::DdtTree) -> f64 {
+        let mut total = 0.0;
+        for v in tree.n..tree.parent.len() {
+            let [a, b] = tree.kids[v];
+            let lom_u = match tree.parent[v] {
+                super::tree::NONE => 0.0,
+                p => tree.lom[p as usize],
+            };
+            total += self.segment(
+                tree.lom[v],
+                lom_u,
+                tree.count[v] as usize,
+                tree.count[a as usize] as usize,
+                tree.count[b as usize] as usize,
+            );
+        }
+        total
+    }
+
+    /// The log marginal likelihood `ln p(X | T, t)` with every internal location
+    /// integrated out, computed from scratch by a recursive message pass in `O(N d)`.
+    pub fn log_likelihood(&self, tree: &super::DdtTree) -> f64 {
+        let d = self.d;
+        // (mean, variance) per dimension, and the accumulated log normaliser.
+        fn up(m: &Model, t: &super::DdtTree, v: usize, out: &mut Vec<(f64, f64)>) -> f64 {
+            let d = m.d;
+            if v < t.n {
+                out.clear();
+                for j in 0..d {
+                    out.push((m.x[v * d + j], m.leaf_var[j]));
+                }
+                return 0.0;
+            }
+            let [a, b] = t.kids[v];
+            let mut ma = Vec::new();
+            let mut mb = Vec::new();
+            let mut k = up(m, t, a as usize, &mut ma) + up(m, t, b as usize, &mut mb);
+            let ta = t.om[v] - t.om[a as usize];
+            let tb = t.om[v] - t.om[b as usize];
+            out.clear();
+            for j in 0..d {
+                let sa = ma[j].1 + m.sigma[j] * ta;
+                let sb = mb[j].1 + m.sigma[j] * tb;
+                let s = sa + sb;
+                let diff = ma[j].0 - mb[j].0;
+                k += -0.5 * (LN_TWO_PI + s.ln() + diff * diff / s);
+                out.push(((ma[j].0 * sb + mb[j].0 * sa) / s, sa * sb / s));
+            }
+            k
+        }
+        let mut msg = Vec::with_capacity(d);
+        let top = tree.top as usize;
+        let mut k = up(self, tree, top, &mut msg);
+        let t_top = 1.0 - tree.om[top];
+        for (j, &(mean, var)) in msg.iter().enumerate() {
+            let s = var + self.sigma0[j] + self.sigma[j] * t_top;
+            let diff = mean - self.mu0[j];
+            k += -0.5 * (LN_TWO_PI + s.ln() + diff * diff / s);
+        }
+        k
+    }
+
+    /// `ln p(T, t) + ln p(X | T, t)`: the log joint density the sampler targets.
+    pub fn log_joint(&self, tree: &super::DdtTree) -> f64 {
+        self.log_prior(tree) + self.log_likelihood(tree)
+    }
+}

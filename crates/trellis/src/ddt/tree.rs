@@ -1,0 +1,342 @@
+//! The sampler's tree: an arena of `2N - 1` nodes with divergence times.
+//!
+//! Leaves are nodes `0..N` (the points), internal nodes `N..2N-1`. Each node
+//! stores its parent, its two children, its leaf count and `1 - t` together with
+//! `ln(1 - t)` (leaves sit at `t = 1`): keeping `1 - t` rather than `t` keeps the
+//! short branches near the leaves exact. An SPR move relinks `O(1)` nodes and
+//! updates the leaf counts of their ancestors.
+
+use crate::error::{Error, Result};
+use crate::tree::Tree;
+
+use super::triplets::Triplet;
+
+/// No node (the parent of the top node).
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// A binary tree over points `0..N` with a divergence time in `(0, 1)` at every
+/// internal node, increasing from the top node down.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DdtTree {
+    pub(crate) n: usize,
+    pub(crate) parent: Vec<u32>,
+    pub(crate) kids: Vec<[u32; 2]>,
+    pub(crate) count: Vec<u32>,
+    pub(crate) om: Vec<f64>,
+    pub(crate) lom: Vec<f64>,
+    pub(crate) top: u32,
+}
+
+impl DdtTree {
+    /// A tree with the topology of `tree` (leaves `0..N`, each once) and the given
+    /// divergence times of its internal nodes, listed in pre-order (parent before
+    /// children, left before right).
+    ///
+    /// # Errors
+    ///
+    /// A tree that is not over `0..N`, fewer than 2 leaves, the wrong number of
+    /// times, or times that are not in `(0, 1)` and increasing downwards.
+    pub fn new(tree: &Tree, times: &[f64]) -> Result<DdtTree> {
+        let om: Vec<f64> = times.iter().map(|t| 1.0 - t).collect();
+        DdtTree::with_one_minus_times(tree, &om)
+    }
+
+    /// As [`DdtTree::new`] with `1 - t` given instead of `t` (exact for times close to 1).
+    ///
+    /// # Errors
+    ///
+    /// As [`DdtTree::new`].
+    pub fn with_one_minus_times(tree: &Tree, one_minus_times: &[f64]) -> Result<DdtTree> {
+        let times = one_minus_times;
+        let n = tree.num_leaves();
+        if n < 2 {
+            return Err(Error::tree("a DDT tree needs at least 2 leaves"));
+        }
+        tree.validate(n, true)?;
+        if times.len() != n - 1 {
+            return Err(Error::tree(format!(
+                "{} times for {} internal nodes",
+                times.len(),
+                n - 1
+            )));
+        }
+        let mut t = DdtTree::empty(n);
+        let mut next = n;
+        let mut k = 0;
+        let top = t.build(tree, &mut next, &mut |_| {
+            let v = times[k];
+            k += 1;
+            v
+        });
+        t.top = top;
+        t.parent[top as usize] = NONE;
+        for v in n..2 * n - 1 {
+            let up = match t.parent[v] {
+                NONE => 1.0,
+                p => t.om[p as usize],
+            };
+            if !(t.om[v] > 0.0 && t.om[v] < up) {
+                return Err(Error::tree(format!(
+                    "divergence times must lie in (0, 1) and increase from parent to child, \
+                     got t = {} below t = {}",
+                    1.0 - t.om[v],
+                    1.0 - up
+                )));
+            }
+        }
+        Ok(t)
+    }
+
+    /// A tree with the topology of `tree` and times `t = 1 - 2^-(depth+1)` (the top
+    /// node at 1/2, its children at 3/4, ...).
+    ///
+    /// # Errors
+    ///
+    /// A tree that is not over `0..N` or has fewer than 2 leaves.
+    pub fn with_depth_times(tree: &Tree) -> Result<DdtTree> {
+        let n = tree.num_leaves();
+        if n < 2 {
+            return Err(Error::tree("a DDT tree needs at least 2 leaves"));
+        }
+        tree.validate(n, true)?;
+        let mut t = DdtTree::empty(n);
+        let mut next = n;
+        let top = t.build(tree, &mut next, &mut |_| f64::NAN);
+        t.top = top;
+        t.parent[top as usize] = NONE;
+        t.set_depth_times(top, 1.0);
+        Ok(t)
+    }
+
+    pub(crate) fn empty(n: usize) -> DdtTree {
+        let m = 2 * n - 1;
+        let mut count = vec![0; m];
+        count[..n].fill(1);
+        let mut om = vec![0.0; m];
+        let mut lom = vec![f64::NEG_INFINITY; m];
+        for v in n..m {
+            om[v] = 0.5;
+            lom[v] = 0.5f64.ln();
+        }
+        DdtTree {
+            n,
+            parent: vec![NONE; m],
+            kids: vec![[NONE, NONE]; m],
+            count,
+            om,
+            lom,
+            top: NONE,
+        }
+    }
+
+    /// Lays out `tree` below a new node id, pre-order ids; returns the node.
+    fn build(&mut self, tree: &Tree, next: &mut usize, om: &mut dyn FnMut(usize) -> f64) -> u32 {
+        match tree {
+            Tree::Leaf(i) => *i as u32,
+            Tree::Node(l, r) => {
+                let v = *next;
+                *next += 1;
+                self.om[v] = om(v);
+                self.lom[v] = self.om[v].ln();
+                let a = self.build(l, next, om);
+                let b = self.build(r, next, om);
+                self.kids[v] = [a, b];
+                self.parent[a as usize] = v as u32;
+                self.parent[b as usize] = v as u32;
+                self.count[v] = self.count[a as usize] + self.count[b as usize];
+                v as u32
+            }
+        }
+    }
+
+    /// Sets `1 - t` of the internal nodes below `v` (inclusive) by halving from
+    /// `om_parent`.
+    pub(crate) fn set_depth_times(&mut self, v: u32, om_parent: f64) {
+        let mut stack = vec![(v, om_parent)];
+        while let Some((v, up)) = stack.pop() {
+            if (v as usize) < self.n {
+                continue;
+            }
+            let om = up / 2.0;
+            self.om[v as usize] = om;
+            self.lom[v as usize] = om.ln();
+            for k in self.kids[v as usize] {
+                stack.push((k, om));
+            }
+        }
+    }
+
+    /// Number of leaves (points).
+    pub fn num_leaves(&self) -> usize {
+        self.n
+    }
+
+    /// The topology, canonical (the child with the smaller point first).
+    pub fn topology(&self) -> Tree {
+        self.subtree(self.top).canonical()
+    }
+
+    /// The topology below node `v`.
+    pub(crate) fn subtree(&self, v: u32) -> Tree {
+        if (v as usize) < self.n {
+            return Tree::Leaf(v as usize);
+        }
+        let [a, b] = self.kids[v as usize];
+        Tree::node(self.subtree(a), self.subtree(b))
+    }
+
+    /// The divergence times of the internal nodes in pre-order of [`DdtTree::topology`]
+    /// (the order [`DdtTree::new`] takes).
+    pub fn times(&self) -> Vec<f64> {
+        fn go(t: &DdtTree, v: u32, out: &mut Vec<f64>) {
+            if (v as usize) < t.n {
+                return;
+            }
+            out.push(1.0 - t.om[v as usize]);
+            let [a, b] = t.kids[v as usize];
+            let (a, b) = if t.min_leaf(a) <= t.min_leaf(b) {
+                (a, b)
+            } else {
+                (b, a)
+            };
+            go(t, a, out);
+            go(t, b, out);
+        }
+        let mut out = Vec::with_capacity(self.n - 1);
+        go(self, self.top, &mut out);
+        out
+    }
+
+    fn min_leaf(&self, v: u32) -> u32 {
+        if (v as usize) < self.n {
+            v
+        } else {
+            let [a, b] = self.kids[v as usize];
+            self.min_leaf(a).min(self.min_leaf(b))
+        }
+    }
+
+    /// The leaves below node `v`.
+    pub(crate) fn leaves_below(&self, v: u32, out: &mut Vec<u32>) {
+        out.clear();
+        let mut stack = vec![v];
+        while let Some(v) = stack.pop() {
+            if (v as usize) < self.n {
+                out.push(v);
+            } else {
+                stack.extend(self.kids[v as usize]);
+            }
+        }
+    }
+
+    /// The lowest common ancestor of two nodes.
+    pub(crate) fn lca(&self, a: u32, b: u32) -> u32 {
+        let mut anc = Vec::new();
+        let mut x = a;
+        while x != NONE {
+            anc.push(x);
+            x = self.parent[x as usize];
+        }
+        let mut y = b;
+        while !anc.contains(&y) {
+            y = self.parent[y as usize];
+        }
+        y
+    }
+
+    /// Whether the tree satisfies the triplet `({a, b}, c)`: the lowest common
+    /// ancestor of `a` and `b` lies strictly below that of `a`, `b` and `c`.
+    pub fn satisfies(&self, t: &Triplet) -> bool {
+        let ab = self.lca(t.a as u32, t.b as u32);
+        self.lca(ab, t.c as u32) != ab
+    }
+
+    /// Newick with the given leaf names and branch lengths in time units (the top
+    /// node's branch is the stem from `t = 0`).
+    pub fn to_newick(&self, names: &[String]) -> String {
+        fn go(t: &DdtTree, v: u32, names: &[String], s: &mut String) {
+            if (v as usize) < t.n {
+                s.push_str(&quote(&names[v as usize]));
+            } else {
+                let [a, b] = t.kids[v as usize];
+                s.push('(');
+                go(t, a, names, s);
+                s.push(',');
+                go(t, b, names, s);
+                s.push(')');
+            }
+            let up = match t.parent[v as usize] {
+                NONE => 1.0,
+                p => t.om[p as usize],
+            };
+            s.push_str(&format!(":{}", fmt_len(up - t.om[v as usize])));
+        }
+        let mut s = String::new();
+        go(self, self.top, names, &mut s);
+        s.push(';');
+        s
+    }
+
+    /// Checks the internal invariants (links, counts, time order). For tests.
+    #[doc(hidden)]
+    pub fn check(&self) -> std::result::Result<(), String> {
+        let m = self.parent.len();
+        if self.parent[self.top as usize] != NONE {
+            return Err("the top node has a parent".into());
+        }
+        let mut seen = 0;
+        let mut stack = vec![self.top];
+        while let Some(v) = stack.pop() {
+            seen += 1;
+            let vu = v as usize;
+            if vu < self.n {
+                if self.count[vu] != 1 {
+                    return Err(format!("leaf {v} has count {}", self.count[vu]));
+                }
+                continue;
+            }
+            let [a, b] = self.kids[vu];
+            for k in [a, b] {
+                if self.parent[k as usize] != v {
+                    return Err(format!("node {k} does not point to its parent {v}"));
+                }
+                if self.om[k as usize] >= self.om[vu] {
+                    return Err(format!("node {k} is not later than its parent {v}"));
+                }
+                stack.push(k);
+            }
+            if self.count[vu] != self.count[a as usize] + self.count[b as usize] {
+                return Err(format!("wrong count at node {v}"));
+            }
+            if !(self.om[vu] > 0.0 && self.om[vu] < 1.0) {
+                return Err(format!("time of node {v} outside (0, 1)"));
+            }
+            if (self.lom[vu] - self.om[vu].ln()).abs() > 1e-9 {
+                return Err(format!("stale ln(1 - t) at node {v}"));
+            }
+        }
+        if seen != m {
+            return Err(format!("{seen} nodes reachable of {m}"));
+        }
+        Ok(())
+    }
+}
+
+/// A Newick label, quoted when it holds characters Newick reserves.
+pub(crate) fn quote(name: &str) -> String {
+    if name
+        .chars()
+        .any(|c| matches!(c, '(' | ')' | ',' | ':' | ';' | '\'' | '[' | ']') || c.is_whitespace())
+    {
+        format!("'{}'", name.replace('\'', "''"))
+    } else {
+        name.to_string()
+    }
+}
+
+fn fmt_len(x: f64) -> String {
+    let s = format!("{x:.6e}");
+    // Shorter plain form when it is exact enough.
+    let plain = format!("{x:.6}");
+    if x >= 1e-3 { plain } else { s }
+}
