@@ -83,9 +83,8 @@ fn bench_astar(args: &BenchArgs) -> Result<String> {
     let mut out = String::new();
     if !args.json {
         out += &format!(
-            "exact A* vs the exact DP (MAP + log Z), {} model, best of {} runs
-   N   DP (s)    DP splits   A* (s)  explored     A* splits   splits/s   splits/3^N
-",
+            "exact A* vs the exact DP (MAP + log Z), {} model, best of {} runs\n   N   DP (s)    \
+             DP splits   A* (s)  explored     A* splits   splits/s   splits/3^N\n",
             format!("{:?}", args.model).to_lowercase(),
             args.repeats.max(1)
         );
@@ -114,12 +113,7 @@ fn bench_astar(args: &BenchArgs) -> Result<String> {
             _ => {
                 let w = random_weights(n, args.seed)?;
                 let w = if args.model == ModelKind::Dasgupta {
-                    let data = (0..n * n).map(|k| w.get(k / n, k % n).abs()).collect();
-                    Weights::from_matrix(&Matrix {
-                        rows: n,
-                        cols: n,
-                        data,
-                    })?
+                    absolute(&w)?
                 } else {
                     w
                 };
@@ -325,6 +319,17 @@ fn random_weights(n: usize, seed: u64) -> Result<Weights> {
     })?)
 }
 
+/// `|w|`: Dasgupta's cost needs similarities >= 0.
+fn absolute(w: &Weights) -> Result<Weights> {
+    let n = w.n();
+    let data = (0..n * n).map(|k| w.get(k / n, k % n).abs()).collect();
+    Ok(Weights::from_matrix(&Matrix {
+        rows: n,
+        cols: n,
+        data,
+    })?)
+}
+
 fn best_of<T>(repeats: usize, mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
     let mut best = f64::INFINITY;
     let mut last = None;
@@ -399,13 +404,7 @@ pub fn run(args: &BenchArgs) -> Result<String> {
         trellis::check_memory(n, workload, None)?;
         let w = random_weights(n, args.seed)?;
         let w = if args.model == ModelKind::Dasgupta {
-            // Dasgupta's cost needs similarities >= 0.
-            let data = (0..n * n).map(|k| w.get(k / n, k % n).abs()).collect();
-            Weights::from_matrix(&Matrix {
-                rows: n,
-                cols: n,
-                data,
-            })?
+            absolute(&w)?
         } else {
             w
         };
