@@ -18,6 +18,7 @@ use trellis::{MergeModel, Pairwise, PairwiseCost, Tree, Weights};
 use crate::batch::per_jet;
 use crate::commands::to_json;
 use crate::input::{Input, ginkgo_variant, load, memory_limit};
+use crate::progress::Bar;
 use crate::{ModelArgs, ModelKind};
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -306,7 +307,11 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
                     astar::MAX_ASTAR_POINTS
                 );
             }
+            // Searches that may take more than a second get a spinner.
+            let long = args.approx && weights.n() > 40 || weights.n() >= 18;
+            let bar = Bar::spinner(progress && long, "A* search");
             let out = weights_outcome(&weights, args)?;
+            drop(bar);
             if args.json {
                 return to_json(&out);
             }

@@ -43,6 +43,22 @@ impl Bar {
 }
 
 impl Bar {
+    /// A spinner with the elapsed time, for a search whose length is not known
+    /// in advance (drawn only when enabled and stderr is a terminal).
+    pub fn spinner(enabled: bool, message: &str) -> Bar {
+        if !enabled {
+            return Bar { bar: None };
+        }
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {msg} [{elapsed_precise}]")
+                .expect("valid template"),
+        );
+        bar.set_message(message.to_string());
+        bar.enable_steady_tick(std::time::Duration::from_millis(200));
+        Bar { bar: Some(bar) }
+    }
+
     /// A bar counting `count` items (jets) whose total work is `work`.
     pub fn items(enabled: bool, count: u64, work: u64) -> Bar {
         let mut bar = Bar::new(enabled, work);
