@@ -1,27 +1,5 @@
-//! Approximate A* (§4): the same search on a sparse trellis that grows.
-//!
-//! 1. **Initialisation.** The splits of the initial trees (beam search,
-//!    greedy, average linkage: the caller's choice) are the first children
-//!    of their clusters.
-//! 2. **Extension at exploration time.** When a vertex `X` of `m` points is
-//!    explored: if `m ≤ exact_size` it gets all its splits; otherwise
-//!    `samples` candidate splits are drawn (a random order of `X` cut at a
-//!    random position), joined by every one-point move of each split `X`
-//!    already has, and the `top_k` candidates with the lowest
-//!    `cost(L, R) + H(L) + H(R)` (the `f` they would enter the heap with) are
-//!    added to `X`'s children, or `top_k` drawn with probability
-//!    `∝ exp(-(cost + H))` ([`Candidates::Importance`]).
-//! 3. **Rounds.** A* runs to its goal on the current sparse trellis; then
-//!    the heaps are cleared and it runs again, re-extending each vertex it
-//!    explores. Children are never removed, so each round searches a superset
-//!    of the previous trellis; the result is the best tree over the initial
-//!    trees and every round, so it is never worse than the initialisation.
-//!    The search stops after `rounds` rounds, at the time limit (returning
-//!    the best tree so far), or when a round adds no new split.
-//!
-//! With an admissible heuristic each round returns the best tree of its
-//! sparse trellis; it is not the global optimum unless the trellis happens
-//! to hold it, so [`Outcome::exact`] is false.
+//! Approximate A* (§4): the same search on a sparse trellis that grows
+//! (the algorithm is documented on [`approximate`]).
 
 use std::time::{Duration, Instant};
 
@@ -336,9 +314,64 @@ impl<M: SearchModel> Children<M> for Sparse {
     }
 }
 
-/// Approximate A* from initial trees (see the module docs). Every initial
-/// tree must be a complete hierarchy over the model's points; at least one
-/// is needed.
+/// Approximate A* from initial trees: the same search on a sparse trellis
+/// that grows. Every initial tree must be a complete hierarchy over the
+/// model's points; at least one is needed.
+///
+/// 1. **Initialisation.** The clusters of the initial trees (beam search,
+///    greedy, average linkage: the caller's choice) form the first sparse
+///    trellis, with every split of a cluster into two of them (the "BS
+///    trellis" of the trellis paper) and every split of a cluster of at most
+///    `exact_size` points. Its best tree, found by dynamic programming over
+///    the family (and over all subsets of each small cluster, `O(3^m)`),
+///    is the first improvement on the initial trees.
+/// 2. **Extension at exploration time.** When a vertex `X` of `m` points is
+///    explored: if `m ≤ exact_size` it gets all its splits. Otherwise the
+///    candidates are `samples` random splits (a random order of `X` cut at a
+///    random position), every one-point move of each split `X` already has,
+///    and, for a cluster that was born from such a move, the splits of the
+///    cluster it came from with that point added or removed (so a moved point
+///    can travel down the tree). The `4·top_k` cheapest by split cost are
+///    ranked by `cost(L, R) + H(L) + H(R)`, the `f` they would enter the heap
+///    with, and the best `top_k` are added to `X`'s children; or `top_k` are
+///    drawn with probability `∝ exp(-(cost + H))` ([`Candidates::Importance`]).
+/// 3. **Rounds.** A* runs to its goal on the current sparse trellis; then
+///    the heaps are cleared and it runs again, re-extending each vertex it
+///    explores. Children are never removed, so each round searches a superset
+///    of the previous trellis.
+/// 4. **Anytime result.** Every vertex keeps the cost of the best complete
+///    sub-hierarchy seen below it, so a round stopped by a budget still
+///    yields the best complete tree it met. The result is the best tree over
+///    the initial trees, the initial trellis and every round: never worse
+///    than the initialisation. The search stops after `rounds` rounds, when a
+///    round adds no new split (the trellis is full under this generator),
+///    after `max_explored` vertices (deterministic) or at the time limit.
+///
+/// With an admissible heuristic and weight 1, a completed round returns the
+/// best tree of its sparse trellis; it is not the global optimum unless the
+/// trellis happens to hold it, so [`Outcome::exact`] is false.
+///
+/// # Example
+///
+/// ```
+/// use trellis::astar::{ApproxOptions, HccSearch, SearchModel, approximate};
+/// use trellis::{Matrix, Tree, Weights};
+///
+/// let w = Weights::from_matrix(&Matrix::from_rows(vec![
+///     vec![0.0, 0.9, -0.5, -0.6],
+///     vec![0.9, 0.0, -0.4, -0.5],
+///     vec![-0.5, -0.4, 0.0, 0.8],
+///     vec![-0.6, -0.5, 0.8, 0.0],
+/// ])?)?;
+/// let model = HccSearch::new(&w, 1.0)?;
+/// // A poor initial tree: a caterpillar ((((0,2),1),3)).
+/// let init = Tree::parse("(((0,2),1),3)")?;
+/// let found = approximate(&model, &[init.clone()], &ApproxOptions::default())?;
+/// assert!(found.cost <= model.tree_cost(&init));
+/// assert!(!found.exact);
+/// assert_eq!(found.tree.to_newick(), "((0,1),(2,3));");
+/// # Ok::<(), trellis::Error>(())
+/// ```
 ///
 /// # Errors
 ///

@@ -54,12 +54,13 @@
 //!
 //! # Approximate A* (§4)
 //!
-//! [`approximate`] runs the same search on a *sparse* trellis: the splits of
-//! the initial trees (beam search, greedy, average linkage), extended each
-//! time a vertex is explored by the `K` cheapest among sampled candidate
-//! splits (or `K` drawn by importance sampling), and repeated in rounds that
-//! keep every split found so far. The best tree never gets worse than the
-//! initial trees, round after round.
+//! [`approximate`] runs the same search on a *sparse* trellis: the clusters
+//! of the initial trees (beam search, greedy, average linkage) closed under
+//! their splits, extended each time a vertex is explored by the `K` best
+//! among sampled and locally moved candidate splits (or `K` drawn by
+//! importance sampling), and repeated in rounds that keep every split found
+//! so far, within a deterministic budget of explored vertices. The best tree
+//! never gets worse than the initial trees (details on [`approximate`]).
 //!
 //! # Complexity
 //!
