@@ -27,6 +27,17 @@
 //! Trees are [`Tree`] values (nested JSON lists or Newick); [`count`] gives exact
 //! tree counts in arbitrary precision.
 //!
+//! # Beyond the dense trellis
+//!
+//! - [`astar`]: A* search for the MAP tree on a lazily built trellis (exact
+//!   with an admissible heuristic, or approximate on a growing sparse
+//!   trellis), up to 128 points;
+//! - [`sparse`]: exact inference restricted to a sparse trellis;
+//! - [`flat`]: the flat cluster trellis (partitions instead of hierarchies);
+//! - [`ddt`]: Dirichlet diffusion tree MCMC with triplet constraints, for
+//!   interactive Bayesian hierarchical clustering;
+//! - [`agglomerative`], [`ginkgo`]: baselines and the jet physics model.
+//!
 //! # Example
 //!
 //! Five points in two groups, {0, 1, 2} and {3, 4}: positive weights attract,
