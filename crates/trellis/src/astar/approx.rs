@@ -641,17 +641,18 @@ fn small_exact<M: SearchModel>(model: &M, v: Set) -> Option<(f64, Tree)> {
         loop {
             sub = (sub.wrapping_sub(1)) & rest;
             let (a, b) = (low | sub, rest ^ sub);
-            let c = cost[a] + cost[b];
-            if c < best {
-                let total = c + model.split_cost(
+            // No pruning on `cost[a] + cost[b]`: a split may cost less than
+            // zero (a Ginkgo split likelihood above 1).
+            let total = cost[a]
+                + cost[b]
+                + model.split_cost(
                     (gs, &stats[s]),
                     (global(a), &stats[a]),
                     (global(b), &stats[b]),
                 );
-                if total < best {
-                    best = total;
-                    best_arg = a;
-                }
+            if total < best {
+                best = total;
+                best_arg = a;
             }
             if sub == 0 {
                 break;
