@@ -133,7 +133,7 @@ struct AstarJson {
 
 fn beam_width(args: &AstarArgs, n: usize) -> usize {
     args.beam_width
-        .unwrap_or_else(|| (3 * n).min(agglomerative::default_beam_width(n)))
+        .unwrap_or_else(|| agglomerative::compact_beam_width(n))
 }
 
 fn approx_options(args: &AstarArgs) -> ApproxOptions {

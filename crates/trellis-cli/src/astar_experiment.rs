@@ -10,7 +10,6 @@
 //!   shipped subsets (Figs. 8-9).
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -20,6 +19,7 @@ use trellis::astar::{self, ApproxOptions, GinkgoHeuristic, GinkgoSearch, HccSear
 use trellis::ginkgo::{Ginkgo, Jet, SimulatorParams, Variant, generate_jet};
 use trellis::{Matrix, Pairwise, PairwiseCost, Tree, Trellis, Weights};
 
+use crate::bench::best_of;
 use crate::svg::{Plot, Series, Style};
 
 #[derive(Args, Debug)]
@@ -99,16 +99,6 @@ pub(crate) fn jet_params(n: usize) -> SimulatorParams {
     p
 }
 
-fn beam_width(n: usize) -> usize {
-    (3 * n).min(agglomerative::default_beam_width(n))
-}
-
-fn timed<T>(f: impl FnOnce() -> Result<T>) -> Result<(T, f64)> {
-    let t = Instant::now();
-    let v = f()?;
-    Ok((v, t.elapsed().as_secs_f64()))
-}
-
 fn approx_options(seed: u64) -> ApproxOptions {
     ApproxOptions {
         seed,
@@ -133,31 +123,33 @@ fn jet_runs(jet: &Jet, exact: bool, seed: u64) -> Result<Vec<Run>> {
             explored,
         })
     };
-    let (greedy, s) = timed(|| Ok(agglomerative::greedy(&merge).tree))?;
+    let (s, greedy) = best_of(1, || Ok(agglomerative::greedy(&merge).tree))?;
     push("greedy", cost_of(&greedy), s, None, None);
-    let (beams, s) = timed(|| {
-        Ok(agglomerative::beam_search(&merge, beam_width(n))
-            .into_iter()
-            .map(|a| a.tree)
-            .collect::<Vec<_>>())
+    let (s, beams) = best_of(1, || {
+        Ok(
+            agglomerative::beam_search(&merge, agglomerative::compact_beam_width(n))
+                .into_iter()
+                .map(|a| a.tree)
+                .collect::<Vec<_>>(),
+        )
     })?;
     push("beam", cost_of(&beams[0]), s, None, None);
     if exact {
-        let (dp, s) = timed(|| Ok(-Trellis::new(merge.dense()?)?.map_log_potential()))?;
+        let (s, dp) = best_of(1, || Ok(-Trellis::new(merge.dense()?)?.map_log_potential()))?;
         push("dp", dp, s, Some(trellis::total_splits(n) as u64), None);
         for (name, h) in [
             ("astar-h0", GinkgoHeuristic::H0),
             ("astar-h1", GinkgoHeuristic::H1),
         ] {
             let model = GinkgoSearch::new(jet, Variant::Current, h)?;
-            let (o, s) = timed(|| Ok(astar::exact(&model, &astar::Options::default())?))?;
+            let (s, o) = best_of(1, || Ok(astar::exact(&model, &astar::Options::default())?))?;
             push(name, o.cost, s, Some(o.splits), Some(o.explored));
         }
     }
     // Approximate A* starts from the beam-search trees and the greedy tree;
     // its time includes building them.
-    let (o, s) = timed(|| {
-        let mut init = agglomerative::beam_search(&merge, beam_width(n))
+    let (s, o) = best_of(1, || {
+        let mut init = agglomerative::beam_search(&merge, agglomerative::compact_beam_width(n))
             .into_iter()
             .map(|a| a.tree)
             .collect::<Vec<_>>();
@@ -266,18 +258,19 @@ fn aloi_runs(dir: &Path, exact_max: usize, seed: u64) -> Result<Vec<Run>> {
             })
         };
         let d = agglomerative::distances_from_similarities(&w);
-        let (greedy, s) = timed(|| Ok(agglomerative::linkage(&d, n, Linkage::Average)?))?;
+        let (s, greedy) = best_of(1, || Ok(agglomerative::linkage(&d, n, Linkage::Average)?))?;
         push("greedy", model.tree_cost(&greedy), s, None, None);
         if n <= exact_max {
-            let (o, s) = timed(|| Ok(astar::exact(&model, &astar::Options::default())?))?;
+            let (s, o) = best_of(1, || Ok(astar::exact(&model, &astar::Options::default())?))?;
             push("astar", o.cost, s, Some(o.splits), Some(o.explored));
         }
-        let (o, s) = timed(|| {
+        let (s, o) = best_of(1, || {
             let merge = Pairwise::new(&w, PairwiseCost::Hcc, 1.0)?;
-            let mut init: Vec<Tree> = agglomerative::beam_search(&merge, beam_width(n))
-                .into_iter()
-                .map(|a| a.tree)
-                .collect();
+            let mut init: Vec<Tree> =
+                agglomerative::beam_search(&merge, agglomerative::compact_beam_width(n))
+                    .into_iter()
+                    .map(|a| a.tree)
+                    .collect();
             init.push(greedy.clone());
             Ok(astar::approximate(&model, &init, &approx_options(seed))?)
         })?;

@@ -330,7 +330,8 @@ fn absolute(w: &Weights) -> Result<Weights> {
     })?)
 }
 
-fn best_of<T>(repeats: usize, mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
+/// Runs `f` `repeats` times; the fastest wall time in seconds and the last result.
+pub(crate) fn best_of<T>(repeats: usize, mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
     let mut best = f64::INFINITY;
     let mut last = None;
     for _ in 0..repeats.max(1) {

@@ -229,6 +229,13 @@ pub fn default_beam_width(n: usize) -> usize {
     (n * n.saturating_sub(1) / 2).max(1)
 }
 
+/// The beam width for large inputs, `min(3N, N(N-1)/2)`: the width of the
+/// reference's experiment pipeline, used to build sparse trellises and the
+/// initial trees of approximate A* (the paper's `N(N-1)/2` costs `O(N⁵)`).
+pub fn compact_beam_width(n: usize) -> usize {
+    default_beam_width(n).min(3 * n).max(1)
+}
+
 /// A cluster built during beam search, shared by every state that holds it.
 struct Built<C> {
     summary: C,

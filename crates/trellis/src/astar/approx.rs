@@ -8,7 +8,7 @@ use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::engine::{Children, Outcome, Search, SetMap, all_splits, check_points, single_point};
-use super::{SearchModel, Set, points};
+use super::{SearchModel, Set, is_singleton, points};
 use crate::error::{Error, ErrorKind, Result};
 use crate::tree::Tree;
 
@@ -250,32 +250,37 @@ impl<M: SearchModel> Children<M> for Sparse {
             return;
         }
         let candidates = self.candidates(model, set, stats);
-        let mut scored: Vec<(f64, (Set, Set))> = candidates
+        let mut scored: Vec<(f64, Candidate<M::Stats>)> = candidates
             .into_iter()
             .map(|c| {
                 let cost = model.split_cost((set, stats), (c.left, &c.ls), (c.right, &c.rs));
-                (
-                    if cost.is_nan() { f64::INFINITY } else { cost },
-                    (c.left, c.right),
-                )
+                (if cost.is_nan() { f64::INFINITY } else { cost }, c)
             })
             .collect();
+        let order = |a: &(f64, Candidate<M::Stats>), b: &(f64, Candidate<M::Stats>)| {
+            a.0.total_cmp(&b.0)
+                .then((a.1.left, a.1.right).cmp(&(b.1.left, b.1.right)))
+        };
         // Rank by split cost, then the best few by the `f` they would enter
         // the heap with, `cost + H(L) + H(R)` (the heuristic is the costlier
         // part to evaluate, so only for a shortlist).
-        scored.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        scored.sort_by(order);
         scored.truncate(4 * self.options.top_k.max(1));
-        for (f, (l, r)) in scored.iter_mut() {
-            for side in [*l, *r] {
-                if side & (side - 1) != 0 {
-                    *f += model.heuristic(side, &model.stats(side));
+        for (f, c) in scored.iter_mut() {
+            for (side, side_stats) in [(c.left, &c.ls), (c.right, &c.rs)] {
+                if !is_singleton(side) {
+                    *f += model.heuristic(side, side_stats);
                 }
             }
             if f.is_nan() {
                 *f = f64::INFINITY;
             }
         }
-        scored.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        scored.sort_by(order);
+        let scored: Vec<(f64, (Set, Set))> = scored
+            .into_iter()
+            .map(|(f, c)| (f, (c.left, c.right)))
+            .collect();
         let k = self.options.top_k.min(scored.len());
         let chosen: Vec<(Set, Set)> = match self.options.candidates {
             Candidates::TopK => scored[..k].iter().map(|s| s.1).collect(),
@@ -567,8 +572,10 @@ fn family_map<M: SearchModel>(
 ) -> Option<(f64, Tree)> {
     let mut sets: Vec<Set> = known.keys().copied().collect();
     sets.sort_unstable_by_key(|&s| (s.count_ones(), s));
-    // Per cluster: its best cost and tree.
+    // Per cluster: its best cost and tree; and the statistics of every
+    // cluster met, computed once.
     let mut best: SetMap<(f64, Tree)> = SetMap::default();
+    let mut cache: SetMap<M::Stats> = SetMap::default();
     for &v in &sets {
         if v.count_ones() as usize <= exact_size.min(16) {
             if let Some(found) = small_exact(model, v) {
@@ -576,11 +583,10 @@ fn family_map<M: SearchModel>(
             }
             continue;
         }
-        let stats = model.stats(v);
         let mut here: Option<(f64, Set, Set)> = None;
         for &(l, r) in &known[&v] {
             let side = |s: Set| {
-                if s & (s - 1) == 0 {
+                if is_singleton(s) {
                     Some(0.0)
                 } else {
                     best.get(&s).map(|b| b.0)
@@ -589,15 +595,17 @@ fn family_map<M: SearchModel>(
             let (Some(cl), Some(cr)) = (side(l), side(r)) else {
                 continue;
             };
-            let c =
-                model.split_cost((v, &stats), (l, &model.stats(l)), (r, &model.stats(r))) + cl + cr;
+            for s in [v, l, r] {
+                cache.entry(s).or_insert_with(|| model.stats(s));
+            }
+            let c = model.split_cost((v, &cache[&v]), (l, &cache[&l]), (r, &cache[&r])) + cl + cr;
             if here.is_none_or(|h| c < h.0) {
                 here = Some((c, l, r));
             }
         }
         if let Some((c, l, r)) = here {
             let tree = |s: Set| {
-                if s & (s - 1) == 0 {
+                if is_singleton(s) {
                     Tree::Leaf(s.trailing_zeros() as usize)
                 } else {
                     best[&s].1.clone()
@@ -616,16 +624,12 @@ fn small_exact<M: SearchModel>(model: &M, v: Set) -> Option<(f64, Tree)> {
     let pts: Vec<usize> = points(v).collect();
     let m = pts.len();
     let size = 1usize << m;
-    let global = |local: usize| -> Set {
-        let mut s = 0u128;
-        for (k, &p) in pts.iter().enumerate() {
-            if local >> k & 1 == 1 {
-                s |= 1u128 << p;
-            }
-        }
-        s
-    };
-    let stats: Vec<M::Stats> = (0..size).map(|l| model.stats(global(l.max(1)))).collect();
+    // Local subset -> global set, built by adding the lowest local point.
+    let mut global = vec![0u128; size];
+    for l in 1..size {
+        global[l] = global[l & (l - 1)] | 1u128 << pts[l.trailing_zeros() as usize];
+    }
+    let stats: Vec<M::Stats> = (0..size).map(|l| model.stats(global[l.max(1)])).collect();
     let mut cost = vec![f64::INFINITY; size];
     let mut arg = vec![0usize; size];
     for l in 0..m {
@@ -637,7 +641,7 @@ fn small_exact<M: SearchModel>(model: &M, v: Set) -> Option<(f64, Tree)> {
         let low = s & s.wrapping_neg();
         let rest = s ^ low;
         let mut sub = rest;
-        let (gs, mut best, mut best_arg) = (global(s), f64::INFINITY, 0);
+        let (gs, mut best, mut best_arg) = (global[s], f64::INFINITY, 0);
         loop {
             sub = (sub.wrapping_sub(1)) & rest;
             let (a, b) = (low | sub, rest ^ sub);
@@ -647,8 +651,8 @@ fn small_exact<M: SearchModel>(model: &M, v: Set) -> Option<(f64, Tree)> {
                 + cost[b]
                 + model.split_cost(
                     (gs, &stats[s]),
-                    (global(a), &stats[a]),
-                    (global(b), &stats[b]),
+                    (global[a], &stats[a]),
+                    (global[b], &stats[b]),
                 );
             if total < best {
                 best = total;

@@ -6,7 +6,7 @@ use std::collections::{BinaryHeap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Instant;
 
-use super::{Options, SearchModel, Set, full_set};
+use super::{Options, SearchModel, Set, full_set, is_singleton};
 use crate::error::{Error, ErrorKind, Result};
 use crate::tree::Tree;
 
@@ -288,7 +288,7 @@ impl<'m, M: SearchModel> Search<'m, M> {
             return id;
         }
         let stats = self.model.stats(set);
-        let singleton = set & (set - 1) == 0;
+        let singleton = is_singleton(set);
         let h = if singleton {
             0.0
         } else {
@@ -310,14 +310,13 @@ impl<'m, M: SearchModel> Search<'m, M> {
     }
 
     fn is_singleton(&self, id: u32) -> bool {
-        let s = self.vertices[id as usize].set;
-        s & (s - 1) == 0
+        is_singleton(self.vertices[id as usize].set)
     }
 
     /// `(g, h)` that a vertex contributes to a parent's entry.
     fn value(&self, id: u32) -> (f64, f64) {
         let v = &self.vertices[id as usize];
-        if v.set & (v.set - 1) == 0 {
+        if is_singleton(v.set) {
             return (0.0, 0.0);
         }
         match &v.heap {
@@ -401,7 +400,7 @@ impl<'m, M: SearchModel> Search<'m, M> {
     pub(super) fn best_tree(&self) -> Option<Tree> {
         fn go<S>(vs: &[Vertex<S>], id: u32) -> Option<Tree> {
             let v = &vs[id as usize];
-            if v.set & (v.set - 1) == 0 {
+            if is_singleton(v.set) {
                 return Some(Tree::Leaf(v.set.trailing_zeros() as usize));
             }
             let (l, r) = v.ub_split?;
@@ -441,7 +440,8 @@ impl<'m, M: SearchModel> Search<'m, M> {
 
     /// Runs to the goal. `Ok(None)`: the deadline passed first.
     pub(super) fn run<C: Children<M>>(&mut self, children: &mut C) -> Result<Option<Tree>> {
-        let mut path: Vec<u32> = Vec::new();
+        // The explored vertices of the walked hierarchy, parents first.
+        let mut walked: Vec<u32> = Vec::new();
         let mut frontier: Vec<u32> = Vec::new();
         let mut stack: Vec<u32> = Vec::new();
         loop {
@@ -455,17 +455,17 @@ impl<'m, M: SearchModel> Search<'m, M> {
             }
             self.iterations += 1;
             // 1. Walk the partial hierarchy of the heap tops.
-            path.clear();
+            walked.clear();
             frontier.clear();
             stack.push(self.root);
             while let Some(v) = stack.pop() {
-                path.push(v);
                 if self.is_singleton(v) {
                     continue;
                 }
                 match &self.vertices[v as usize].heap {
                     None => frontier.push(v),
                     Some(heap) => {
+                        walked.push(v);
                         if let Some(e) = heap.peek() {
                             stack.push(e.right);
                             stack.push(e.left);
@@ -488,10 +488,7 @@ impl<'m, M: SearchModel> Search<'m, M> {
             }
             // 3. Refresh the walked vertices, children before parents.
             let mut stayed = true;
-            for &v in path.iter().rev() {
-                if self.is_singleton(v) || frontier.contains(&v) {
-                    continue;
-                }
+            for &v in walked.iter().rev() {
                 let Some(&top) = self.vertices[v as usize]
                     .heap
                     .as_ref()
@@ -522,7 +519,7 @@ impl<'m, M: SearchModel> Search<'m, M> {
     /// The hierarchy of heap tops below a vertex.
     fn tree(&self, id: u32) -> Tree {
         let v = &self.vertices[id as usize];
-        if v.set & (v.set - 1) == 0 {
+        if is_singleton(v.set) {
             return Tree::Leaf(v.set.trailing_zeros() as usize);
         }
         let top = v.heap.as_ref().and_then(|h| h.peek()).expect("complete");

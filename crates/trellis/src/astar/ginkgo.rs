@@ -51,10 +51,9 @@
 //! reason about but not proven to be a bound (the paper checked it on jets
 //! of up to 9 leaves), so searches with it report `exact: false`.
 
-use super::{SearchModel, Set, full_set, points};
+use super::{SearchModel, Set, full_set, is_singleton, points};
 use crate::ginkgo::Jet;
 use crate::ginkgo::likelihood::{Rate, SplitParams, Variant, add, mass_squared, split_fast};
-use crate::tree::Tree;
 
 const LN_4PI: f64 = 2.531_024_246_969_290_7;
 
@@ -90,6 +89,8 @@ pub struct GinkgoSearch {
     heuristic: GinkgoHeuristic,
     /// Minkowski products `p_i · p_j`, row-major.
     dot: Vec<f64>,
+    /// Pair masses `t(p_i + p_j)`, row-major.
+    pair: Vec<f64>,
 }
 
 impl GinkgoSearch {
@@ -102,10 +103,12 @@ impl GinkgoSearch {
         let n = jet.leaves.len();
         super::engine::check_points(n)?;
         let mut dot = vec![0.0; n * n];
+        let mut pair = vec![0.0; n * n];
         for i in 0..n {
             for j in 0..n {
                 let (a, b) = (&jet.leaves[i], &jet.leaves[j]);
                 dot[i * n + j] = (a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3]).max(0.0);
+                pair[i * n + j] = mass_squared(&add(a, b));
             }
         }
         Ok(GinkgoSearch {
@@ -116,6 +119,7 @@ impl GinkgoSearch {
             root_rate: Rate::new(variant, jet.params.lambda_root),
             heuristic,
             dot,
+            pair,
         })
     }
 
@@ -203,7 +207,7 @@ impl GinkgoSearch {
                 if k != i {
                     min_dot = min_dot.min(self.dot[i * n + k]);
                     if k > i {
-                        let pair = mass_squared(&add(&self.leaves[i], &self.leaves[k]));
+                        let pair = self.pair[i * n + k];
                         min_pair = min_pair.min(pair);
                     }
                 }
@@ -251,7 +255,7 @@ impl GinkgoSearch {
             .map(|&i| {
                 pts.iter()
                     .filter(|&&k| k != i)
-                    .map(|&k| mass_squared(&add(&self.leaves[i], &self.leaves[k])))
+                    .map(|&k| self.pair[i * self.leaves.len() + k])
                     .filter(|&t| t >= t_cut)
                     .fold(f64::INFINITY, f64::min)
             })
@@ -330,7 +334,7 @@ impl SearchModel for GinkgoSearch {
         } else {
             set & !(1u128 << x)
         };
-        if new & new.wrapping_sub(1) == 0 {
+        if is_singleton(new) {
             // A singleton: exact momentum, and the legacy convention t = 0.
             return self.stats(new);
         }
@@ -376,19 +380,5 @@ impl SearchModel for GinkgoSearch {
 
     fn log_potential(&self, cost: f64) -> f64 {
         -cost
-    }
-
-    fn tree_cost(&self, tree: &Tree) -> f64 {
-        let model = crate::ginkgo::Ginkgo::new(
-            &Jet {
-                id: String::new(),
-                leaves: self.leaves.clone(),
-                params: self.params,
-                truth: None,
-                extra: Default::default(),
-            },
-            self.variant,
-        );
-        -crate::merge::tree_log_potential(&model, tree).unwrap_or(f64::NEG_INFINITY)
     }
 }

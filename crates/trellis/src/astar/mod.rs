@@ -188,6 +188,12 @@ pub(crate) fn full_set(n: usize) -> Set {
     }
 }
 
+/// Whether a (non-empty) set has a single point.
+#[inline]
+pub(crate) fn is_singleton(set: Set) -> bool {
+    set & set.wrapping_sub(1) == 0
+}
+
 /// The points of a set, in increasing order.
 pub(crate) fn points(set: Set) -> impl Iterator<Item = usize> {
     let mut s = set;

@@ -22,7 +22,7 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::agglomerative::{beam_search, default_beam_width};
+use crate::agglomerative::{beam_search, compact_beam_width};
 use crate::error::Result;
 use crate::ginkgo::jets::Jet;
 use crate::ginkgo::likelihood::Variant;
@@ -111,7 +111,7 @@ pub fn simulator_trees(
 /// `N(N-1)/2` costs `O(N⁵)`, too much for the large jets sparse trellises are for).
 pub fn beam_trees<M: MergeModel>(model: &M, k: usize) -> Vec<Tree> {
     let n = model.num_points();
-    let width = k.max(default_beam_width(n).min(3 * n));
+    let width = k.max(compact_beam_width(n));
     beam_search(model, width)
         .into_iter()
         .take(k.max(1))
