@@ -278,23 +278,25 @@ fn truncate(s: &str) -> String {
     }
 }
 
-struct NewickParser<'a> {
-    s: &'a [u8],
-    pos: usize,
+/// A cursor over Newick text, shared with the named-leaf parser of
+/// [`crate::ddt`].
+pub(crate) struct NewickParser<'a> {
+    pub(crate) s: &'a [u8],
+    pub(crate) pos: usize,
 }
 
 impl NewickParser<'_> {
-    fn peek(&self) -> Option<u8> {
+    pub(crate) fn peek(&self) -> Option<u8> {
         self.s.get(self.pos).copied()
     }
 
-    fn skip_ws(&mut self) {
+    pub(crate) fn skip_ws(&mut self) {
         while matches!(self.peek(), Some(c) if c.is_ascii_whitespace()) {
             self.pos += 1;
         }
     }
 
-    fn error(&self, what: &str) -> Error {
+    pub(crate) fn error(&self, what: &str) -> Error {
         Error::tree(format!("Newick: {what} at byte {}", self.pos))
     }
 

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use crate::error::{Error, Result};
+use crate::tree::NewickParser;
 
 use super::triplets::LcaDepths;
 
@@ -26,23 +27,25 @@ impl Hierarchy {
     /// Malformed Newick, an empty leaf name, or a leaf name used twice.
     pub fn parse_newick(text: &str) -> Result<Hierarchy> {
         let mut p = Parser {
-            s: text.as_bytes(),
-            pos: 0,
+            cursor: NewickParser {
+                s: text.as_bytes(),
+                pos: 0,
+            },
             h: Hierarchy {
                 children: Vec::new(),
                 names: Vec::new(),
                 root: 0,
             },
         };
-        p.ws();
+        p.skip_ws();
         let root = p.node()?;
-        p.ws();
+        p.skip_ws();
         if p.peek() == Some(b';') {
             p.pos += 1;
-            p.ws();
+            p.skip_ws();
         }
         if p.pos != p.s.len() {
-            return Err(p.err("unexpected text after the tree"));
+            return Err(p.error("unexpected text after the tree"));
         }
         p.h.root = root;
         let mut seen = HashMap::new();
@@ -100,29 +103,28 @@ impl Hierarchy {
     }
 }
 
+/// The Newick cursor of [`crate::Tree`]'s parser, building a [`Hierarchy`].
 struct Parser<'a> {
-    s: &'a [u8],
-    pos: usize,
+    cursor: NewickParser<'a>,
     h: Hierarchy,
 }
 
+impl<'a> std::ops::Deref for Parser<'a> {
+    type Target = NewickParser<'a>;
+    fn deref(&self) -> &NewickParser<'a> {
+        &self.cursor
+    }
+}
+
+impl std::ops::DerefMut for Parser<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.cursor
+    }
+}
+
 impl Parser<'_> {
-    fn peek(&self) -> Option<u8> {
-        self.s.get(self.pos).copied()
-    }
-
-    fn ws(&mut self) {
-        while matches!(self.peek(), Some(c) if c.is_ascii_whitespace()) {
-            self.pos += 1;
-        }
-    }
-
-    fn err(&self, what: &str) -> Error {
-        Error::tree(format!("Newick: {what} at byte {}", self.pos))
-    }
-
     fn node(&mut self) -> Result<usize> {
-        self.ws();
+        self.skip_ws();
         let v = self.h.children.len();
         self.h.children.push(Vec::new());
         self.h.names.push(None);
@@ -131,48 +133,48 @@ impl Parser<'_> {
             loop {
                 let c = self.node()?;
                 self.h.children[v].push(c);
-                self.ws();
+                self.skip_ws();
                 match self.peek() {
                     Some(b',') => self.pos += 1,
                     Some(b')') => {
                         self.pos += 1;
                         break;
                     }
-                    _ => return Err(self.err("expected ',' or ')'")),
+                    _ => return Err(self.error("expected ',' or ')'")),
                 }
             }
             self.label()?;
         } else {
             let name = self.label()?;
             if name.is_empty() {
-                return Err(self.err("expected a leaf name"));
+                return Err(self.error("expected a leaf name"));
             }
             self.h.names[v] = Some(name);
         }
-        self.ws();
+        self.skip_ws();
         if self.peek() == Some(b':') {
             self.pos += 1;
-            self.ws();
+            self.skip_ws();
             let start = self.pos;
             while matches!(self.peek(), Some(c) if c.is_ascii_digit() || b"+-.eE".contains(&c)) {
                 self.pos += 1;
             }
             let len = std::str::from_utf8(&self.s[start..self.pos]).unwrap_or("");
             if len.parse::<f64>().is_err() {
-                return Err(self.err("expected a branch length after ':'"));
+                return Err(self.error("expected a branch length after ':'"));
             }
         }
         Ok(v)
     }
 
     fn label(&mut self) -> Result<String> {
-        self.ws();
+        self.skip_ws();
         if self.peek() == Some(b'\'') {
             self.pos += 1;
             let mut out = Vec::new();
             loop {
                 match self.peek() {
-                    None => return Err(self.err("unterminated quoted label")),
+                    None => return Err(self.error("unterminated quoted label")),
                     Some(b'\'') if self.s.get(self.pos + 1) == Some(&b'\'') => {
                         out.push(b'\'');
                         self.pos += 2;
@@ -187,7 +189,7 @@ impl Parser<'_> {
                     }
                 }
             }
-            return String::from_utf8(out).map_err(|_| self.err("label is not UTF-8"));
+            return String::from_utf8(out).map_err(|_| self.error("label is not UTF-8"));
         }
         let start = self.pos;
         while matches!(self.peek(), Some(c) if !b"(),:;'[]".contains(&c) && !c.is_ascii_whitespace())
@@ -196,6 +198,6 @@ impl Parser<'_> {
         }
         std::str::from_utf8(&self.s[start..self.pos])
             .map(str::to_string)
-            .map_err(|_| self.err("label is not UTF-8"))
+            .map_err(|_| self.error("label is not UTF-8"))
     }
 }
