@@ -7,11 +7,11 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
-use trellis::agglomerative::{self, Linkage};
 use trellis::astar::{
     self, ApproxOptions, Candidates, DasguptaSearch, GinkgoHeuristic, GinkgoSearch, HccSearch,
     Outcome, SearchModel,
 };
+use trellis::baselines::{self as agglomerative, Linkage};
 use trellis::ginkgo::{Ginkgo, Jet, Variant};
 use trellis::{MergeModel, Pairwise, PairwiseCost, Tree, Weights};
 

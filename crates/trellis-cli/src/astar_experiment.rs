@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde::Serialize;
-use trellis::agglomerative::{self, Linkage};
 use trellis::astar::{self, ApproxOptions, GinkgoHeuristic, GinkgoSearch, HccSearch, SearchModel};
+use trellis::baselines::{self as agglomerative, Linkage};
 use trellis::ginkgo::{Ginkgo, Jet, SimulatorParams, Variant, generate_jet};
 use trellis::{Matrix, Pairwise, PairwiseCost, Tree, Trellis, Weights};
 

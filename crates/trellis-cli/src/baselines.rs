@@ -5,7 +5,7 @@
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use trellis::agglomerative::{self, Linkage};
+use trellis::baselines::{self as agglomerative, Linkage};
 use trellis::ginkgo::{Ginkgo, Jet};
 use trellis::{Pairwise, Tree};
 

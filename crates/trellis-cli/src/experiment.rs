@@ -21,7 +21,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 use rayon::prelude::*;
 use serde::Serialize;
-use trellis::agglomerative::{beam_search, default_beam_width, greedy};
+use trellis::baselines::{beam_search, default_beam_width, greedy};
 use trellis::ginkgo::{
     Ginkgo, Jet, JetsFile, LeafOrdering, SimulatorParams, Variant, generate_jet, leaf_order,
     simulator_trees, to_positions,

@@ -13,7 +13,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use rayon::prelude::*;
 use serde_json::json;
 use trellis::ErrorKind;
-use trellis::agglomerative::{Linkage, linkage};
+use trellis::baselines::{Linkage, linkage};
 use trellis::ddt::{
     Hierarchy, LcaDepths, LoopOptions, Model, Params, Points, Rebuild, Record, Sampler, Simulation,
     Strategy, Triplet, triplet_distance,

@@ -16,7 +16,7 @@
 //!   given as bitmasks ([`Mask`]). The built-in [`Hcc`] (hierarchical
 //!   correlation clustering) and [`Dasgupta`] (Dasgupta's cost) models are
 //!   Gibbs potentials `-β · cost` over a validated weight matrix ([`Weights`]).
-//!   Your own model implements the trait (see [`potential`] for an example).
+//!   Your own model implements the trait (see [`models`] for an example).
 //! - A [`Trellis`] is built from a model by the *inside* pass: `log Z` and the
 //!   MAP value of every cluster, bottom-up by size. From it: [`Trellis::log_z`],
 //!   [`Trellis::map_tree`], [`Trellis::sample`] (paper Algorithm 2).
@@ -36,7 +36,7 @@
 //! - [`flat`]: the flat cluster trellis (partitions instead of hierarchies);
 //! - [`ddt`]: Dirichlet diffusion tree MCMC with triplet constraints, for
 //!   interactive Bayesian hierarchical clustering;
-//! - [`agglomerative`], [`ginkgo`]: baselines and the jet physics model.
+//! - [`baselines`], [`ginkgo`]: baselines and the jet physics model.
 //!
 //! # Example
 //!
@@ -95,39 +95,32 @@
 
 #![deny(missing_docs)]
 
-pub mod agglomerative;
 pub mod astar;
-pub mod count;
+mod base;
+pub mod baselines;
 pub mod ddt;
+mod dense;
 mod error;
 pub mod flat;
 pub mod ginkgo;
-pub mod io;
-mod kernel;
-mod marginals;
-mod memory;
-pub mod merge;
-mod models;
-pub mod potential;
-mod sample;
-mod scaled;
+pub mod models;
 pub mod sparse;
-mod subset;
-mod tree;
-mod trellis;
-mod weights;
 
+pub use base::count;
+pub use base::io;
+pub use base::memory::{MAX_POINTS, Workload, available_memory, check_memory, memory_needed};
+pub use base::set::{
+    MAX_SET_POINTS, Mask, Set, full, full_set, mask_of, members, set_points, splits_of_size,
+    total_splits,
+};
+pub use base::tree::Tree;
+pub use base::weights::{Matrix, SYMMETRY_TOLERANCE, Similarity, Weights};
+pub use dense::{Marginals, Options, ProgressFn, Sampler, Trellis};
 pub use error::{Error, ErrorKind, Result};
-pub use marginals::Marginals;
-pub use memory::{MAX_POINTS, Workload, available_memory, check_memory, memory_needed};
-pub use merge::{MergeModel, Pairwise, PairwiseCost, tree_log_potential};
-pub use models::{CostModel, Dasgupta, Hcc, dasgupta_split_cost, hcc_split_cost};
-pub use potential::{General, Potential, Separable};
-pub use sample::Sampler;
-pub use subset::{Mask, full, mask_of, members, splits_of_size, total_splits};
-pub use tree::Tree;
-pub use trellis::{Options, ProgressFn, Trellis};
-pub use weights::{Matrix, SYMMETRY_TOLERANCE, Similarity, Weights};
+pub use models::{
+    CostModel, Dasgupta, General, Hcc, MergeModel, Pairwise, PairwiseCost, Potential, Separable,
+    dasgupta_split_cost, hcc_split_cost, tree_log_potential,
+};
 
 /// The README's code examples, compiled and run as doctests.
 #[doc = include_str!("../../../README.md")]

@@ -41,11 +41,11 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
-use trellis::agglomerative::{beam_search, greedy};
 use trellis::astar::{
     ApproxOptions, Candidates, DasguptaSearch, GinkgoHeuristic, GinkgoSearch, HccSearch,
     MAX_ASTAR_POINTS, Options, Outcome, SearchModel, Set, approximate, exact,
 };
+use trellis::baselines::{beam_search, greedy};
 use trellis::ginkgo::{
     DenseGinkgo, Ginkgo, Jet, JetsFile, SimulatorParams, SplitParams, Variant, generate_jet,
 };

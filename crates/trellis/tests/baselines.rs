@@ -1,4 +1,4 @@
-//! Agglomerative baselines (`trellis::agglomerative`) against the reference
+//! Agglomerative baselines (`trellis::baselines`) against the reference
 //! implementations and against exact inference.
 //!
 //! - Ginkgo (`shared/data/ginkgo`; the 78 public small jets and the authors' 30
@@ -34,7 +34,7 @@ use std::time::Instant;
 
 use proptest::prelude::*;
 use serde_json::Value;
-use trellis::agglomerative::{
+use trellis::baselines::{
     Linkage, LinkageStep, beam_search, default_beam_width, distances_from_similarities, greedy,
     linkage, linkage_steps,
 };
@@ -458,7 +458,7 @@ fn config(cases: u32) -> ProptestConfig {
 /// the reported one, best first with distinct values.
 fn check_results<M: MergeModel>(
     model: &M,
-    results: &[trellis::agglomerative::Agglomeration],
+    results: &[trellis::baselines::Agglomeration],
 ) -> Result<(), TestCaseError> {
     let n = model.num_points();
     for r in results {

@@ -49,11 +49,11 @@ use num_bigint::BigUint;
 use proptest::prelude::*;
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
+use trellis::Set;
 use trellis::flat::{
     CorrelationClustering, Energy, FlatTrellis, Partition, SparseFlat, bell, perturb_and_map,
     tree_partitions,
 };
-use trellis::sparse::Cluster;
 use trellis::{ErrorKind, Mask, Options, Tree};
 
 use crate::oracle::{self, EPS, Gen, all, log_sum_exp, points, splitmix, tol_log, unit};
@@ -962,7 +962,7 @@ fn restricted(b: &FlatBrute, family: &HashSet<Mask>) -> (f64, f64, usize) {
 fn check_sparse(name: &str, family: &[Mask], b: &FlatBrute) -> (f64, f64) {
     let n = b.n;
     let set: HashSet<Mask> = family.iter().copied().chain([all(n)]).collect();
-    let sparse = SparseFlat::new(n, family.iter().map(|&c| c as Cluster)).unwrap();
+    let sparse = SparseFlat::new(n, family.iter().map(|&c| c as Set)).unwrap();
     assert_eq!(sparse.num_vertices(), set.len(), "{name}");
     let (lz, map, count) = restricted(b, &set);
     assert!(count >= 1, "{name}");
@@ -1062,9 +1062,9 @@ fn sparse_full_family_is_the_dense_trellis() {
 }
 
 /// The cluster over `8 · width` points made of the blocks `width·b .. width·(b+1)` for the points `b` of `m`.
-fn lift(m: Mask, width: usize) -> Cluster {
-    let block: Cluster = if width == 128 {
-        Cluster::MAX
+fn lift(m: Mask, width: usize) -> Set {
+    let block: Set = if width == 128 {
+        Set::MAX
     } else {
         (1 << width) - 1
     };
@@ -1088,7 +1088,7 @@ fn sparse_beyond_32_points_by_blocks() {
         let set: HashSet<Mask> = family.iter().copied().collect();
         let sparse = SparseFlat::new(n, family.iter().map(|&m| lift(m, width))).unwrap();
         assert_eq!(sparse.num_vertices(), family.len());
-        let unlift = |c: Cluster| -> Mask {
+        let unlift = |c: Set| -> Mask {
             let m = (0..8).fold(0, |m, b| {
                 if c >> (width * b) & 1 == 1 {
                     m | 1 << b
@@ -1104,18 +1104,18 @@ fn sparse_beyond_32_points_by_blocks() {
         assert_close(&format!("blocks n={n}: MAP"), got_map, map, b.tol_log());
         let mut seen = 0;
         for c in &part {
-            let m = unlift(c.iter().fold(0, |acc: Cluster, &i| acc | 1 << i));
+            let m = unlift(c.iter().fold(0, |acc: Set, &i| acc | 1 << i));
             assert!(set.contains(&m), "{m:#b}");
             seen += c.len();
         }
         assert_eq!(seen, n);
         let value: f64 = part
             .iter()
-            .map(|c| b.e[unlift(c.iter().fold(0, |acc: Cluster, &i| acc | 1 << i)) as usize])
+            .map(|c| b.e[unlift(c.iter().fold(0, |acc: Set, &i| acc | 1 << i)) as usize])
             .sum();
         assert_close("blocks: MAP energy", value, map, b.tol_log());
         // Not closed once lifted either: drop the complement of a block.
-        let open: Vec<Cluster> = vec![lift(0b1, width)];
+        let open: Vec<Set> = vec![lift(0b1, width)];
         let e = SparseFlat::new(n, open).unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::Parameter { .. }), "{e:?}");
     }
@@ -1124,7 +1124,7 @@ fn sparse_beyond_32_points_by_blocks() {
 #[test]
 fn sparse_rejects_families_not_closed() {
     // {0, 1} inside the whole set {0, 1, 2, 3} without {2, 3}.
-    let e = SparseFlat::new(4, [0b0011 as Cluster]).unwrap_err();
+    let e = SparseFlat::new(4, [0b0011 as Set]).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Parameter { .. }), "{e:?}");
     let msg = e.to_string();
     for part in ["[0, 1]", "[0, 1, 2, 3]", "[2, 3]"] {
@@ -1144,7 +1144,7 @@ fn sparse_rejects_families_not_closed() {
             }
         }
         let bad = violations(n, &family);
-        match SparseFlat::new(n, family.iter().map(|&c| c as Cluster)) {
+        match SparseFlat::new(n, family.iter().map(|&c| c as Set)) {
             Ok(s) => {
                 assert!(
                     bad.is_empty(),
@@ -1180,7 +1180,7 @@ fn sparse_errors() {
     ));
     assert!(SparseFlat::new(129, []).is_err());
     assert!(SparseFlat::new(128, []).is_ok());
-    for c in [0 as Cluster, 0b10000, 1 << 100] {
+    for c in [0 as Set, 0b10000, 1 << 100] {
         let e = SparseFlat::new(4, [c]).unwrap_err();
         assert!(
             matches!(e.kind(), ErrorKind::InvalidTree { .. }),
@@ -1188,11 +1188,11 @@ fn sparse_errors() {
         );
     }
     let family = close_family(5, tree_nodes(&random_tree(5, &mut Gen(3))));
-    let s = SparseFlat::new(5, family.iter().map(|&c| c as Cluster)).unwrap();
+    let s = SparseFlat::new(5, family.iter().map(|&c| c as Set)).unwrap();
     // A NaN log-energy anywhere in the family is an error.
     for &bad in &family {
         let e = s
-            .infer(|c| if c == bad as Cluster { f64::NAN } else { 0.5 })
+            .infer(|c| if c == bad as Set { f64::NAN } else { 0.5 })
             .unwrap_err();
         assert!(
             matches!(e.kind(), ErrorKind::BadPotential { .. }),
@@ -1205,7 +1205,7 @@ fn sparse_errors() {
     // Only the whole set allowed: one partition.
     let (lz, map, p) = s
         .infer(|c| {
-            if c == all(5) as Cluster {
+            if c == all(5) as Set {
                 2.5
             } else {
                 f64::NEG_INFINITY
@@ -1219,11 +1219,7 @@ fn sparse_errors() {
 /// `+∞` are errors reported by the inference"); so does `SparseFlat::infer`.
 #[test]
 fn sparse_rejects_infinite_energy() {
-    let s = SparseFlat::new(
-        3,
-        close_family(3, [0b001]).into_iter().map(|c| c as Cluster),
-    )
-    .unwrap();
+    let s = SparseFlat::new(3, close_family(3, [0b001]).into_iter().map(|c| c as Set)).unwrap();
     let r = s.infer(|c| if c == 0b110 { f64::INFINITY } else { 0.0 });
     assert!(r.is_err(), "got {r:?}");
 }

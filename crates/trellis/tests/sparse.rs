@@ -3,8 +3,9 @@
 
 use std::collections::{HashMap, HashSet};
 
+use trellis::Set;
 use trellis::ginkgo::{Ginkgo, JetsFile, Variant};
-use trellis::sparse::{Cluster, SparseTrellis};
+use trellis::sparse::SparseTrellis;
 use trellis::{Hcc, Matrix, Pairwise, PairwiseCost, Trellis, Weights, tree_log_potential};
 
 use crate::oracle::{self, Gen, RefModel};
@@ -23,15 +24,15 @@ fn random_weights(n: usize, g: &mut Gen) -> Vec<Vec<f64>> {
 }
 
 /// The family: the clusters of `k` random trees plus `extra` random clusters.
-fn random_family(n: usize, k: usize, extra: usize, g: &mut Gen) -> Vec<Cluster> {
+fn random_family(n: usize, k: usize, extra: usize, g: &mut Gen) -> Vec<Set> {
     let all = oracle::trees(n);
     let mut family = Vec::new();
     for _ in 0..k {
         let t = &all[g.below(all.len())].tree;
-        family.extend(oracle::clusters_of(t).into_iter().map(|c| c as Cluster));
+        family.extend(oracle::clusters_of(t).into_iter().map(|c| c as Set));
     }
     for _ in 0..extra {
-        let c = (g.next_u64() as u32 & oracle::all(n)) as Cluster;
+        let c = (g.next_u64() as u32 & oracle::all(n)) as Set;
         if c != 0 {
             family.push(c);
         }
@@ -49,7 +50,7 @@ fn realised_trees_log_z_and_map_match_brute_force() {
             let beta = 0.3 + 2.0 * g.unit();
             let family = random_family(n, 1 + g.below(5), g.below(6), &mut g);
             let t = SparseTrellis::from_clusters(n, family.iter().copied()).unwrap();
-            let set: HashSet<Cluster> = t.clusters().iter().copied().collect();
+            let set: HashSet<Set> = t.clusters().iter().copied().collect();
             // Brute force over the realised trees.
             let naive = oracle::NaiveHcc { w: w.clone(), beta };
             let realised: Vec<(trellis::Tree, f64)> = oracle::trees(n)
@@ -57,7 +58,7 @@ fn realised_trees_log_z_and_map_match_brute_force() {
                 .filter(|e| {
                     oracle::clusters_of(&e.tree)
                         .iter()
-                        .all(|&c| set.contains(&(c as Cluster)))
+                        .all(|&c| set.contains(&(c as Set)))
                 })
                 .map(|e| {
                     (
@@ -116,7 +117,7 @@ fn full_family_equals_the_dense_trellis() {
     for n in [3usize, 5, 8, 10] {
         let w = random_weights(n, &mut g);
         let weights = Weights::from_matrix(&Matrix::from_rows(w).unwrap()).unwrap();
-        let all: Vec<Cluster> = (1..1u128 << n).collect();
+        let all: Vec<Set> = (1..1u128 << n).collect();
         let t = SparseTrellis::from_clusters(n, all).unwrap();
         let inf = t
             .infer(&Pairwise::new(&weights, PairwiseCost::Hcc, 1.3).unwrap())
@@ -171,14 +172,14 @@ fn samples_follow_the_restricted_posterior() {
     let weights = Weights::from_matrix(&Matrix::from_rows(w.clone()).unwrap()).unwrap();
     let family = random_family(n, 6, 4, &mut g);
     let t = SparseTrellis::from_clusters(n, family).unwrap();
-    let set: HashSet<Cluster> = t.clusters().iter().copied().collect();
+    let set: HashSet<Set> = t.clusters().iter().copied().collect();
     let naive = oracle::NaiveHcc { w, beta: 0.7 };
     let realised: Vec<(String, f64)> = oracle::trees(n)
         .iter()
         .filter(|e| {
             oracle::clusters_of(&e.tree)
                 .iter()
-                .all(|&c| set.contains(&(c as Cluster)))
+                .all(|&c| set.contains(&(c as Set)))
         })
         .map(|e| {
             (

@@ -9,8 +9,8 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::engine::{Children, Outcome, Search, SetMap, all_splits, check_points, single_point};
 use super::{SearchModel, Set, is_singleton, points};
+use crate::base::tree::Tree;
 use crate::error::{Error, ErrorKind, Result};
-use crate::tree::Tree;
 
 /// How the sampled candidates become children.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

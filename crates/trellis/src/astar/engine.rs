@@ -7,8 +7,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Instant;
 
 use super::{Options, SearchModel, Set, full_set, is_singleton};
+use crate::base::tree::Tree;
 use crate::error::{Error, ErrorKind, Result};
-use crate::tree::Tree;
 
 /// The result of a search.
 #[derive(Clone, Debug)]

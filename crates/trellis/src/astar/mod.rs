@@ -81,13 +81,13 @@ pub use engine::{Outcome, exact};
 pub use ginkgo::{GinkgoHeuristic, GinkgoSearch};
 pub use models::{DasguptaSearch, HccSearch};
 
-use crate::tree::Tree;
+use crate::base::tree::Tree;
 
-/// A cluster: bit `i` is point `i` (at most [`MAX_ASTAR_POINTS`] points).
-pub type Set = u128;
+pub use crate::base::set::Set;
+pub(crate) use crate::base::set::{full_set, is_singleton, set_points as points};
 
 /// Largest number of points A* accepts.
-pub const MAX_ASTAR_POINTS: usize = 128;
+pub const MAX_ASTAR_POINTS: usize = crate::base::set::MAX_SET_POINTS;
 
 /// A cost model for A* search: cost of a split, a heuristic lower bound and
 /// the per-cluster statistics that make both cheap.
@@ -171,39 +171,10 @@ pub struct Options {
 impl Default for Options {
     /// A budget of half the memory available (4 GiB if unknown), no time limit.
     fn default() -> Options {
-        let available = crate::memory::available_memory().unwrap_or(8 << 30);
+        let available = crate::base::memory::available_memory().unwrap_or(8 << 30);
         Options {
             max_bytes: available / 2,
             time_limit: None,
         }
     }
-}
-
-/// The full set over `n` points.
-pub(crate) fn full_set(n: usize) -> Set {
-    if n >= 128 {
-        u128::MAX
-    } else {
-        (1u128 << n) - 1
-    }
-}
-
-/// Whether a (non-empty) set has a single point.
-#[inline]
-pub(crate) fn is_singleton(set: Set) -> bool {
-    set & set.wrapping_sub(1) == 0
-}
-
-/// The points of a set, in increasing order.
-pub(crate) fn points(set: Set) -> impl Iterator<Item = usize> {
-    let mut s = set;
-    std::iter::from_fn(move || {
-        if s == 0 {
-            None
-        } else {
-            let i = s.trailing_zeros() as usize;
-            s &= s - 1;
-            Some(i)
-        }
-    })
 }

@@ -32,9 +32,9 @@
 //! but much looser.
 
 use super::{SearchModel, Set, points};
+use crate::base::weights::Weights;
 use crate::error::{Error, ErrorKind, Result};
-use crate::models::check_beta;
-use crate::weights::Weights;
+use crate::models::cost::check_beta;
 
 /// Sums over the pairs of `x` with the other points of `set`, as `inside_sums`.
 fn point_sums(w: &Weights, set: Set, x: usize) -> (f64, f64, f64) {

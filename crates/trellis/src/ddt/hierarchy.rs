@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
+use crate::base::tree::NewickParser;
 use crate::error::{Error, Result};
-use crate::tree::NewickParser;
 
 use super::triplets::LcaDepths;
 

@@ -808,8 +808,8 @@ impl Sampler {
                 let ls: Vec<usize> = leaves.iter().map(|&l| l as usize).collect();
                 let topo = triplets::build_random(self.model.n, &ls, &local, &mut self.rng)?;
                 // Times by halving from z's: pre-order, each node half its parent's 1 - t.
-                fn halve(t: &crate::tree::Tree, om: f64, out: &mut Vec<f64>) {
-                    if let crate::tree::Tree::Node(l, r) = t {
+                fn halve(t: &crate::base::tree::Tree, om: f64, out: &mut Vec<f64>) {
+                    if let crate::base::tree::Tree::Node(l, r) = t {
                         out.push(om);
                         halve(l, om / 2.0, out);
                         halve(r, om / 2.0, out);
@@ -832,14 +832,14 @@ impl Sampler {
         let mut oms = oms.into_iter();
         fn lay(
             tree: &mut DdtTree,
-            topo: &crate::tree::Tree,
+            topo: &crate::base::tree::Tree,
             id: Option<u32>,
             ids: &mut dyn Iterator<Item = u32>,
             oms: &mut dyn Iterator<Item = f64>,
         ) -> u32 {
             match topo {
-                crate::tree::Tree::Leaf(i) => *i as u32,
-                crate::tree::Tree::Node(l, r) => {
+                crate::base::tree::Tree::Leaf(i) => *i as u32,
+                crate::base::tree::Tree::Node(l, r) => {
                     let v = id.unwrap_or_else(|| ids.next().expect("as many internal nodes"));
                     let om = oms.next().expect("one time per internal node");
                     tree.om[v as usize] = om;
@@ -877,8 +877,8 @@ impl Sampler {
         trips: Vec<Triplet>,
         om_parent: f64,
         oms: &mut Vec<f64>,
-    ) -> Result<crate::tree::Tree> {
-        use crate::tree::Tree;
+    ) -> Result<crate::base::tree::Tree> {
+        use crate::base::tree::Tree;
         if leaves.len() == 1 {
             return Ok(Tree::Leaf(leaves[0] as usize));
         }

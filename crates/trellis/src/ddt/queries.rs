@@ -25,8 +25,8 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+use crate::base::tree::Tree;
 use crate::error::{Error, Result};
-use crate::tree::Tree;
 
 use super::mcmc::Sampler;
 use super::tree::{DdtTree, NONE};

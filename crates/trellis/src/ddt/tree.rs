@@ -6,8 +6,8 @@
 //! short branches near the leaves exact. An SPR move relinks `O(1)` nodes and
 //! updates the leaf counts of their ancestors.
 
+use crate::base::tree::Tree;
 use crate::error::{Error, Result};
-use crate::tree::Tree;
 
 use super::triplets::Triplet;
 

@@ -23,8 +23,8 @@
 use rand::Rng;
 use rand::seq::SliceRandom;
 
+use crate::base::tree::Tree;
 use crate::error::{Error, ErrorKind, Result};
-use crate::tree::Tree;
 
 use super::tree::DdtTree;
 

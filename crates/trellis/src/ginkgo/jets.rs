@@ -17,9 +17,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use crate::base::tree::Tree;
 use crate::error::{Error, ErrorKind, Result};
 use crate::ginkgo::likelihood::{SplitParams, mass_squared};
-use crate::tree::Tree;
 
 /// Relative tolerance on `E² ≥ |p|²` (rounding of massless particles).
 const MASS_TOLERANCE: f64 = 1e-9;

@@ -12,13 +12,13 @@
 //! linear space, rate constants precomputed), which equals the log-space
 //! form of [`split_log_likelihood`](super::split_log_likelihood) to rounding.
 
+use crate::base::memory;
+use crate::base::set::{Mask, full};
 use crate::error::Result;
 use crate::ginkgo::jets::Jet;
 use crate::ginkgo::likelihood::{Rate, SplitParams, Variant, add, mass_squared, split_fast};
-use crate::memory;
-use crate::merge::MergeModel;
-use crate::potential::Potential;
-use crate::subset::{Mask, full};
+use crate::models::merge::MergeModel;
+use crate::models::potential::Potential;
 
 /// The Ginkgo likelihood of one jet as a [`MergeModel`].
 #[derive(Clone, Debug)]

@@ -94,12 +94,12 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
 use serde_json::{Map, Value, json};
 
+use crate::base::tree::Tree;
 use crate::error::{Error, Result};
 use crate::ginkgo::jets::Jet;
 use crate::ginkgo::likelihood::{SplitParams, Variant, add, mass_squared};
 use crate::ginkgo::model::Ginkgo;
-use crate::merge::tree_log_potential;
-use crate::tree::Tree;
+use crate::models::merge::tree_log_potential;
 
 /// Upper end of the truncated exponential draws: `r < 1 - 10⁻³`.
 const R_MAX: f64 = 1.0 - 1e-3;

@@ -22,15 +22,15 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::agglomerative::{beam_search, compact_beam_width};
+use crate::base::tree::Tree;
+use crate::baselines::{beam_search, compact_beam_width};
 use crate::error::Result;
 use crate::ginkgo::jets::Jet;
 use crate::ginkgo::likelihood::Variant;
 use crate::ginkgo::model::Ginkgo;
 use crate::ginkgo::simulator::{SimulatorParams, generate_jet};
-use crate::merge::MergeModel;
+use crate::models::merge::MergeModel;
 use crate::sparse::SparseTrellis;
-use crate::tree::Tree;
 
 /// How a jet's leaves are put in order (their *positions*).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

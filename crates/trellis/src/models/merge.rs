@@ -15,10 +15,10 @@
 //!
 //! [`tree_log_potential`] scores a whole tree bottom-up with any such model.
 
+use crate::base::tree::Tree;
+use crate::base::weights::Weights;
 use crate::error::{Error, Result};
-use crate::models::check_beta;
-use crate::tree::Tree;
-use crate::weights::Weights;
+use crate::models::cost::check_beta;
 
 /// A split potential on cluster summaries (see the module docs).
 ///

@@ -1,4 +1,9 @@
-//! Subsets of the points as bitmasks.
+//! Sets of points as bitmasks: the one set abstraction of the crate.
+//!
+//! Two widths: a [`Mask`] (`u32`) for the dense trellises, whose tables are
+//! indexed by the mask itself (`n ≤ 30`), and a [`Set`] (`u128`) for the
+//! sparse trellises and A* search, which only hold the clusters they build
+//! (`n ≤ 128`).
 //!
 //! The dense trellis has one vertex per non-empty subset of the `n ≤ 30` points,
 //! and a subset is stored as a [`Mask`]: bit `i` set means point `i` is in it.
@@ -11,6 +16,45 @@
 
 /// A subset of the points, one bit per point (point `i` is bit `i`).
 pub type Mask = u32;
+
+/// A cluster of a sparse trellis or an A* search: bit `i` is point `i`
+/// (at most [`MAX_SET_POINTS`] points).
+pub type Set = u128;
+
+/// Largest number of points a [`Set`] holds: the limit of the sparse
+/// trellises and of A* search.
+pub const MAX_SET_POINTS: usize = 128;
+
+/// The set of all `n ≤ 128` points.
+#[inline]
+pub fn full_set(n: usize) -> Set {
+    debug_assert!(n <= MAX_SET_POINTS);
+    if n >= MAX_SET_POINTS {
+        u128::MAX
+    } else {
+        (1u128 << n) - 1
+    }
+}
+
+/// Whether a non-empty set has a single point.
+#[inline]
+pub(crate) fn is_singleton(set: Set) -> bool {
+    set & set.wrapping_sub(1) == 0
+}
+
+/// The points of a [`Set`] in increasing order.
+pub fn set_points(set: Set) -> impl Iterator<Item = usize> {
+    let mut rest = set;
+    std::iter::from_fn(move || {
+        if rest == 0 {
+            None
+        } else {
+            let i = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            Some(i)
+        }
+    })
+}
 
 /// The lowest set bit of `s` (0 for the empty set).
 #[inline]

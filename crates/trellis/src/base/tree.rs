@@ -10,8 +10,8 @@ use std::fmt;
 
 use serde::ser::{Serialize, SerializeSeq, Serializer};
 
+use crate::base::set::Mask;
 use crate::error::{Error, Result};
-use crate::subset::Mask;
 
 /// A binary hierarchy: a leaf holding a point index, or a node with two children.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -417,7 +417,7 @@ mod tests {
             let trees = Tree::all(n);
             assert_eq!(
                 trees.len().to_string(),
-                crate::count::num_trees(n).to_string()
+                crate::base::count::num_trees(n).to_string()
             );
             let set: std::collections::HashSet<String> =
                 trees.iter().map(|t| t.to_string()).collect();

@@ -21,10 +21,10 @@ use std::collections::HashMap;
 use rand::{Rng, RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::potential::Potential;
-use crate::subset::{Mask, for_each_split, lowest};
-use crate::tree::Tree;
-use crate::trellis::Trellis;
+use crate::base::set::{Mask, for_each_split, lowest};
+use crate::base::tree::Tree;
+use crate::dense::Trellis;
+use crate::models::potential::Potential;
 
 /// Clusters at least this large get their split distribution cached.
 const CACHE_MIN_SIZE: u32 = 9;

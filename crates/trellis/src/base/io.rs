@@ -11,8 +11,8 @@
 
 use std::path::Path;
 
+use crate::base::weights::Matrix;
 use crate::error::{Error, ErrorKind, Result};
-use crate::weights::Matrix;
 
 /// Reads a matrix from a CSV or `.npy` file (see the module docs).
 pub fn read_matrix(path: &Path, allow_header: bool) -> Result<Matrix> {

@@ -28,17 +28,17 @@ use std::collections::HashMap;
 use num_bigint::BigUint;
 use rand::{Rng, RngExt};
 
-use crate::count::num_trees;
+use crate::base::count::num_trees;
+use crate::base::scaled::LogSumExp;
+use crate::base::set::full_set;
+use crate::base::tree::Tree;
 use crate::error::{Error, ErrorKind, Result};
-use crate::merge::MergeModel;
-use crate::scaled::LogSumExp;
-use crate::tree::Tree;
+use crate::models::merge::MergeModel;
 
-/// A cluster of a sparse trellis: bit `i` is point `i` (at most 128 points).
-pub type Cluster = u128;
+pub use crate::base::set::Set;
 
 /// Largest number of points of a sparse trellis.
-pub const MAX_SPARSE_POINTS: usize = 128;
+pub const MAX_SPARSE_POINTS: usize = crate::base::set::MAX_SET_POINTS;
 
 /// A sparse trellis: a family of clusters with all their splits into two
 /// members of the family.
@@ -46,18 +46,10 @@ pub const MAX_SPARSE_POINTS: usize = 128;
 pub struct SparseTrellis {
     n: usize,
     /// Vertices by increasing size (singletons first, the root last).
-    vertices: Vec<Cluster>,
+    vertices: Vec<Set>,
     /// For every vertex, its child pairs `(left, right)` as vertex indices,
     /// `left` holding the vertex's lowest point.
     children: Vec<Vec<(u32, u32)>>,
-}
-
-fn full_cluster(n: usize) -> Cluster {
-    if n == 128 {
-        u128::MAX
-    } else {
-        (1u128 << n) - 1
-    }
 }
 
 impl SparseTrellis {
@@ -69,7 +61,7 @@ impl SparseTrellis {
         let mut clusters = Vec::new();
         for tree in trees {
             tree.validate(n, true)?;
-            fn go(t: &Tree, out: &mut Vec<Cluster>) -> Cluster {
+            fn go(t: &Tree, out: &mut Vec<Set>) -> Set {
                 match t {
                     Tree::Leaf(i) => 1u128 << i,
                     Tree::Node(l, r) => {
@@ -88,7 +80,7 @@ impl SparseTrellis {
     /// root are always included; clusters outside the points are an error).
     pub fn from_clusters(
         n: usize,
-        clusters: impl IntoIterator<Item = Cluster>,
+        clusters: impl IntoIterator<Item = Set>,
     ) -> Result<SparseTrellis> {
         if n == 0 {
             return Err(Error::new(ErrorKind::Empty));
@@ -99,8 +91,8 @@ impl SparseTrellis {
                  this problem has {n}"
             )));
         }
-        let all = full_cluster(n);
-        let mut vertices: Vec<Cluster> = (0..n).map(|i| 1u128 << i).collect();
+        let all = full_set(n);
+        let mut vertices: Vec<Set> = (0..n).map(|i| 1u128 << i).collect();
         vertices.push(all);
         for c in clusters {
             if c == 0 || c & !all != 0 {
@@ -112,7 +104,7 @@ impl SparseTrellis {
         }
         vertices.sort_by_key(|c| (c.count_ones(), *c));
         vertices.dedup();
-        let index: HashMap<Cluster, u32> = vertices
+        let index: HashMap<Set, u32> = vertices
             .iter()
             .enumerate()
             .map(|(k, &c)| (c, k as u32))
@@ -165,7 +157,7 @@ impl SparseTrellis {
     }
 
     /// The vertices, by increasing size.
-    pub fn clusters(&self) -> &[Cluster] {
+    pub fn clusters(&self) -> &[Set] {
         &self.vertices
     }
 
@@ -341,7 +333,7 @@ mod tests {
     #[test]
     fn full_family_realises_every_tree() {
         for n in 1..=7 {
-            let all: Vec<Cluster> = (1..1u128 << n).collect();
+            let all: Vec<Set> = (1..1u128 << n).collect();
             let t = SparseTrellis::from_clusters(n, all).unwrap();
             assert_eq!(t.num_trees_realised(), num_trees(n));
             assert!((t.sparsity() - 1.0).abs() < 1e-12);

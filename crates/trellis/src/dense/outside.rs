@@ -27,13 +27,13 @@
 //! and the probabilities of the non-singleton proper clusters sum to `n - 2`
 //! (every binary tree has `n - 2` of them).
 
+use crate::base::memory::{self, OUTSIDE_BYTES};
+use crate::base::scaled::{Acc, LogSumExp, Scaled, ZERO_EXP};
+use crate::base::set::{Mask, for_each_level_batch, lowest};
+use crate::base::tree::Tree;
+use crate::dense::{BATCH, Options, Ticker, Trellis, fill_by_size, map_batch};
 use crate::error::{Error, Result};
-use crate::memory::{self, OUTSIDE_BYTES};
-use crate::potential::{Potential, Separable};
-use crate::scaled::{Acc, LogSumExp, Scaled, ZERO_EXP};
-use crate::subset::{Mask, for_each_level_batch, lowest};
-use crate::tree::Tree;
-use crate::trellis::{BATCH, Options, Ticker, Trellis, fill_by_size, map_batch};
+use crate::models::potential::{Potential, Separable};
 
 /// Every cluster's marginal probability, from one outside pass over a [`Trellis`].
 pub struct Marginals<'t, P> {

@@ -40,16 +40,16 @@ use rand::{Rng, RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
 
+use crate::base::memory;
+use crate::base::scaled::{LogSumExp, ZERO_EXP};
+use crate::base::set::{Mask, for_each_level_batch, for_each_split, full, lowest, members};
+use crate::base::set::{Set, full_set};
+use crate::base::tree::Tree;
+use crate::base::weights::Weights;
+use crate::dense::kernel::{Cell, Factors, Fast, level_max_exp, sweep, sweep_fast};
+use crate::dense::{BATCH, Options, Ticker, fill_by_size, map_batch};
 use crate::error::{Error, ErrorKind, Result};
-use crate::kernel::{Cell, Factors, Fast, level_max_exp, sweep, sweep_fast};
-use crate::memory;
-use crate::models::{check_beta, pair_sums};
-use crate::scaled::{LogSumExp, ZERO_EXP};
-use crate::sparse::Cluster;
-use crate::subset::{Mask, for_each_level_batch, for_each_split, full, lowest, members};
-use crate::tree::Tree;
-use crate::trellis::{BATCH, Options, Ticker, fill_by_size, map_batch};
-use crate::weights::Weights;
+use crate::models::cost::{check_beta, pair_sums};
 
 /// A cluster energy `E(c) > 0`, given as `log E(c)` for a non-empty cluster.
 ///
@@ -557,25 +557,17 @@ pub fn bell(n: usize) -> BigUint {
 pub struct SparseFlat {
     n: usize,
     /// Vertices by increasing size, the root (all points) last.
-    vertices: Vec<Cluster>,
-    index: HashMap<Cluster, usize>,
+    vertices: Vec<Set>,
+    index: HashMap<Set, usize>,
     /// For every vertex, the vertices inside it holding its lowest point.
     candidates: Vec<Vec<usize>>,
-}
-
-fn full_cluster(n: usize) -> Cluster {
-    if n == 128 {
-        u128::MAX
-    } else {
-        (1u128 << n) - 1
-    }
 }
 
 impl SparseFlat {
     /// The trellis of a family of clusters over `n ≤ 128` points; the whole
     /// set is added. Fails, naming the two clusters, if the family is not
     /// closed under recursive complement.
-    pub fn new(n: usize, clusters: impl IntoIterator<Item = Cluster>) -> Result<SparseFlat> {
+    pub fn new(n: usize, clusters: impl IntoIterator<Item = Set>) -> Result<SparseFlat> {
         if n == 0 {
             return Err(Error::new(ErrorKind::Empty));
         }
@@ -584,8 +576,8 @@ impl SparseFlat {
                 "a sparse trellis holds at most 128 points; this problem has {n}"
             )));
         }
-        let all = full_cluster(n);
-        let mut vertices: Vec<Cluster> = vec![all];
+        let all = full_set(n);
+        let mut vertices: Vec<Set> = vec![all];
         for c in clusters {
             if c == 0 || c & !all != 0 {
                 return Err(Error::tree(format!(
@@ -596,9 +588,9 @@ impl SparseFlat {
         }
         vertices.sort_by_key(|c| (c.count_ones(), *c));
         vertices.dedup();
-        let index: HashMap<Cluster, usize> =
+        let index: HashMap<Set, usize> =
             vertices.iter().enumerate().map(|(k, &c)| (c, k)).collect();
-        let bits = |c: Cluster| -> Vec<usize> { (0..n).filter(|&i| c >> i & 1 == 1).collect() };
+        let bits = |c: Set| -> Vec<usize> { (0..n).filter(|&i| c >> i & 1 == 1).collect() };
         let mut candidates = Vec::with_capacity(vertices.len());
         for &y in &vertices {
             let mut inside = Vec::new();
@@ -637,7 +629,7 @@ impl SparseFlat {
 
     /// `(log Z, MAP log-energy, MAP partition)` over the partitions made of
     /// the trellis's clusters, with `log_energy` of a cluster: `O(|T|^log 3)`.
-    pub fn infer(&self, log_energy: impl Fn(Cluster) -> f64) -> Result<(f64, f64, Partition)> {
+    pub fn infer(&self, log_energy: impl Fn(Set) -> f64) -> Result<(f64, f64, Partition)> {
         let m = self.vertices.len();
         let mut log_z = vec![f64::NEG_INFINITY; m];
         let mut map = vec![f64::NEG_INFINITY; m];
@@ -763,7 +755,7 @@ pub fn perturb_and_map(weights: &Weights, beta: f64, k: usize, seed: u64) -> Res
                     w[j * n + i] = v;
                 }
             }
-            let perturbed = Weights::from_matrix(&crate::weights::Matrix {
+            let perturbed = Weights::from_matrix(&crate::base::weights::Matrix {
                 rows: n,
                 cols: n,
                 data: w,

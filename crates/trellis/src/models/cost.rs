@@ -1,7 +1,7 @@
 //! The built-in cost models: hierarchical correlation clustering and Dasgupta's cost.
 //!
 //! Both are Gibbs potentials `log ψ(L, R) = -β · cost(L, R)` over pairwise
-//! weights, and both have the separable form of [`crate::potential`], so every
+//! weights, and both have the separable form of [`crate::models::potential`], so every
 //! split costs O(1) after `O(n · 2^n)` table building.
 //!
 //! **Hierarchical correlation clustering** (`hcc`; A* paper Eq. 9, the genomics
@@ -24,12 +24,12 @@
 //!
 //! with `W(T)` the total weight inside `T`.
 
+use crate::base::memory::{self, MODEL_BYTES};
+use crate::base::set::Mask;
+use crate::base::tree::Tree;
+use crate::base::weights::Weights;
 use crate::error::{Error, ErrorKind, Result};
-use crate::memory::{self, MODEL_BYTES};
-use crate::potential::{Potential, Separable};
-use crate::subset::Mask;
-use crate::tree::Tree;
-use crate::weights::Weights;
+use crate::models::potential::{Potential, Separable};
 
 /// A Gibbs model `log ψ = -β · cost` whose split cost is known.
 pub trait CostModel: Potential {
@@ -260,8 +260,8 @@ cost_model!(Dasgupta, dasgupta_split_cost);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::subset::{for_each_split, members};
-    use crate::weights::Matrix;
+    use crate::base::set::{for_each_split, members};
+    use crate::base::weights::Matrix;
 
     #[allow(clippy::needless_range_loop)]
     fn weights(n: usize, seed: u64) -> Weights {

@@ -16,7 +16,7 @@
 //! backpointers. Time `O(3^n)` (exactly `(3^n - 2^(n+1) + 1)/2` splits),
 //! memory `O(2^n)`.
 //!
-//! Two kernels implement it. For a separable model (see [`crate::potential`])
+//! Two kernels implement it. For a separable model (see [`crate::models::potential`])
 //! `log ψ = f_k · (P(S) + C(L) + C(R))` with `f_k = scale·σ(k)` for clusters of
 //! size `k`, so
 //!
@@ -39,19 +39,26 @@
 //! MAP ties are broken deterministically: the first best split in the
 //! enumeration order (decreasing `L`) wins.
 
+pub(crate) mod kernel;
+mod outside;
+mod sample;
+
+pub use outside::Marginals;
+pub use sample::Sampler;
+
 use num_bigint::BigUint;
 use rayon::prelude::*;
 
-use crate::count;
-use crate::error::{Error, ErrorKind, Result};
-use crate::kernel::{Cell, Factors, Fast, level_max_exp, sweep, sweep_fast};
-use crate::memory::{self, INSIDE_PEAK_BYTES};
-use crate::potential::{Potential, Separable};
-use crate::scaled::{LogSumExp, Scaled, ZERO_EXP};
-use crate::subset::{
+use crate::base::count;
+use crate::base::memory::{self, INSIDE_PEAK_BYTES};
+use crate::base::scaled::{LogSumExp, Scaled, ZERO_EXP};
+use crate::base::set::{
     Mask, for_each_level_batch, for_each_split, full, lowest, splits_of_size, total_splits,
 };
-use crate::tree::Tree;
+use crate::base::tree::Tree;
+use crate::dense::kernel::{Cell, Factors, Fast, level_max_exp, sweep, sweep_fast};
+use crate::error::{Error, ErrorKind, Result};
+use crate::models::potential::{Potential, Separable};
 
 /// Masks per parallel batch within a size level.
 pub(crate) const BATCH: usize = 1 << 13;

@@ -24,8 +24,8 @@
 //!   falls below 2^-900 of its reference it redoes the set with a running
 //!   reference ([`sweep_exact`]), exact for any range.
 
-use crate::scaled::{Acc, Scaled, ZERO_EXP};
-use crate::subset::{Mask, for_each_level_batch, for_each_split, lowest};
+use crate::base::scaled::{Acc, Scaled, ZERO_EXP};
+use crate::base::set::{Mask, for_each_level_batch, for_each_split, lowest};
 
 /// One table entry: a log value `key` (for the max) and a scaled linear value
 /// `g = mant · 2^exp` (for the sum), 24 bytes so that a term reads two records.

@@ -11,8 +11,8 @@ use std::collections::HashMap;
 
 use num_bigint::BigUint;
 
-use crate::potential::Potential;
-use crate::subset::{Mask, for_each_split, lowest};
+use crate::base::set::{Mask, for_each_split, lowest};
+use crate::models::potential::Potential;
 
 /// `(2n-3)!!`, the number of rooted binary trees over `n ≥ 1` labelled leaves.
 pub fn num_trees(n: usize) -> BigUint {

@@ -142,10 +142,10 @@
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
+use crate::base::tree::Tree;
+use crate::base::weights::{SYMMETRY_TOLERANCE, Weights};
 use crate::error::{Error, ErrorKind, Result};
-use crate::merge::MergeModel;
-use crate::tree::Tree;
-use crate::weights::{SYMMETRY_TOLERANCE, Weights};
+use crate::models::merge::MergeModel;
 
 /// A hierarchy built by an agglomerative search, with its value.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,0 +1,11 @@
+//! Shared foundations: sets of points, scaled arithmetic, memory checks, exact
+//! counts, trees, weight matrices and file readers. Every subsystem builds on
+//! these; none of them knows about a trellis.
+
+pub mod count;
+pub mod io;
+pub(crate) mod memory;
+pub(crate) mod scaled;
+pub(crate) mod set;
+pub(crate) mod tree;
+pub(crate) mod weights;
