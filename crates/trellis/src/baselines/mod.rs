@@ -120,7 +120,7 @@
 //! # Example
 //!
 //! ```
-//! use trellis::agglomerative::{beam_search, greedy, linkage, distances_from_similarities, Linkage};
+//! use trellis::baselines::{beam_search, greedy, linkage, distances_from_similarities, Linkage};
 //! use trellis::{Matrix, Pairwise, PairwiseCost, Weights};
 //!
 //! let w = Weights::from_matrix(&Matrix::from_rows(vec![
