@@ -359,13 +359,6 @@ pub struct SamplesJson {
     pub samples: Vec<Tree>,
 }
 
-/// The seed of jet `k` of a batch run with `seed` (independent streams).
-pub fn jet_seed(seed: u64, k: usize) -> u64 {
-    seed ^ (k as u64)
-        .wrapping_add(1)
-        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-}
-
 pub fn sample(
     args: &ModelArgs,
     k: usize,
@@ -379,7 +372,7 @@ pub fn sample(
             let t = dense_trellis(jet, variant(args))?;
             Ok(SamplesJson {
                 n: jet.len(),
-                samples: t.samples(k, jet_seed(seed, index)),
+                samples: t.samples(k, trellis::random::stream_seed(seed, index)),
             })
         }),
         Input::Weights(weights) => {

@@ -14,7 +14,7 @@ use trellis::{Pairwise, Tree};
 use crate::ModelArgs;
 use crate::batch::per_jet;
 use crate::commands::{
-    LogzJson, SamplesJson, TreeJson, cost_kind, jet_seed, to_json, variant, weights_tree_json,
+    LogzJson, SamplesJson, TreeJson, cost_kind, to_json, variant, weights_tree_json,
     weights_tree_output,
 };
 use crate::input::{Input, load};
@@ -103,7 +103,7 @@ impl SparseArgs {
                 Ok(SparseJet::new(jet, v, &trees, LeafOrdering::Given)?)
             }
             SparseKind::Simulator => {
-                let seed = jet_seed(self.sparse_seed.unwrap_or(0), index);
+                let seed = trellis::random::stream_seed(self.sparse_seed.unwrap_or(0), index);
                 let trees = simulator_trees(jet, k, self.ordering(), seed)?;
                 Ok(SparseJet::new(jet, v, &trees, self.ordering())?)
             }
@@ -250,7 +250,7 @@ pub fn sample(
             Ok(SamplesJson {
                 n: sj.order.len(),
                 samples: inf
-                    .samples(k, jet_seed(seed, index))
+                    .samples(k, trellis::random::stream_seed(seed, index))
                     .iter()
                     .map(|t| sj.to_jet_leaves(t))
                     .collect(),

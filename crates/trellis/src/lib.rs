@@ -109,6 +109,7 @@ pub mod sparse;
 pub use base::count;
 pub use base::io;
 pub use base::memory::{MAX_POINTS, Workload, available_memory, check_memory, memory_needed};
+pub use base::random;
 pub use base::set::{
     MAX_SET_POINTS, Mask, Set, full, full_set, mask_of, members, set_points, splits_of_size,
     total_splits,

@@ -1,10 +1,11 @@
 //! Shared foundations: sets of points, scaled arithmetic, memory checks, exact
-//! counts, trees, weight matrices and file readers. Every subsystem builds on
+//! counts, trees, weight matrices, file readers and seeded randomness. Every subsystem builds on
 //! these; none of them knows about a trellis.
 
 pub mod count;
 pub mod io;
 pub(crate) mod memory;
+pub mod random;
 pub(crate) mod scaled;
 pub(crate) mod set;
 pub(crate) mod tree;

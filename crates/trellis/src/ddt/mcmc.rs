@@ -62,7 +62,7 @@
 
 use std::collections::HashMap;
 
-use rand::{Rng, RngExt, SeedableRng};
+use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::error::{Error, Result};
@@ -738,7 +738,8 @@ impl Sampler {
         };
         let (om_old, lom_old) = (self.tree.om[v], self.tree.lom[v]);
         let y = (om_old - lo) / (hi - lo);
-        let z = (y / (1.0 - y)).ln() + self.time_step * normal(&mut self.rng);
+        let z =
+            (y / (1.0 - y)).ln() + self.time_step * crate::random::standard_normal(&mut self.rng);
         let y_new = 1.0 / (1.0 + (-z).exp());
         let om_new = lo + y_new * (hi - lo);
         if !(om_new > lo && om_new < hi && y_new > 0.0 && y_new < 1.0) {
@@ -992,11 +993,4 @@ impl Sampler {
         let r = self.guided_build(right, tr, om, oms)?;
         Ok(Tree::node(l, r))
     }
-}
-
-/// A standard normal draw (Box-Muller, one of the pair).
-pub(crate) fn normal<R: Rng>(rng: &mut R) -> f64 {
-    let u1: f64 = 1.0 - rng.random::<f64>();
-    let u2: f64 = rng.random();
-    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
 }

@@ -220,13 +220,9 @@ impl Points {
     /// Adds independent `N(0, sd²)` noise to every feature (the reference's
     /// treatment of Zoo, whose binary features make many points coincide).
     pub fn jitter(&mut self, sd: f64, seed: u64) {
-        use rand::{RngExt, SeedableRng};
-        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut rng = crate::random::rng(seed);
         for v in &mut self.x {
-            // Box-Muller.
-            let u1: f64 = 1.0 - rng.random::<f64>();
-            let u2: f64 = rng.random();
-            *v += sd * (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+            *v += sd * crate::random::standard_normal(&mut rng);
         }
     }
 }

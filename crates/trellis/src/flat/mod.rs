@@ -742,9 +742,7 @@ pub fn perturb_and_map(weights: &Weights, beta: f64, k: usize, seed: u64) -> Res
     let counts = (0..k)
         .into_par_iter()
         .map(|s| {
-            let mut rng = Xoshiro256PlusPlus::seed_from_u64(
-                seed ^ (s as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-            );
+            let mut rng = crate::random::rng(crate::random::stream_seed(seed, s));
             let mut w = vec![0.0; n * n];
             for i in 0..n {
                 for j in i + 1..n {

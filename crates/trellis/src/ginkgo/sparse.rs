@@ -75,9 +75,7 @@ pub fn to_positions(tree: &Tree, order: &[usize]) -> Tree {
 /// The ordering of the `k`-th jet of a sample (random orders differ per jet).
 fn jet_ordering(ordering: LeafOrdering, k: usize) -> LeafOrdering {
     match ordering {
-        LeafOrdering::Random(seed) => {
-            LeafOrdering::Random(seed ^ (k as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15))
-        }
+        LeafOrdering::Random(seed) => LeafOrdering::Random(crate::random::stream_seed(seed, k)),
         other => other,
     }
 }
