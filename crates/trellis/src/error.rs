@@ -18,12 +18,16 @@ pub struct Error {
 pub enum ErrorKind {
     /// The dataset has no points.
     Empty,
-    /// More points than the dense trellis can index (one bit per point in a `u32`).
+    /// More points than a method supports (the dense trellises index subsets
+    /// by 32-bit masks; sparse trellises and A* hold clusters in 128-bit sets).
     TooManyPoints {
         /// Number of points given.
         n: usize,
         /// Largest supported number of points.
         max: usize,
+        /// The method and why it is limited, e.g. "the dense trellis (one
+        /// table entry per subset)".
+        method: &'static str,
     },
     /// The dense trellis tables would not fit in the memory available.
     OutOfMemory {
@@ -97,6 +101,8 @@ pub enum ErrorKind {
     },
     /// Every tree has zero potential (all log-potentials are −∞).
     NoTree,
+    /// Every partition has zero energy (all log-energies are −∞).
+    NoPartition,
     /// An A* search would exceed its memory budget.
     SearchBudget {
         /// The budget, in bytes.
@@ -104,13 +110,15 @@ pub enum ErrorKind {
         /// Vertices explored when it was reached.
         explored: u64,
     },
-    /// An exact search reached its time limit before the optimum.
+    /// A computation reached its time limit before it finished.
     TimeLimit {
         /// The limit, in seconds.
         seconds: f64,
-        /// Vertices explored when it was reached.
-        explored: u64,
+        /// Units of work done (splits, terms or explored vertices) when it was reached.
+        done: u64,
     },
+    /// The progress callback asked to stop.
+    Cancelled,
     /// A set of triplet constraints that no tree satisfies (BUILD found a connected
     /// Aho graph). Names one triplet of the conflict, as point indices.
     UnrealisableTriplets {
@@ -177,11 +185,9 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
             ErrorKind::Empty => write!(f, "the dataset is empty: at least one point is needed"),
-            ErrorKind::TooManyPoints { n, max } => write!(
+            ErrorKind::TooManyPoints { n, max, method } => write!(
                 f,
-                "{n} points is too many for exact inference: the dense trellis stores one entry \
-                 per subset and supports at most {max} points; reduce the number of points or use \
-                 an approximate method"
+                "{n} points is too many for {method}, which supports at most {max} points"
             ),
             ErrorKind::OutOfMemory {
                 n,
@@ -206,7 +212,8 @@ impl fmt::Display for Error {
             ErrorKind::NegativeWeight { i, j, w } => write!(
                 f,
                 "negative weight w[{i}][{j}] = {w}: Dasgupta's cost needs non-negative similarities \
-                 (do not use --center with it, or use the hcc model)"
+                 (centred similarities are negative for dissimilar pairs; hierarchical correlation \
+                 clustering accepts weights of either sign)"
             ),
             ErrorKind::Parameter { detail } => write!(f, "invalid parameter: {detail}"),
             ErrorKind::InvalidTree { detail } => write!(f, "invalid tree: {detail}"),
@@ -221,18 +228,23 @@ impl fmt::Display for Error {
                 "every hierarchy has zero potential (all log-potentials are -infinity), \
                  so there is no distribution over trees"
             ),
+            ErrorKind::NoPartition => write!(
+                f,
+                "every partition has zero energy (all log-energies are -infinity), \
+                 so there is no distribution over partitions"
+            ),
             ErrorKind::SearchBudget { bytes, explored } => write!(
                 f,
                 "the exact A* search reached its memory budget of {} after exploring {explored} \
-                 trellis vertices; raise --max-memory, or use the approximate search (--approx)",
+                 trellis vertices; raise the memory budget, or use approximate A*",
                 human_bytes(*bytes)
             ),
-            ErrorKind::TimeLimit { seconds, explored } => write!(
+            ErrorKind::TimeLimit { seconds, done } => write!(
                 f,
-                "the exact A* search reached its time limit of {seconds} s after exploring \
-                 {explored} trellis vertices without proving an optimum; raise --time-limit, or use \
-                 the approximate search (--approx)"
+                "the computation reached its time limit of {seconds} s before finishing \
+                 ({done} units of work done)"
             ),
+            ErrorKind::Cancelled => write!(f, "the computation was cancelled"),
             ErrorKind::UnrealisableTriplets { a, b, c, points } => write!(
                 f,
                 "the triplet constraints cannot all hold in one tree: ({{{a}, {b}}}, {c}) \

@@ -110,17 +110,18 @@ pub use base::count;
 pub use base::io;
 pub use base::memory::{MAX_POINTS, Workload, available_memory, check_memory, memory_needed};
 pub use base::random;
+pub use base::run::{Options, Progress, ProgressFn};
 pub use base::set::{
-    MAX_SET_POINTS, Mask, Set, full, full_set, mask_of, members, set_points, splits_of_size,
-    total_splits,
+    MAX_SET_POINTS, Mask, PointIter, Points, Set, full, full_set, mask_of, members, set_points,
+    splits_of_size, total_splits,
 };
-pub use base::tree::Tree;
+pub use base::tree::{ScoredTree, Tree};
 pub use base::weights::{Matrix, SYMMETRY_TOLERANCE, Similarity, Weights};
-pub use dense::{Marginals, Options, ProgressFn, Sampler, Trellis};
+pub use dense::{Marginals, Sampler, Trellis, num_positive_trees};
 pub use error::{Error, ErrorKind, Result};
 pub use models::{
-    CostModel, Dasgupta, General, Hcc, MergeModel, Pairwise, PairwiseCost, Potential, Separable,
-    dasgupta_split_cost, hcc_split_cost, tree_log_potential,
+    Cluster, CorrelationClustering, Dasgupta, Energy, General, Hcc, Model, Search, Separable,
+    Summarize, tree_cost, tree_log_potential,
 };
 
 /// The README's code examples, compiled and run as doctests.

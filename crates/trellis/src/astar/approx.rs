@@ -1,16 +1,22 @@
 //! Approximate A* (§4): the same search on a sparse trellis that grows
 //! (the algorithm is documented on [`approximate`]).
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rand::seq::SliceRandom;
-use rand::{RngExt, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
+use rand::RngExt;
 
-use super::engine::{Children, Outcome, Search, SetMap, all_splits, check_points, single_point};
-use super::{SearchModel, Set, is_singleton, points};
-use crate::base::tree::Tree;
+use super::engine::{
+    Children, Engine, Outcome, all_splits, check_points, search_budget, single_point,
+};
+use super::{Set, is_singleton, points};
+use crate::base::random::{self, SeededRng};
+use crate::base::run::Options;
+use crate::base::set::{Points, SetMap};
+use crate::base::tree::{ScoredTree, Tree};
 use crate::error::{Error, ErrorKind, Result};
+use crate::models::{Cluster, Search, tree_cost};
+use crate::sparse::SparseTrellis;
 
 /// How the sampled candidates become children.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,10 +42,6 @@ pub struct ApproxOptions {
     pub candidates: Candidates,
     /// Seed of the candidate sampler.
     pub seed: u64,
-    /// Wall-clock limit for all rounds.
-    pub time_limit: Option<Duration>,
-    /// Memory budget of one round's search, in bytes.
-    pub max_bytes: u64,
     /// Weight `w` of the heuristic, searching with `f = g + w · H` (weighted
     /// A*): `w > 1` trades optimality on the sparse trellis for a smaller
     /// search when `H` is loose. `None`: `w = cost(best initial tree) /
@@ -60,8 +62,6 @@ impl Default for ApproxOptions {
             rounds: 5,
             candidates: Candidates::TopK,
             seed: 0,
-            time_limit: None,
-            max_bytes: super::Options::default().max_bytes,
             weight: Some(1.0),
             max_explored: Some(50_000),
         }
@@ -75,7 +75,7 @@ struct Sparse {
     /// with one point added (`true`) or removed.
     origin: SetMap<(Set, usize, bool)>,
     options: ApproxOptions,
-    rng: Xoshiro256PlusPlus,
+    rng: SeededRng,
     /// New splits added in the current round.
     added: usize,
 }
@@ -89,7 +89,32 @@ fn normalise(a: Set, b: Set) -> (Set, Set) {
     }
 }
 
-/// A candidate split with the statistics of its sides.
+/// The summary of a set.
+fn summary<M: Search + ?Sized>(model: &M, set: Set) -> M::Summary {
+    model.summary(Points::Set(set))
+}
+
+/// The summary of `set` with point `x` added (`added`) or removed.
+fn moved<M: Search + ?Sized>(model: &M, set: Set, s: &M::Summary, x: usize, added: bool) -> M::Summary {
+    let cluster = Cluster {
+        points: Points::Set(set),
+        summary: s,
+    };
+    if added {
+        let leaf = model.leaf(x);
+        model.merge(
+            cluster,
+            Cluster {
+                points: Points::Set(1u128 << x),
+                summary: &leaf,
+            },
+        )
+    } else {
+        model.without(cluster, x)
+    }
+}
+
+/// A candidate split with the summaries of its sides.
 struct Candidate<S> {
     left: Set,
     right: Set,
@@ -136,12 +161,12 @@ impl Sparse {
     }
 
     /// The candidate splits of `set` (see the module docs).
-    fn candidates<M: SearchModel>(
+    fn candidates<M: Search + ?Sized>(
         &mut self,
         model: &M,
         set: Set,
-        stats: &M::Stats,
-    ) -> Vec<Candidate<M::Stats>> {
+        stats: &M::Summary,
+    ) -> Vec<Candidate<M::Summary>> {
         let m = set.count_ones() as usize;
         let members: Vec<usize> = points(set).collect();
         let mut out = Vec::new();
@@ -155,14 +180,14 @@ impl Sparse {
             out.push(Candidate::new(
                 left,
                 right,
-                model.stats(left),
-                model.stats(right),
+                summary(model, left),
+                summary(model, right),
             ));
         }
         // One-point moves of the splits the vertex already has.
         let known: Vec<(Set, Set)> = self.known.get(&set).cloned().unwrap_or_default();
         for &(l, r) in &known {
-            let (ls, rs) = (model.stats(l), model.stats(r));
+            let (ls, rs) = (summary(model, l), summary(model, r));
             for &x in &members {
                 let bit = 1u128 << x;
                 let (from, to, fs, ts) = if l & bit != 0 {
@@ -175,8 +200,8 @@ impl Sparse {
                 }
                 let (a, b) = (from ^ bit, to | bit);
                 let (sa, sb) = (
-                    model.moved(from, fs, x, false),
-                    model.moved(to, ts, x, true),
+                    moved(model, from, fs, x, false),
+                    moved(model, to, ts, x, true),
                 );
                 self.note(a, from, x, false);
                 self.note(b, to, x, true);
@@ -193,22 +218,22 @@ impl Sparse {
                     out.push(Candidate::new(
                         bit,
                         y,
-                        model.stats(bit),
-                        model.moved(set, stats, x, false),
+                        summary(model, bit),
+                        moved(model, set, stats, x, false),
                     ));
                 }
                 for (a, b) in parents {
-                    let (sa, sb) = (model.stats(a), model.stats(b));
+                    let (sa, sb) = (summary(model, a), summary(model, b));
                     if added {
                         self.note(a | bit, a, x, true);
                         self.note(b | bit, b, x, true);
                         out.push(Candidate::new(
                             a | bit,
                             b,
-                            model.moved(a, &sa, x, true),
+                            moved(model, a, &sa, x, true),
                             sb.clone(),
                         ));
-                        out.push(Candidate::new(a, b | bit, sa, model.moved(b, &sb, x, true)));
+                        out.push(Candidate::new(a, b | bit, sa, moved(model, b, &sb, x, true)));
                     } else {
                         let (from, other, fs, os) = if a & bit != 0 {
                             (a, b, sa, sb)
@@ -220,7 +245,7 @@ impl Sparse {
                             out.push(Candidate::new(
                                 from ^ bit,
                                 other,
-                                model.moved(from, &fs, x, false),
+                                moved(model, from, &fs, x, false),
                                 os,
                             ));
                         }
@@ -235,8 +260,8 @@ impl Sparse {
     }
 }
 
-impl<M: SearchModel> Children<M> for Sparse {
-    fn splits(&mut self, model: &M, set: Set, stats: &M::Stats, out: &mut Vec<(Set, Set)>) {
+impl<M: Search + ?Sized> Children<M> for Sparse {
+    fn splits(&mut self, model: &M, set: Set, stats: &M::Summary, out: &mut Vec<(Set, Set)>) {
         let m = set.count_ones() as usize;
         if m <= self.options.exact_size {
             let mut all = Vec::new();
@@ -250,14 +275,14 @@ impl<M: SearchModel> Children<M> for Sparse {
             return;
         }
         let candidates = self.candidates(model, set, stats);
-        let mut scored: Vec<(f64, Candidate<M::Stats>)> = candidates
+        let mut scored: Vec<(f64, Candidate<M::Summary>)> = candidates
             .into_iter()
             .map(|c| {
-                let cost = model.split_cost((set, stats), (c.left, &c.ls), (c.right, &c.rs));
+                let cost = model.split_cost(stats, &c.ls, &c.rs);
                 (if cost.is_nan() { f64::INFINITY } else { cost }, c)
             })
             .collect();
-        let order = |a: &(f64, Candidate<M::Stats>), b: &(f64, Candidate<M::Stats>)| {
+        let order = |a: &(f64, Candidate<M::Summary>), b: &(f64, Candidate<M::Summary>)| {
             a.0.total_cmp(&b.0)
                 .then((a.1.left, a.1.right).cmp(&(b.1.left, b.1.right)))
         };
@@ -269,7 +294,10 @@ impl<M: SearchModel> Children<M> for Sparse {
         for (f, c) in scored.iter_mut() {
             for (side, side_stats) in [(c.left, &c.ls), (c.right, &c.rs)] {
                 if !is_singleton(side) {
-                    *f += model.heuristic(side, side_stats);
+                    *f += model.heuristic(Cluster {
+                        points: Points::Set(side),
+                        summary: side_stats,
+                    });
                 }
             }
             if f.is_nan() {
@@ -359,8 +387,8 @@ impl<M: SearchModel> Children<M> for Sparse {
 /// # Example
 ///
 /// ```
-/// use trellis::astar::{ApproxOptions, HccSearch, SearchModel, approximate};
-/// use trellis::{Matrix, Tree, Weights};
+/// use trellis::astar::{ApproxOptions, approximate};
+/// use trellis::{Hcc, Matrix, Options, Tree, Weights, tree_cost};
 ///
 /// let w = Weights::from_matrix(&Matrix::from_rows(vec![
 ///     vec![0.0, 0.9, -0.5, -0.6],
@@ -368,24 +396,27 @@ impl<M: SearchModel> Children<M> for Sparse {
 ///     vec![-0.5, -0.4, 0.0, 0.8],
 ///     vec![-0.6, -0.5, 0.8, 0.0],
 /// ])?)?;
-/// let model = HccSearch::new(&w, 1.0)?;
+/// let model = Hcc::new(&w, 1.0)?;
 /// // A poor initial tree: a caterpillar ((((0,2),1),3)).
 /// let init = Tree::parse("(((0,2),1),3)")?;
-/// let found = approximate(&model, &[init.clone()], &ApproxOptions::default())?;
-/// assert!(found.cost <= model.tree_cost(&init));
+/// let found = approximate(&model, &[init.clone()], &ApproxOptions::default(), &Options::default())?;
+/// assert!(found.cost <= tree_cost(&model, &init)?);
 /// assert!(!found.exact);
-/// assert_eq!(found.tree.to_newick(), "((0,1),(2,3));");
+/// assert_eq!(found.best.tree.to_newick(), "((0,1),(2,3));");
 /// # Ok::<(), trellis::Error>(())
 /// ```
 ///
 /// # Errors
 ///
-/// No points or more than 128, no initial tree or an invalid one, or no
-/// hierarchy of finite cost.
-pub fn approximate<M: SearchModel>(
+/// No points or more than 128, no initial tree or an invalid one, no
+/// hierarchy of finite cost, or cancelled by the progress callback. The time
+/// limit and the memory budget of `run` (per round; by default half the
+/// memory available) stop the search with its best tree so far.
+pub fn approximate<M: Search + ?Sized>(
     model: &M,
     init: &[Tree],
     options: &ApproxOptions,
+    run: &Options<'_>,
 ) -> Result<Outcome> {
     let n = check_points(model.num_points())?;
     if n == 1 {
@@ -403,18 +434,18 @@ pub fn approximate<M: SearchModel>(
         ));
     };
     let start = Instant::now();
-    let deadline = options.time_limit.map(|d| start + d);
+    let deadline = run.time_limit.map(|d| start + d);
     let mut sparse = Sparse {
         known: SetMap::default(),
         origin: SetMap::default(),
         options: options.clone(),
-        rng: Xoshiro256PlusPlus::seed_from_u64(options.seed),
+        rng: random::rng(options.seed),
         added: 0,
     };
     let mut best = (f64::INFINITY, first.clone());
     for tree in init {
         tree.validate(n, true)?;
-        let cost = model.tree_cost(tree);
+        let cost = tree_cost(model, tree)?;
         if cost < best.0 {
             best = (cost, tree.clone());
         }
@@ -425,7 +456,7 @@ pub fn approximate<M: SearchModel>(
     // The initial trellis: every split of an initial cluster into two
     // initial clusters (the "BS trellis" of the trellis paper), and its best
     // tree by dynamic programming, a free first improvement.
-    close_family(&mut sparse.known);
+    close_family(n, &mut sparse.known)?;
     if let Some((cost, tree)) =
         family_map(model, &sparse.known, super::full_set(n), options.exact_size)
     {
@@ -442,7 +473,10 @@ pub fn approximate<M: SearchModel>(
         }
         None => {
             let root = super::full_set(n);
-            let h = model.heuristic(root, &model.stats(root));
+            let h = model.heuristic(Cluster {
+                points: Points::Set(root),
+                summary: &summary(model, root),
+            });
             if h > 0.0 && best.0.is_finite() && best.0 > h {
                 best.0 / h
             } else {
@@ -456,7 +490,8 @@ pub fn approximate<M: SearchModel>(
             break;
         }
         sparse.added = 0;
-        let mut search = Search::new(model, options.max_bytes, deadline, weight);
+        let mut search = Engine::new(model, search_budget(run), deadline, weight);
+        search.progress = run.progress;
         if let Some(max) = options.max_explored {
             if explored >= max {
                 break;
@@ -479,7 +514,7 @@ pub fn approximate<M: SearchModel>(
             Err(e) => return Err(e),
         };
         if let Some(tree) = search.best_tree() {
-            let cost = model.tree_cost(&tree);
+            let cost = tree_cost(model, &tree)?;
             if cost < best.0 {
                 best = (cost, tree);
             }
@@ -493,11 +528,13 @@ pub fn approximate<M: SearchModel>(
         }
     }
     let tree = best.1.canonical();
-    let cost = model.tree_cost(&tree);
+    let cost = tree_cost(model, &tree)?;
     Ok(Outcome {
-        log_potential: model.log_potential(cost),
+        best: ScoredTree {
+            log_potential: model.log_potential_of_cost(cost),
+            tree,
+        },
         cost,
-        tree,
         exact: false,
         explored,
         splits,
@@ -525,46 +562,31 @@ fn tree_splits(tree: &Tree) -> Vec<(Set, Set)> {
 }
 
 /// Adds to every cluster of the family (the keys of `known`, plus
-/// singletons) every split into two members of the family.
-fn close_family(known: &mut SetMap<Vec<(Set, Set)>>) {
-    let mut family: Vec<Set> = known.keys().copied().collect();
-    for &v in known.keys() {
-        for i in points(v) {
-            family.push(1u128 << i);
-        }
-    }
-    family.sort_unstable_by_key(|&s| (s.count_ones(), s));
-    family.dedup();
-    let members: std::collections::HashSet<
-        Set,
-        std::hash::BuildHasherDefault<super::engine::SetHasher>,
-    > = family.iter().copied().collect();
-    for &v in &family {
+/// singletons) every split into two members of the family: the children of
+/// the hierarchical [`SparseTrellis`] over the family.
+fn close_family(n: usize, known: &mut SetMap<Vec<(Set, Set)>>) -> Result<()> {
+    let trellis = SparseTrellis::from_clusters(n, known.keys().copied())?;
+    let vertices = trellis.clusters();
+    for (k, &v) in vertices.iter().enumerate() {
         if v.count_ones() < 2 {
             continue;
         }
-        let low = v & v.wrapping_neg();
         let list = known.entry(v).or_default();
-        for &a in &family {
-            if a.count_ones() >= v.count_ones() {
-                break;
-            }
-            if a & low != 0
-                && a & !v == 0
-                && members.contains(&(v ^ a))
-                && !list.contains(&(a, v ^ a))
-            {
-                list.push((a, v ^ a));
+        for &(l, r) in trellis.children(k) {
+            let split = (vertices[l as usize], vertices[r as usize]);
+            if !list.contains(&split) {
+                list.push(split);
             }
         }
     }
+    Ok(())
 }
 
 /// The lowest-cost tree over `root` in the initial sparse trellis: the
 /// splits in `known`, and every split below a cluster of at most
 /// `exact_size` points (dynamic programming over the family by size, and
 /// over all subsets of each small cluster), with its cost.
-fn family_map<M: SearchModel>(
+fn family_map<M: Search + ?Sized>(
     model: &M,
     known: &SetMap<Vec<(Set, Set)>>,
     root: Set,
@@ -575,7 +597,7 @@ fn family_map<M: SearchModel>(
     // Per cluster: its best cost and tree; and the statistics of every
     // cluster met, computed once.
     let mut best: SetMap<(f64, Tree)> = SetMap::default();
-    let mut cache: SetMap<M::Stats> = SetMap::default();
+    let mut cache: SetMap<M::Summary> = SetMap::default();
     for &v in &sets {
         if v.count_ones() as usize <= exact_size.min(16) {
             if let Some(found) = small_exact(model, v) {
@@ -596,9 +618,9 @@ fn family_map<M: SearchModel>(
                 continue;
             };
             for s in [v, l, r] {
-                cache.entry(s).or_insert_with(|| model.stats(s));
+                cache.entry(s).or_insert_with(|| summary(model, s));
             }
-            let c = model.split_cost((v, &cache[&v]), (l, &cache[&l]), (r, &cache[&r])) + cl + cr;
+            let c = model.split_cost(&cache[&v], &cache[&l], &cache[&r]) + cl + cr;
             if here.is_none_or(|h| c < h.0) {
                 here = Some((c, l, r));
             }
@@ -620,7 +642,7 @@ fn family_map<M: SearchModel>(
 
 /// The exact lowest-cost tree over a small cluster by dynamic programming
 /// over its `2^m` subsets (`O(3^m)` splits), if any has finite cost.
-fn small_exact<M: SearchModel>(model: &M, v: Set) -> Option<(f64, Tree)> {
+fn small_exact<M: Search + ?Sized>(model: &M, v: Set) -> Option<(f64, Tree)> {
     let pts: Vec<usize> = points(v).collect();
     let m = pts.len();
     let size = 1usize << m;
@@ -629,7 +651,9 @@ fn small_exact<M: SearchModel>(model: &M, v: Set) -> Option<(f64, Tree)> {
     for l in 1..size {
         global[l] = global[l & (l - 1)] | 1u128 << pts[l.trailing_zeros() as usize];
     }
-    let stats: Vec<M::Stats> = (0..size).map(|l| model.stats(global[l.max(1)])).collect();
+    let stats: Vec<M::Summary> = (0..size)
+        .map(|l| summary(model, global[l.max(1)]))
+        .collect();
     let mut cost = vec![f64::INFINITY; size];
     let mut arg = vec![0usize; size];
     for l in 0..m {
@@ -641,7 +665,7 @@ fn small_exact<M: SearchModel>(model: &M, v: Set) -> Option<(f64, Tree)> {
         let low = s & s.wrapping_neg();
         let rest = s ^ low;
         let mut sub = rest;
-        let (gs, mut best, mut best_arg) = (global[s], f64::INFINITY, 0);
+        let (mut best, mut best_arg) = (f64::INFINITY, 0);
         loop {
             sub = (sub.wrapping_sub(1)) & rest;
             let (a, b) = (low | sub, rest ^ sub);
@@ -649,11 +673,7 @@ fn small_exact<M: SearchModel>(model: &M, v: Set) -> Option<(f64, Tree)> {
             // zero (a Ginkgo split likelihood above 1).
             let total = cost[a]
                 + cost[b]
-                + model.split_cost(
-                    (gs, &stats[s]),
-                    (global[a], &stats[a]),
-                    (global[b], &stats[b]),
-                );
+                + model.split_cost(&stats[s], &stats[a], &stats[b]);
             if total < best {
                 best = total;
                 best_arg = a;

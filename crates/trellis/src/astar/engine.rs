@@ -2,23 +2,25 @@
 //! (Algorithm 1; see the [module docs](super)).
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::BinaryHeap;
+use std::ops::ControlFlow;
 use std::time::Instant;
 
-use super::{Options, SearchModel, Set, full_set, is_singleton};
-use crate::base::tree::Tree;
+use super::{Set, full_set, is_singleton};
+use crate::base::run::{Options, Progress, ProgressFn};
+use crate::base::set::{Points, SetMap};
+use crate::base::tree::{ScoredTree, Tree};
 use crate::error::{Error, ErrorKind, Result};
+use crate::models::{Cluster, Search, tree_cost};
 
 /// The result of a search.
 #[derive(Clone, Debug)]
 pub struct Outcome {
-    /// The best hierarchy found (canonical form).
-    pub tree: Tree,
-    /// Its cost, summed split by split with [`SearchModel::tree_cost`].
+    /// The best hierarchy found (canonical form) with `log φ(H)`
+    /// ([`Search::log_potential_of_cost`] of its cost).
+    pub best: ScoredTree,
+    /// Its cost, summed split by split ([`tree_cost`](crate::tree_cost)).
     pub cost: f64,
-    /// `log φ(H)` of the tree ([`SearchModel::log_potential`] of the cost).
-    pub log_potential: f64,
     /// True only for a complete search of the full trellis with an
     /// admissible heuristic: then `tree` is a MAP hierarchy.
     pub exact: bool,
@@ -41,14 +43,16 @@ pub struct Outcome {
 ///
 /// # Errors
 ///
-/// No points, more than 128, the memory budget or the time limit exceeded,
-/// or no hierarchy of finite cost.
+/// No points, more than 128, the memory budget (by default half the memory
+/// available) or the time limit exceeded, cancelled by the progress callback
+/// (stage `"search"`, counting explored vertices), or no hierarchy of finite
+/// cost.
 ///
 /// # Example
 ///
 /// ```
-/// use trellis::astar::{HccSearch, Options, exact};
-/// use trellis::{Matrix, Weights};
+/// use trellis::astar::exact;
+/// use trellis::{Hcc, Matrix, Options, Weights};
 ///
 /// let w = Weights::from_matrix(&Matrix::from_rows(vec![
 ///     vec![0.0, 0.9, -0.5, -0.6],
@@ -56,18 +60,19 @@ pub struct Outcome {
 ///     vec![-0.5, -0.4, 0.0, 0.8],
 ///     vec![-0.6, -0.5, 0.8, 0.0],
 /// ])?)?;
-/// let found = exact(&HccSearch::new(&w, 1.0)?, &Options::default())?;
+/// let found = exact(&Hcc::new(&w, 1.0)?, &Options::default())?;
 /// assert!(found.exact);
-/// assert_eq!(found.tree.to_newick(), "((0,1),(2,3));");
+/// assert_eq!(found.best.tree.to_newick(), "((0,1),(2,3));");
 /// # Ok::<(), trellis::Error>(())
 /// ```
-pub fn exact<M: SearchModel>(model: &M, options: &Options) -> Result<Outcome> {
+pub fn exact<M: Search + ?Sized>(model: &M, options: &Options<'_>) -> Result<Outcome> {
     let n = check_points(model.num_points())?;
     if n == 1 {
         return Ok(single_point(model));
     }
     let deadline = options.time_limit.map(|d| Instant::now() + d);
-    let mut search = Search::new(model, options.max_bytes, deadline, 1.0);
+    let mut search = Engine::new(model, search_budget(options), deadline, 1.0);
+    search.progress = options.progress;
     match search.run(&mut AllSplits)? {
         Some(tree) => {
             let mut out = outcome(model, tree, &search);
@@ -76,9 +81,17 @@ pub fn exact<M: SearchModel>(model: &M, options: &Options) -> Result<Outcome> {
         }
         None => Err(Error::new(ErrorKind::TimeLimit {
             seconds: options.time_limit.map_or(0.0, |d| d.as_secs_f64()),
-            explored: search.explored,
+            done: search.explored,
         })),
     }
+}
+
+/// The memory budget of a search: the limit given, or half the memory
+/// available (4 GiB when unknown).
+pub(super) fn search_budget(options: &Options<'_>) -> u64 {
+    options.memory_limit.unwrap_or_else(|| {
+        crate::base::memory::available_memory().unwrap_or(8 << 30) / 2
+    })
 }
 
 pub(super) fn check_points(n: usize) -> Result<usize> {
@@ -89,16 +102,19 @@ pub(super) fn check_points(n: usize) -> Result<usize> {
         return Err(Error::new(ErrorKind::TooManyPoints {
             n,
             max: super::MAX_ASTAR_POINTS,
+            method: "A* search (clusters are 128-bit sets)",
         }));
     }
     Ok(n)
 }
 
-pub(super) fn single_point<M: SearchModel>(model: &M) -> Outcome {
+pub(super) fn single_point<M: Search + ?Sized>(model: &M) -> Outcome {
     Outcome {
-        tree: Tree::Leaf(0),
+        best: ScoredTree {
+            tree: Tree::Leaf(0),
+            log_potential: model.log_potential_of_cost(0.0),
+        },
         cost: 0.0,
-        log_potential: model.log_potential(0.0),
         exact: model.admissible(),
         explored: 0,
         splits: 0,
@@ -108,13 +124,15 @@ pub(super) fn single_point<M: SearchModel>(model: &M) -> Outcome {
     }
 }
 
-pub(super) fn outcome<M: SearchModel>(model: &M, tree: Tree, search: &Search<'_, M>) -> Outcome {
+pub(super) fn outcome<M: Search + ?Sized>(model: &M, tree: Tree, search: &Engine<'_, M>) -> Outcome {
     let tree = tree.canonical();
-    let cost = model.tree_cost(&tree);
+    let cost = tree_cost(model, &tree).unwrap_or(f64::NAN);
     Outcome {
-        log_potential: model.log_potential(cost),
+        best: ScoredTree {
+            log_potential: model.log_potential_of_cost(cost),
+            tree,
+        },
         cost,
-        tree,
         exact: false,
         explored: search.explored,
         splits: search.splits,
@@ -125,16 +143,16 @@ pub(super) fn outcome<M: SearchModel>(model: &M, tree: Tree, search: &Search<'_,
 }
 
 /// Where a vertex's splits come from when it is explored.
-pub(super) trait Children<M: SearchModel> {
+pub(super) trait Children<M: Search + ?Sized> {
     /// Appends the splits `(left, right)` of `set` to `out` (no duplicates).
-    fn splits(&mut self, model: &M, set: Set, stats: &M::Stats, out: &mut Vec<(Set, Set)>);
+    fn splits(&mut self, model: &M, set: Set, summary: &M::Summary, out: &mut Vec<(Set, Set)>);
 }
 
 /// Every split: the full trellis.
 pub(super) struct AllSplits;
 
-impl<M: SearchModel> Children<M> for AllSplits {
-    fn splits(&mut self, _: &M, set: Set, _: &M::Stats, out: &mut Vec<(Set, Set)>) {
+impl<M: Search + ?Sized> Children<M> for AllSplits {
+    fn splits(&mut self, _: &M, set: Set, _: &M::Summary, out: &mut Vec<(Set, Set)>) {
         all_splits(set, out);
     }
 }
@@ -194,7 +212,7 @@ impl Ord for Entry {
 
 struct Vertex<S> {
     set: Set,
-    stats: S,
+    summary: S,
     /// `w · H(set)`; 0 for a singleton.
     h: f64,
     /// `None` until explored.
@@ -206,39 +224,14 @@ struct Vertex<S> {
     ub_split: Option<(u32, u32)>,
 }
 
-/// A multiply-xorshift hash of a `u128` set (the default SipHash is several
-/// times slower and no protection is needed here).
-#[derive(Default)]
-pub(super) struct SetHasher(u64);
-
-impl Hasher for SetHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-
-    fn write_u128(&mut self, x: u128) {
-        let h = (x as u64) ^ ((x >> 64) as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
-        let h = (h ^ (h >> 31)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        self.0 = h ^ (h >> 29);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-pub(super) type SetMap<V> = HashMap<Set, V, BuildHasherDefault<SetHasher>>;
-
 /// Bytes charged per vertex beyond its statistics (set, heuristic, heap
 /// header, hash-table slot).
 const VERTEX_OVERHEAD: u64 = 80;
 
 /// One A* search over a trellis whose vertices are created on demand.
-pub(super) struct Search<'m, M: SearchModel> {
+pub(super) struct Engine<'m, M: Search + ?Sized> {
     model: &'m M,
-    vertices: Vec<Vertex<M::Stats>>,
+    vertices: Vec<Vertex<M::Summary>>,
     index: SetMap<u32>,
     root: u32,
     bytes: u64,
@@ -252,17 +245,22 @@ pub(super) struct Search<'m, M: SearchModel> {
     pub(super) splits: u64,
     pub(super) iterations: u64,
     scratch: Vec<(Set, Set)>,
+    /// Called every [`PROGRESS_EVERY`] explored vertices; may cancel.
+    pub(super) progress: Option<ProgressFn<'m>>,
 }
 
-impl<'m, M: SearchModel> Search<'m, M> {
+/// Explored vertices between progress reports.
+const PROGRESS_EVERY: u64 = 256;
+
+impl<'m, M: Search + ?Sized> Engine<'m, M> {
     /// A search whose vertices use the heuristic `weight · H` (1: plain A*).
     pub(super) fn new(
         model: &'m M,
         max_bytes: u64,
         deadline: Option<Instant>,
         weight: f64,
-    ) -> Search<'m, M> {
-        let mut search = Search {
+    ) -> Engine<'m, M> {
+        let mut search = Engine {
             model,
             vertices: Vec::new(),
             index: SetMap::default(),
@@ -276,6 +274,7 @@ impl<'m, M: SearchModel> Search<'m, M> {
             splits: 0,
             iterations: 0,
             scratch: Vec::new(),
+            progress: None,
         };
         search.root = search.vertex(full_set(model.num_points()));
         search
@@ -287,25 +286,29 @@ impl<'m, M: SearchModel> Search<'m, M> {
         if let Some(&id) = self.index.get(&set) {
             return id;
         }
-        let stats = self.model.stats(set);
+        let summary = self.model.summary(Points::Set(set));
         let singleton = is_singleton(set);
         let h = if singleton {
             0.0
         } else {
-            let h = self.weight * self.model.heuristic(set, &stats);
+            let h = self.weight
+                * self.model.heuristic(Cluster {
+                    points: Points::Set(set),
+                    summary: &summary,
+                });
             if h.is_nan() { f64::NEG_INFINITY } else { h }
         };
         let id = self.vertices.len() as u32;
         self.vertices.push(Vertex {
             set,
-            stats,
+            summary,
             h,
             heap: None,
             ub: if singleton { 0.0 } else { f64::INFINITY },
             ub_split: None,
         });
         self.index.insert(set, id);
-        self.bytes += VERTEX_OVERHEAD + std::mem::size_of::<M::Stats>() as u64;
+        self.bytes += VERTEX_OVERHEAD + std::mem::size_of::<M::Summary>() as u64;
         id
     }
 
@@ -333,9 +336,7 @@ impl<'m, M: SearchModel> Search<'m, M> {
             &self.vertices[left as usize],
             &self.vertices[right as usize],
         );
-        let cost = self
-            .model
-            .split_cost((p.set, &p.stats), (l.set, &l.stats), (r.set, &r.stats));
+        let cost = self.model.split_cost(&p.summary, &l.summary, &r.summary);
         let cost = if cost.is_nan() { f64::INFINITY } else { cost };
         let (gl, hl) = self.value(left);
         let (gr, hr) = self.value(right);
@@ -375,9 +376,7 @@ impl<'m, M: SearchModel> Search<'m, M> {
                     &self.vertices[la as usize],
                     &self.vertices[lb as usize],
                 );
-                let cost =
-                    self.model
-                        .split_cost((p.set, &p.stats), (l.set, &l.stats), (r.set, &r.stats));
+                let cost = self.model.split_cost(&p.summary, &l.summary, &r.summary);
                 let ub = cost + l.ub + r.ub;
                 self.offer(id, ub, la, lb);
                 id
@@ -410,13 +409,13 @@ impl<'m, M: SearchModel> Search<'m, M> {
     }
 
     fn explore<C: Children<M>>(&mut self, id: u32, children: &mut C) -> Result<()> {
-        let (set, stats) = {
+        let (set, summary) = {
             let v = &self.vertices[id as usize];
-            (v.set, v.stats.clone())
+            (v.set, v.summary.clone())
         };
         let mut splits = std::mem::take(&mut self.scratch);
         splits.clear();
-        children.splits(self.model, set, &stats, &mut splits);
+        children.splits(self.model, set, &summary, &mut splits);
         let mut entries = Vec::with_capacity(splits.len());
         for &(l, r) in &splits {
             let (li, ri) = (self.vertex(l), self.vertex(r));
@@ -434,6 +433,18 @@ impl<'m, M: SearchModel> Search<'m, M> {
                 bytes: self.max_bytes,
                 explored: self.explored,
             }));
+        }
+        if let Some(f) = self.progress {
+            if self.explored % PROGRESS_EVERY == 0 {
+                let p = Progress {
+                    stage: "search",
+                    done: self.explored,
+                    total: self.max_explored,
+                };
+                if f(p) == ControlFlow::Break(()) {
+                    return Err(Error::new(ErrorKind::Cancelled));
+                }
+            }
         }
         Ok(())
     }

@@ -6,13 +6,13 @@
 //! vertices are a chosen family of clusters, realises the trees all of whose
 //! clusters belong to the family; [`num_trees_within`] counts them with the
 //! trellis recursion `C(S) = Σ_{L ∋ min S} C(L)·C(S∖L)` restricted to the family.
+//! Flat clusterings of `n` points are counted by the Bell numbers ([`bell`]).
 
 use std::collections::HashMap;
 
 use num_bigint::BigUint;
 
-use crate::base::set::{Mask, for_each_split, lowest};
-use crate::models::potential::Potential;
+use crate::base::set::{Mask, lowest};
 
 /// `(2n-3)!!`, the number of rooted binary trees over `n ≥ 1` labelled leaves.
 pub fn num_trees(n: usize) -> BigUint {
@@ -92,36 +92,36 @@ pub fn num_trees_within(root: Mask, clusters: &[Mask]) -> BigUint {
     count.remove(&root).unwrap_or_default()
 }
 
-/// Number of trees over all the points of `model` whose every split has a
-/// positive potential (finite `log ψ`), by the trellis recursion restricted to
-/// allowed splits: `O(3^n)` calls of `log ψ`. Exact in `u128`, so `None` for
-/// `n ≥ 30` (where `(2n-3)!!` no longer fits).
-pub fn num_positive_trees<P: Potential + ?Sized>(model: &P) -> Option<BigUint> {
-    let n = model.num_points();
-    if n == 0 || n >= 30 {
-        return None;
-    }
-    let mut count = vec![0u128; 1 << n];
-    for s in 1..count.len() {
-        let s = s as Mask;
-        if s.count_ones() == 1 {
-            count[s as usize] = 1;
-            continue;
+/// Bell(n), the number of partitions of `n` points (Bell triangle).
+pub fn bell(n: usize) -> BigUint {
+    let mut row = vec![BigUint::from(1u32)];
+    for _ in 1..n.max(1) {
+        let mut next = Vec::with_capacity(row.len() + 1);
+        next.push(row.last().expect("non-empty").clone());
+        for x in &row {
+            let v = next.last().expect("non-empty") + x;
+            next.push(v);
         }
-        let mut total = 0u128;
-        for_each_split(s, |l, r| {
-            if model.log_potential(l, r) > f64::NEG_INFINITY {
-                total += count[l as usize] * count[r as usize];
-            }
-        });
-        count[s as usize] = total;
+        row = next;
     }
-    Some(BigUint::from(count[count.len() - 1]))
+    if n == 0 {
+        BigUint::from(1u32)
+    } else {
+        row.last().expect("non-empty").clone()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bell_numbers() {
+        let known = [1u64, 1, 2, 5, 15, 52, 203, 877, 4140, 21147, 115975];
+        for (n, &b) in known.iter().enumerate() {
+            assert_eq!(bell(n), BigUint::from(b), "Bell({n})");
+        }
+    }
 
     #[test]
     fn double_factorial_values() {

@@ -59,7 +59,11 @@ pub fn check_dense(n: usize, needed: u64, limit: Option<u64>) -> Result<()> {
         return Err(Error::new(ErrorKind::Empty));
     }
     if n > MAX_POINTS {
-        return Err(Error::new(ErrorKind::TooManyPoints { n, max: MAX_POINTS }));
+        return Err(Error::new(ErrorKind::TooManyPoints {
+            n,
+            max: MAX_POINTS,
+            method: "exact inference on the dense trellis (one table entry per subset)",
+        }));
     }
     if let Some(available) = limit.or_else(available_memory) {
         if needed > available {
@@ -89,7 +93,7 @@ mod tests {
         let e = check_memory(31, Workload::Inside, None).unwrap_err();
         assert!(matches!(
             e.kind(),
-            ErrorKind::TooManyPoints { n: 31, max: 30 }
+            ErrorKind::TooManyPoints { n: 31, max: 30, .. }
         ));
         let e = check_memory(28, Workload::Inside, Some(1 << 30)).unwrap_err();
         assert!(e.to_string().contains("needs 18.0 GiB"), "{e}");

@@ -5,7 +5,9 @@
 pub mod count;
 pub mod io;
 pub(crate) mod memory;
+pub(crate) mod par;
 pub mod random;
+pub(crate) mod run;
 pub(crate) mod scaled;
 pub(crate) mod set;
 pub(crate) mod tree;

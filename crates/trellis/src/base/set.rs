@@ -14,6 +14,9 @@
 //! lowest point of `S` in `L` (Proposition 1 of the trellis paper): `S` has
 //! `2^(|S|-1) - 1` splits, and the whole trellis `(3^n - 2^(n+1) + 1) / 2`.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
 /// A subset of the points, one bit per point (point `i` is bit `i`).
 pub type Mask = u32;
 
@@ -42,18 +45,107 @@ pub(crate) fn is_singleton(set: Set) -> bool {
     set & set.wrapping_sub(1) == 0
 }
 
+/// A multiply-xorshift hash of a `u128` set (the default SipHash is several
+/// times slower and no protection is needed here).
+#[derive(Default)]
+pub(crate) struct SetHasher(u64);
+
+impl Hasher for SetHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u128(&mut self, x: u128) {
+        let h = (x as u64) ^ ((x >> 64) as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+        let h = (h ^ (h >> 31)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 29);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A hash map keyed by sets, with [`SetHasher`].
+pub(crate) type SetMap<V> = HashMap<Set, V, BuildHasherDefault<SetHasher>>;
+
 /// The points of a [`Set`] in increasing order.
 pub fn set_points(set: Set) -> impl Iterator<Item = usize> {
-    let mut rest = set;
-    std::iter::from_fn(move || {
-        if rest == 0 {
-            None
-        } else {
-            let i = rest.trailing_zeros() as usize;
-            rest &= rest - 1;
-            Some(i)
+    Points::Set(set).iter()
+}
+
+/// The points of a cluster, in whichever form the engine holds them: a
+/// dense [`Mask`], a sparse [`Set`] or a sorted list (for any number of
+/// points). Models read it when they merge cluster summaries
+/// ([`Summarize::merge`](crate::Summarize::merge)) or bound a cluster's cost
+/// ([`Search::heuristic`](crate::Search::heuristic)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Points<'a> {
+    /// A dense trellis subset.
+    Mask(Mask),
+    /// A sparse trellis or A* cluster.
+    Set(Set),
+    /// Distinct points in increasing order.
+    List(&'a [usize]),
+}
+
+impl<'a> Points<'a> {
+    /// The points in increasing order.
+    #[inline]
+    pub fn iter(self) -> PointIter<'a> {
+        match self {
+            Points::Mask(m) => PointIter::Bits(m as u128),
+            Points::Set(s) => PointIter::Bits(s),
+            Points::List(l) => PointIter::List(l.iter()),
         }
-    })
+    }
+
+    /// Number of points.
+    #[inline]
+    pub fn len(self) -> usize {
+        match self {
+            Points::Mask(m) => m.count_ones() as usize,
+            Points::Set(s) => s.count_ones() as usize,
+            Points::List(l) => l.len(),
+        }
+    }
+
+    /// Whether there are no points.
+    #[inline]
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The iterator of [`Points::iter`].
+#[derive(Clone, Debug)]
+pub enum PointIter<'a> {
+    /// Remaining bits of a mask or set.
+    Bits(u128),
+    /// Remaining entries of a list.
+    List(std::slice::Iter<'a, usize>),
+}
+
+impl Iterator for PointIter<'_> {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        match self {
+            PointIter::Bits(rest) => {
+                if *rest == 0 {
+                    None
+                } else {
+                    let i = rest.trailing_zeros() as usize;
+                    *rest &= *rest - 1;
+                    Some(i)
+                }
+            }
+            PointIter::List(it) => it.next().copied(),
+        }
+    }
 }
 
 /// The lowest set bit of `s` (0 for the empty set).
@@ -71,16 +163,7 @@ pub fn full(n: usize) -> Mask {
 
 /// The points of `s` in increasing order.
 pub fn members(s: Mask) -> impl Iterator<Item = usize> {
-    let mut rest = s;
-    std::iter::from_fn(move || {
-        if rest == 0 {
-            None
-        } else {
-            let i = rest.trailing_zeros() as usize;
-            rest &= rest - 1;
-            Some(i)
-        }
-    })
+    Points::Mask(s).iter()
 }
 
 /// The mask of a set of points (all indices must be < 32).

@@ -13,6 +13,17 @@ use serde::ser::{Serialize, SerializeSeq, Serializer};
 use crate::base::set::Mask;
 use crate::error::{Error, Result};
 
+/// A tree with its score: the answer of every method that finds one best
+/// hierarchy (the MAP of a trellis, A*, greedy and beam search).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScoredTree {
+    /// The hierarchy, children ordered by their smallest point.
+    pub tree: Tree,
+    /// Its total log-potential `log φ(H) = Σ log ψ` (`-∞` when the model
+    /// gives it zero potential).
+    pub log_potential: f64,
+}
+
 /// A binary hierarchy: a leaf holding a point index, or a node with two children.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Tree {
@@ -124,13 +135,22 @@ impl Tree {
         out
     }
 
-    /// The cluster (as a mask) of this tree; all leaves must be below 32.
-    pub fn mask(&self) -> Mask {
-        self.leaves().into_iter().fold(0, |m, i| m | (1 << i))
+    /// The cluster (as a mask) of this tree; an error if a leaf is 32 or more
+    /// (masks hold 32 points).
+    pub fn mask(&self) -> Result<Mask> {
+        let leaves = self.leaves();
+        if let Some(&big) = leaves.iter().find(|&&i| i >= 32) {
+            return Err(Error::tree(format!(
+                "leaf {big} does not fit a 32-point mask"
+            )));
+        }
+        Ok(leaves.into_iter().fold(0, |m, i| m | (1 << i)))
     }
 
-    /// Every internal node as `(left mask, right mask)`; all leaves must be below 32.
-    pub fn mask_splits(&self) -> Vec<(Mask, Mask)> {
+    /// Every internal node as `(left mask, right mask)`, parents before
+    /// children; an error if a leaf is 32 or more.
+    pub fn mask_splits(&self) -> Result<Vec<(Mask, Mask)>> {
+        self.mask()?;
         fn go(t: &Tree, out: &mut Vec<(Mask, Mask)>) -> Mask {
             match t {
                 Tree::Leaf(i) => 1 << i,
@@ -145,7 +165,7 @@ impl Tree {
         }
         let mut out = Vec::new();
         go(self, &mut out);
-        out
+        Ok(out)
     }
 
     /// Every non-singleton cluster of the tree (root included) as sorted point lists.
@@ -430,8 +450,8 @@ mod tests {
     fn canonical_orders_children_by_smallest_leaf() {
         let t = Tree::parse("[[4,3],[[2,1],0]]").unwrap().canonical();
         assert_eq!(t.to_string(), "[[0,[1,2]],[3,4]]");
-        assert_eq!(t.mask(), 0b11111);
-        assert_eq!(t.mask_splits()[0], (0b00111, 0b11000));
+        assert_eq!(t.mask().unwrap(), 0b11111);
+        assert_eq!(t.mask_splits().unwrap()[0], (0b00111, 0b11000));
         assert_eq!(t.clusters().len(), 4);
     }
 }

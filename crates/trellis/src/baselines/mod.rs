@@ -1,4 +1,4 @@
-//! Agglomerative baselines: greedy and beam search on any [`MergeModel`], and
+//! Agglomerative baselines: greedy and beam search on any [`Model`], and
 //! classic linkage clustering on a dissimilarity matrix.
 //!
 //! The exact trellis finds the best of all `(2n-3)!!` hierarchies. The
@@ -11,7 +11,7 @@
 //! Merge the pair of active clusters `(A, B)` with the largest split
 //! log-potential `log ψ(A, B)`, a purely local choice: the value of the
 //! subtrees below and the merges still to come play no part. The result's
-//! [`Agglomeration::log_potential`] is the sum of the chosen `log ψ`, i.e. the
+//! [`ScoredTree::log_potential`] is the sum of the chosen `log ψ`, i.e. the
 //! tree's `log φ(H)`. This is StandardHC's greedy baseline for Ginkgo jets
 //! (trellis paper, §4.2).
 //!
@@ -29,10 +29,10 @@
 //! *Complexity.* The scores of all pairs are computed once, `n(n-1)/2`
 //! evaluations of `log ψ`, and after each merge only the new cluster's scores
 //! against the `m - 2` remaining clusters: `O(n²)` evaluations of
-//! [`MergeModel::log_potential`] and `n - 1` of [`MergeModel::merge`] in all.
-//! Finding the best pair scans the cached scores, `O(m²)` at `m` active
-//! clusters, so `O(n³)` comparisons in total; `O(n²)` memory. (For
-//! [`Pairwise`](crate::Pairwise) models one evaluation costs `O(|A|·|B|)`.)
+//! [`Model::log_potential`], each after a [`Summarize::merge`](crate::Summarize::merge)
+//! of the pair. Finding the best pair scans the cached scores, `O(m²)` at `m`
+//! active clusters, so `O(n³)` comparisons in total; `O(n²)` memory. (For the
+//! pairwise-weight models one merge costs `O(|A|·|B|)`.)
 //! Well below a second for `n ≤ 200`.
 //!
 //! # Beam search ([`beam_search`])
@@ -121,7 +121,7 @@
 //!
 //! ```
 //! use trellis::baselines::{beam_search, greedy, linkage, distances_from_similarities, Linkage};
-//! use trellis::{Matrix, Pairwise, PairwiseCost, Weights};
+//! use trellis::{Hcc, Matrix, Weights};
 //!
 //! let w = Weights::from_matrix(&Matrix::from_rows(vec![
 //!     vec![0.0, 0.9, 0.8, -0.5],
@@ -129,9 +129,9 @@
 //!     vec![0.8, 0.7, 0.0, -0.3],
 //!     vec![-0.5, -0.4, -0.3, 0.0],
 //! ])?)?;
-//! let model = Pairwise::new(&w, PairwiseCost::Hcc, 1.0)?;
-//! let g = greedy(&model);
-//! let beams = beam_search(&model, 3);
+//! let model = Hcc::new(&w, 1.0)?;
+//! let g = greedy(&model)?;
+//! let beams = beam_search(&model, 3)?;
 //! assert!(beams[0].log_potential >= g.log_potential);
 //!
 //! let tree = linkage(&distances_from_similarities(&w), 4, Linkage::Average)?;
@@ -142,46 +142,76 @@
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
-use crate::base::tree::Tree;
+use crate::base::set::Points;
+use crate::base::tree::{ScoredTree, Tree};
 use crate::base::weights::{SYMMETRY_TOLERANCE, Weights};
 use crate::error::{Error, ErrorKind, Result};
-use crate::models::merge::MergeModel;
+use crate::models::{Cluster, Model};
 
-/// A hierarchy built by an agglomerative search, with its value.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Agglomeration {
-    /// The tree, canonical (see [`Tree::canonical`]).
-    pub tree: Tree,
-    /// `log φ(H)`: the sum of `log ψ` over the merges, in merge order.
-    pub log_potential: f64,
+/// A cluster being agglomerated: its points (sorted) and summary.
+#[derive(Clone, Debug)]
+struct Part<S> {
+    points: Vec<usize>,
+    summary: S,
 }
 
-/// `log ψ(a, b)`, with NaN read as `-∞` (an impossible merge).
+impl<S> Part<S> {
+    fn view(&self) -> Cluster<'_, S> {
+        Cluster {
+            points: Points::List(&self.points),
+            summary: &self.summary,
+        }
+    }
+}
+
+/// The union of two clusters and `log ψ` of merging them (NaN read as `-∞`,
+/// an impossible merge); the part holding the lowest point is the left one.
 #[inline]
-fn score<M: MergeModel>(model: &M, a: &M::Cluster, b: &M::Cluster) -> f64 {
-    let s = model.log_potential(a, b);
+fn merged<M: Model + ?Sized>(model: &M, a: &Part<M::Summary>, b: &Part<M::Summary>) -> (Part<M::Summary>, f64) {
+    let summary = model.merge(a.view(), b.view());
+    let (l, r) = if a.points[0] < b.points[0] { (a, b) } else { (b, a) };
+    let s = model.log_potential(&summary, &l.summary, &r.summary);
+    let mut points = Vec::with_capacity(a.points.len() + b.points.len());
+    points.extend_from_slice(&a.points);
+    points.extend_from_slice(&b.points);
+    points.sort_unstable();
+    (Part { points, summary }, if s.is_nan() { f64::NEG_INFINITY } else { s })
+}
+
+/// `log ψ` of merging two clusters (see [`merged`]).
+#[inline]
+fn score<M: Model + ?Sized>(model: &M, a: &Part<M::Summary>, b: &Part<M::Summary>) -> f64 {
+    let summary = model.merge(a.view(), b.view());
+    let (l, r) = if a.points[0] < b.points[0] { (a, b) } else { (b, a) };
+    let s = model.log_potential(&summary, &l.summary, &r.summary);
     if s.is_nan() { f64::NEG_INFINITY } else { s }
 }
 
-fn check_points(n: usize) {
-    assert!(
-        n > 0,
-        "agglomerative clustering needs at least one point, the model has none"
-    );
+fn check_points(n: usize) -> Result<()> {
+    if n == 0 {
+        return Err(Error::new(ErrorKind::Empty));
+    }
+    Ok(())
+}
+
+fn leaves<M: Model + ?Sized>(model: &M) -> Vec<Part<M::Summary>> {
+    (0..model.num_points())
+        .map(|i| Part {
+            points: vec![i],
+            summary: model.leaf(i),
+        })
+        .collect()
 }
 
 /// Greedy agglomeration: always merge the pair with the largest `log ψ` (see
-/// the [module docs](self) for the tie-breaking and the complexity).
-///
-/// # Panics
-///
-/// If the model has no points.
-pub fn greedy<M: MergeModel>(model: &M) -> Agglomeration {
+/// the [module docs](self) for the tie-breaking and the complexity). Fails
+/// only on a model without points.
+pub fn greedy<M: Model + ?Sized>(model: &M) -> Result<ScoredTree> {
     let n = model.num_points();
-    check_points(n);
+    check_points(n)?;
     // Active clusters in list order, and for the cluster at position j its
     // scores against the clusters at positions 0..j.
-    let mut summaries: Vec<M::Cluster> = (0..n).map(|i| model.leaf(i)).collect();
+    let mut summaries: Vec<Part<M::Summary>> = leaves(model);
     let mut trees: Vec<Tree> = (0..n).map(Tree::Leaf).collect();
     let mut rows: Vec<Vec<f64>> = (0..n)
         .map(|j| {
@@ -213,15 +243,15 @@ pub fn greedy<M: MergeModel>(model: &M) -> Agglomeration {
         rows.remove(bi);
         let (b, tb) = (summaries.remove(bj), trees.remove(bj));
         let (a, ta) = (summaries.remove(bi), trees.remove(bi));
-        let merged = model.merge(&a, &b);
+        let (merged, _) = merged(model, &a, &b);
         rows.push(summaries.iter().map(|c| score(model, c, &merged)).collect());
         summaries.push(merged);
         trees.push(Tree::node(ta, tb));
     }
-    Agglomeration {
+    Ok(ScoredTree {
         tree: trees.pop().expect("one cluster left").canonical(),
         log_potential: total,
-    }
+    })
 }
 
 /// The paper's default beam width, `N(N-1)/2` (at least 1).
@@ -237,31 +267,31 @@ pub fn compact_beam_width(n: usize) -> usize {
 }
 
 /// A cluster built during beam search, shared by every state that holds it.
-struct Built<C> {
-    summary: C,
+struct Built<S> {
+    part: Part<S>,
     /// Children ids; `None` for a leaf (its id is the point).
     children: Option<(u32, u32)>,
 }
 
 /// Clusters and pair scores shared by the beam states.
-struct Shared<'m, M: MergeModel> {
+struct Shared<'m, M: Model + ?Sized> {
     model: &'m M,
-    clusters: Vec<Built<M::Cluster>>,
+    clusters: Vec<Built<M::Summary>>,
     /// `(earlier, later)` in the merging state's list -> merged cluster id.
     by_children: HashMap<(u32, u32), u32>,
     /// `(earlier, later)` -> `log ψ`.
     scores: HashMap<(u32, u32), f64>,
 }
 
-impl<M: MergeModel> Shared<'_, M> {
+impl<M: Model + ?Sized> Shared<'_, M> {
     fn score(&mut self, a: u32, b: u32) -> f64 {
         let clusters = &self.clusters;
         let model = self.model;
         *self.scores.entry((a, b)).or_insert_with(|| {
             score(
                 model,
-                &clusters[a as usize].summary,
-                &clusters[b as usize].summary,
+                &clusters[a as usize].part,
+                &clusters[b as usize].part,
             )
         })
     }
@@ -270,13 +300,14 @@ impl<M: MergeModel> Shared<'_, M> {
         if let Some(&id) = self.by_children.get(&(a, b)) {
             return id;
         }
-        let summary = self.model.merge(
-            &self.clusters[a as usize].summary,
-            &self.clusters[b as usize].summary,
+        let (part, _) = merged(
+            self.model,
+            &self.clusters[a as usize].part,
+            &self.clusters[b as usize].part,
         );
         let id = u32::try_from(self.clusters.len()).expect("fewer than 2^32 clusters");
         self.clusters.push(Built {
-            summary,
+            part,
             children: Some((a, b)),
         });
         self.by_children.insert((a, b), id);
@@ -335,19 +366,17 @@ fn better(a: &Proposal, b: &Proposal) -> Ordering {
 ///
 /// Every merge, the root included, is scored by the model's own potential
 /// (unlike StandardHC, which ranks the root merge with the non-root rate).
-///
-/// # Panics
-///
-/// If the model has no points.
-pub fn beam_search<M: MergeModel>(model: &M, width: usize) -> Vec<Agglomeration> {
+/// Fails only on a model without points.
+pub fn beam_search<M: Model + ?Sized>(model: &M, width: usize) -> Result<Vec<ScoredTree>> {
     let n = model.num_points();
-    check_points(n);
+    check_points(n)?;
     let width = width.max(1);
     let mut shared = Shared {
         model,
-        clusters: (0..n)
-            .map(|i| Built {
-                summary: model.leaf(i),
+        clusters: leaves(model)
+            .into_iter()
+            .map(|part| Built {
+                part,
                 children: None,
             })
             .collect(),
@@ -422,13 +451,13 @@ pub fn beam_search<M: MergeModel>(model: &M, width: usize) -> Vec<Agglomeration>
         }
         states = next;
     }
-    states
+    Ok(states
         .iter()
-        .map(|s| Agglomeration {
+        .map(|s| ScoredTree {
             tree: shared.tree(s.active[0]).canonical(),
             log_potential: s.log_potential,
         })
-        .collect()
+        .collect())
 }
 
 /// The cluster-distance update of a linkage method (see the [module docs](self)).
@@ -596,7 +625,7 @@ pub fn distances_from_similarities(w: &Weights) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Matrix, Pairwise, PairwiseCost};
+    use crate::{Hcc, Matrix};
 
     fn weights(rows: Vec<Vec<f64>>) -> Weights {
         Weights::from_matrix(&Matrix::from_rows(rows).unwrap()).unwrap()
@@ -605,10 +634,10 @@ mod tests {
     #[test]
     fn one_and_two_points() {
         let w1 = weights(vec![vec![0.0]]);
-        let m1 = Pairwise::new(&w1, PairwiseCost::Hcc, 1.0).unwrap();
-        assert_eq!(greedy(&m1).tree, Tree::Leaf(0));
-        assert_eq!(greedy(&m1).log_potential, 0.0);
-        let b = beam_search(&m1, 5);
+        let m1 = Hcc::new(&w1, 1.0).unwrap();
+        assert_eq!(greedy(&m1).unwrap().tree, Tree::Leaf(0));
+        assert_eq!(greedy(&m1).unwrap().log_potential, 0.0);
+        let b = beam_search(&m1, 5).unwrap();
         assert_eq!(b.len(), 1);
         assert_eq!(b[0].tree, Tree::Leaf(0));
         assert_eq!(linkage(&[0.0], 1, Linkage::Ward).unwrap(), Tree::Leaf(0));
@@ -620,11 +649,11 @@ mod tests {
         assert_eq!(distances_from_similarities(&w1), vec![0.0]);
 
         let w2 = weights(vec![vec![0.0, 0.5], vec![0.5, 0.0]]);
-        let m2 = Pairwise::new(&w2, PairwiseCost::Hcc, 2.0).unwrap();
-        let g = greedy(&m2);
+        let m2 = Hcc::new(&w2, 2.0).unwrap();
+        let g = greedy(&m2).unwrap();
         assert_eq!(g.tree, Tree::parse("[0,1]").unwrap());
         assert_eq!(g.log_potential, -1.0);
-        let b = beam_search(&m2, default_beam_width(2));
+        let b = beam_search(&m2, default_beam_width(2)).unwrap();
         assert_eq!(b, vec![g]);
         let d = distances_from_similarities(&w2);
         assert_eq!(d, vec![0.0, 0.0, 0.0, 0.0]);
@@ -702,8 +731,8 @@ mod tests {
         // All weights equal: every merge ties; greedy takes positions (0, 1),
         // then the new cluster is last: (2, 3), then the two pairs.
         let w = weights(vec![vec![0.0; 4]; 4]);
-        let m = Pairwise::new(&w, PairwiseCost::Hcc, 1.0).unwrap();
-        assert_eq!(greedy(&m).tree.to_string(), "[[0,1],[2,3]]");
+        let m = Hcc::new(&w, 1.0).unwrap();
+        assert_eq!(greedy(&m).unwrap().tree.to_string(), "[[0,1],[2,3]]");
         let d = vec![1.0; 16];
         let steps = linkage_steps(&d, 4, Linkage::Average).unwrap();
         assert_eq!((steps[0].left, steps[0].right), (0, 1));

@@ -25,6 +25,12 @@
 //!   reference ([`sweep_exact`]), exact for any range.
 
 use crate::base::scaled::{Acc, Scaled, ZERO_EXP};
+
+/// Largest magnitude, in nats, that any log-value of the scaled-arithmetic
+/// kernels may reach: their scaled numbers keep a power of two in an `i32`,
+/// and sums of three exponents must stay clear of `i32` overflow. About
+/// `2^26 · ln 2`.
+pub(crate) const SEPARABLE_LOG_LIMIT: f64 = 4.6e7;
 use crate::base::set::{Mask, for_each_level_batch, for_each_split, lowest};
 
 /// One table entry: a log value `key` (for the max) and a scaled linear value
@@ -89,14 +95,15 @@ impl Fast {
     }
 }
 
-/// The largest `exp` among the cells of the subsets of size `k` of `n` points
-/// (`ZERO_EXP` when all are zero): the size-class base of the fast path.
-pub(crate) fn level_max_exp(table: &[Cell], n: usize, k: usize) -> i32 {
+/// The largest exponent among the entries of `table` over the subsets of
+/// size `k` of `n` points (`ZERO_EXP` when all are zero): the size-class base
+/// of the fast path and the reference of the exact one.
+pub(crate) fn level_max_exp<T>(table: &[T], n: usize, k: usize, exp: impl Fn(&T) -> i32) -> i32 {
     let mut m = ZERO_EXP;
     for_each_level_batch(n, k, 8192, |batch| {
         m = batch
             .iter()
-            .map(|&t| table[t as usize].exp)
+            .map(|&t| exp(&table[t as usize]))
             .fold(m, i32::max);
     });
     m

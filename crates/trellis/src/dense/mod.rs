@@ -8,15 +8,20 @@
 //!
 //! ```text
 //! Z(S)   = Σ_L  ψ(L, S∖L) · Z(L) · Z(S∖L)            Z({x}) = 1
-//! M(S)   = max_L ψ(L, S∖L) · M(L) · M(S∖L)            (MAP value, with backpointer)
+//! M(S)   = max_L ψ(L, S∖L) · M(L) · M(S∖L)            (MAP value)
 //! ```
 //!
 //! `Z(X)` is the partition function over all `(2n-3)!!` binary trees and
-//! `M(X)` the potential of the MAP tree, recovered by following the
-//! backpointers. Time `O(3^n)` (exactly `(3^n - 2^(n+1) + 1)/2` splits),
-//! memory `O(2^n)`.
+//! `M(X)` the potential of the MAP tree. The hot loop keeps no argmax: the
+//! `n - 1` splits of the MAP tree are recovered afterwards by a scan of each
+//! MAP cluster's splits with the same arithmetic and tie rule (`O(2^n)` in
+//! all). Time `O(3^n)` (exactly `(3^n - 2^(n+1) + 1)/2` splits), memory
+//! `O(2^n)`.
 //!
-//! Two kernels implement it. For a separable model (see [`crate::models::potential`])
+//! The model is first tabulated over all subsets (see `potentials.rs`): the
+//! summary of every subset, or for a separable model its tables `P` and `C`.
+//!
+//! Two kernels implement it. For a separable model (see [`crate::models`])
 //! `log ψ = f_k · (P(S) + C(L) + C(R))` with `f_k = scale·σ(k)` for clusters of
 //! size `k`, so
 //!
@@ -34,249 +39,252 @@
 //! exact for any finite potential.
 //!
 //! Clusters of one size depend only on smaller ones, so each size level is
-//! processed in parallel (rayon) in batches of masks.
+//! processed in parallel in batches of masks (`levels.rs`), with progress
+//! reported and cancellation honoured between batches.
 //!
 //! MAP ties are broken deterministically: the first best split in the
 //! enumeration order (decreasing `L`) wins.
 
 pub(crate) mod kernel;
+pub(crate) mod levels;
 mod outside;
+pub(crate) mod potentials;
 mod sample;
 
 pub use outside::Marginals;
 pub use sample::Sampler;
 
+use std::sync::Arc;
+
 use num_bigint::BigUint;
-use rayon::prelude::*;
 
 use crate::base::count;
 use crate::base::memory::{self, INSIDE_PEAK_BYTES};
+use crate::base::run::{Options, Ticker};
 use crate::base::scaled::{LogSumExp, Scaled, ZERO_EXP};
-use crate::base::set::{
-    Mask, for_each_level_batch, for_each_split, full, lowest, splits_of_size, total_splits,
-};
-use crate::base::tree::Tree;
+use crate::base::set::{Mask, for_each_split, full, lowest, splits_of_size, total_splits};
+use crate::base::tree::{ScoredTree, Tree};
 use crate::dense::kernel::{Cell, Factors, Fast, level_max_exp, sweep, sweep_fast};
+use crate::dense::levels::{solve_level, update_by_size};
+use crate::dense::potentials::{Potentials, SeparableTables};
 use crate::error::{Error, ErrorKind, Result};
-use crate::models::potential::{Potential, Separable};
-
-/// Masks per parallel batch within a size level.
-pub(crate) const BATCH: usize = 1 << 13;
-
-/// A batch is run in parallel when it has at least this many splits.
-pub(crate) const PARALLEL_WORK: u64 = 1 << 15;
-
-/// A progress callback: `(stage, done, total)`, counting splits.
-pub type ProgressFn<'a> = &'a (dyn Fn(&str, u64, u64) + Sync);
-
-/// Options of the exact algorithms.
-#[derive(Clone, Copy, Default)]
-pub struct Options<'a> {
-    /// Refuse to allocate more than this many bytes of tables; `None` uses the
-    /// memory the operating system reports as available.
-    pub memory_limit: Option<u64>,
-    /// Called after each batch of clusters with the number of splits done.
-    pub progress: Option<ProgressFn<'a>>,
-}
-
-impl std::fmt::Debug for Options<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Options")
-            .field("memory_limit", &self.memory_limit)
-            .field("progress", &self.progress.is_some())
-            .finish()
-    }
-}
-
-pub(crate) struct Ticker<'a> {
-    f: Option<ProgressFn<'a>>,
-    stage: &'static str,
-    done: u64,
-    total: u64,
-}
-
-impl<'a> Ticker<'a> {
-    pub(crate) fn new(f: Option<ProgressFn<'a>>, stage: &'static str, total: u64) -> Ticker<'a> {
-        let t = Ticker {
-            f,
-            stage,
-            done: 0,
-            total,
-        };
-        t.report();
-        t
-    }
-
-    pub(crate) fn advance(&mut self, splits: u64) {
-        self.done += splits;
-        self.report();
-    }
-
-    fn report(&self) {
-        if let Some(f) = self.f {
-            f(self.stage, self.done.min(self.total), self.total);
-        }
-    }
-}
-
-/// Maps a batch of masks through `f`, in parallel when the batch is big enough.
-pub(crate) fn map_batch<T: Send>(
-    batch: &[Mask],
-    work_per_mask: u64,
-    f: impl Fn(Mask) -> T + Sync,
-    out: &mut Vec<T>,
-) {
-    if batch.len() as u64 * work_per_mask >= PARALLEL_WORK {
-        batch.par_iter().map(|&s| f(s)).collect_into_vec(out);
-    } else {
-        out.clear();
-        out.extend(batch.iter().map(|&s| f(s)));
-    }
-}
-
-/// Sets `table[t] = f(t)` for every mask `t` whose size is in `sizes`, in parallel.
-pub(crate) fn fill_by_size<T: Send>(
-    table: &mut [T],
-    sizes: std::ops::RangeInclusive<usize>,
-    f: impl Fn(Mask) -> T + Sync,
-) {
-    const CHUNK: usize = 1 << 12;
-    table
-        .par_chunks_mut(CHUNK)
-        .enumerate()
-        .for_each(|(ci, chunk)| {
-            for (j, slot) in chunk.iter_mut().enumerate() {
-                let t = (ci * CHUNK + j) as Mask;
-                if sizes.contains(&(t.count_ones() as usize)) {
-                    *slot = f(t);
-                }
-            }
-        });
-}
+use crate::models::Model;
 
 /// The dense trellis over all subsets of a model's points, with the
 /// partition function and MAP of every cluster computed.
 ///
 /// Build it with [`Trellis::new`]; then read [`log_z`](Trellis::log_z) and
-/// [`map_tree`](Trellis::map_tree), compute every cluster marginal with
+/// [`map`](Trellis::map), compute every cluster marginal with
 /// [`marginals`](Trellis::marginals), or draw exact posterior samples with
-/// [`sample`](Trellis::sample). The trellis owns its model (pass `&model` to
-/// keep it).
-pub struct Trellis<P> {
-    model: P,
+/// [`samples`](Trellis::samples). The trellis owns its model (pass `&model`
+/// to keep it) and shares its tables: cloning it is cheap, and the
+/// [`Marginals`] and [`Sampler`] made from it hold their own reference, so
+/// they can outlive it.
+pub struct Trellis<M: Model> {
+    inner: Arc<Inside<M>>,
+}
+
+impl<M: Model> Clone for Trellis<M> {
+    fn clone(&self) -> Self {
+        Trellis {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+/// What the inside pass computes and keeps.
+pub(crate) struct Inside<M: Model> {
+    model: M,
     n: usize,
+    potentials: Potentials<M::Summary>,
     log_z: Vec<f64>,
     map: Vec<f64>,
+    map_tree: ScoredTree,
     memory_limit: Option<u64>,
 }
 
-impl<P> std::fmt::Debug for Trellis<P> {
+impl<M: Model> std::fmt::Debug for Trellis<M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Trellis")
-            .field("n", &self.n)
-            .field("log_z", &self.log_z.last())
+            .field("n", &self.inner.n)
+            .field("log_z", &self.log_z())
             .finish_non_exhaustive()
     }
 }
 
-impl<P: Potential> Trellis<P> {
+/// Bytes per subset the dense trellis needs for `model`: at its peak, and
+/// kept once built.
+fn bytes_needed<M: Model + ?Sized>(model: &M) -> (u64, u64) {
+    let (kept, build) = Potentials::<M::Summary>::bytes_per_subset(model);
+    ((kept + INSIDE_PEAK_BYTES).max(build), kept + memory::INSIDE_KEPT_BYTES)
+}
+
+impl<M: Model> Trellis<M> {
     /// Runs the inside pass (partition function and MAP of every cluster).
-    pub fn new(model: P) -> Result<Trellis<P>> {
+    pub fn new(model: M) -> Result<Trellis<M>> {
         Trellis::with_options(model, &Options::default())
     }
 
-    /// [`Trellis::new`] with a memory limit and a progress callback.
-    pub fn with_options(model: P, options: &Options<'_>) -> Result<Trellis<P>> {
+    /// [`Trellis::new`] with a memory limit and a progress callback (stage
+    /// `"inside"`, counting splits; it may cancel).
+    pub fn with_options(model: M, options: &Options<'_>) -> Result<Trellis<M>> {
         let n = model.num_points();
-        memory::check_dense(n, INSIDE_PEAK_BYTES << n.min(63), options.memory_limit)?;
+        let (peak, _) = bytes_needed(&model);
+        memory::check_dense(n, peak.saturating_mul(1u64 << n.min(63)), options.memory_limit)?;
+        let mut ticker = Ticker::new(options, "inside", total_splits(n) as u64)?;
+        let potentials = Potentials::new(&model);
         let size = 1usize << n;
-        let mut t = Trellis {
+        let mut log_z = vec![f64::NEG_INFINITY; size];
+        let mut map = vec![f64::NEG_INFINITY; size];
+        for i in 0..n {
+            log_z[1 << i] = 0.0;
+            map[1 << i] = 0.0;
+        }
+        match potentials.scaled() {
+            Some(sep) => inside_separable(n, sep, &mut log_z, &mut map, &mut ticker)?,
+            None => inside_general(n, &model, &potentials, &mut log_z, &mut map, &mut ticker)?,
+        }
+        check_root(log_z[size - 1], map[size - 1])?;
+        let mut inside = Inside {
             model,
             n,
-            log_z: vec![f64::NEG_INFINITY; size],
-            map: vec![f64::NEG_INFINITY; size],
+            potentials,
+            log_z,
+            map,
+            map_tree: ScoredTree {
+                tree: Tree::Leaf(0),
+                log_potential: 0.0,
+            },
             memory_limit: options.memory_limit,
         };
-        for i in 0..n {
-            t.log_z[1 << i] = 0.0;
-            t.map[1 << i] = 0.0;
-        }
-        let mut ticker = Ticker::new(options.progress, "inside", total_splits(n) as u64);
-        let Trellis {
-            model, log_z, map, ..
-        } = &mut t;
-        match model.separable().filter(|s| s.within_scaled_range(n)) {
-            Some(sep) => inside_separable(n, &sep, log_z, map, &mut ticker),
-            None => inside_general(n, &*model, log_z, map, &mut ticker),
-        }
-        t.check_root()?;
-        Ok(t)
+        inside.map_tree = ScoredTree {
+            tree: inside.map_tree_of(full(n)),
+            log_potential: inside.map[size - 1],
+        };
+        Ok(Trellis {
+            inner: Arc::new(inside),
+        })
     }
 
-    fn check_root(&self) -> Result<()> {
-        let root = full(self.n) as usize;
-        let (z, m) = (self.log_z[root], self.map[root]);
-        if z.is_nan() || m.is_nan() || z == f64::INFINITY || m == f64::INFINITY {
-            return Err(Error::new(ErrorKind::BadPotential {
-                detail: "log ψ is NaN or +infinity for some split".into(),
-            }));
-        }
-        if z == f64::NEG_INFINITY {
-            return Err(Error::new(ErrorKind::NoTree));
-        }
-        Ok(())
+    pub(crate) fn inside(&self) -> &Arc<Inside<M>> {
+        &self.inner
     }
 
     /// The model.
-    pub fn model(&self) -> &P {
-        &self.model
+    pub fn model(&self) -> &M {
+        &self.inner.model
     }
 
     /// Number of points `n`.
     pub fn num_points(&self) -> usize {
-        self.n
+        self.inner.n
     }
 
     /// The mask of all points (the root cluster).
     pub fn root(&self) -> Mask {
-        full(self.n)
+        full(self.inner.n)
     }
 
-    pub(crate) fn memory_limit(&self) -> Option<u64> {
-        self.memory_limit
+    /// `log Z`, the natural log of the partition function over all trees.
+    pub fn log_z(&self) -> f64 {
+        self.inner.log_z[self.root() as usize]
+    }
+
+    /// `log Z(S)` of the trees over the points of `cluster` alone; an error
+    /// for the empty set or points outside the trellis.
+    pub fn log_z_of(&self, cluster: Mask) -> Result<f64> {
+        self.inner.check_cluster(cluster)?;
+        Ok(self.inner.log_z[cluster as usize])
+    }
+
+    /// The MAP tree (highest total log-potential, children ordered by their
+    /// smallest point) with its log-potential `log φ`.
+    pub fn map(&self) -> &ScoredTree {
+        &self.inner.map_tree
+    }
+
+    /// The MAP tree over the points of `cluster` alone, with its
+    /// log-potential; an error for the empty set or points outside the trellis.
+    pub fn map_of(&self, cluster: Mask) -> Result<ScoredTree> {
+        self.inner.check_cluster(cluster)?;
+        Ok(ScoredTree {
+            tree: self.inner.map_tree_of(cluster),
+            log_potential: self.inner.map[cluster as usize],
+        })
+    }
+
+    /// Number of trees the trellis realises: `(2n-3)!!` for the dense trellis.
+    pub fn num_trees(&self) -> BigUint {
+        count::num_trees(self.inner.n)
+    }
+
+    /// Number of splits the inside pass evaluated, `(3^n - 2^(n+1) + 1) / 2`.
+    pub fn num_splits(&self) -> u64 {
+        total_splits(self.inner.n) as u64
+    }
+
+    /// `log φ(H)`, the total log-potential of a tree over some of the points.
+    pub fn tree_log_potential(&self, tree: &Tree) -> Result<f64> {
+        tree.validate(self.inner.n, false)?;
+        Ok(tree
+            .mask_splits()?
+            .into_iter()
+            .map(|(a, b)| self.inner.split_log_potential(a, b))
+            .sum())
+    }
+
+    /// `log P(H)` of a complete tree over all points.
+    pub fn log_probability(&self, tree: &Tree) -> Result<f64> {
+        tree.validate(self.inner.n, true)?;
+        Ok(self.tree_log_potential(tree)? - self.log_z())
+    }
+}
+
+impl<M: Model> Inside<M> {
+    pub(crate) fn n(&self) -> usize {
+        self.n
+    }
+
+    pub(crate) fn potentials(&self) -> &Potentials<M::Summary> {
+        &self.potentials
     }
 
     pub(crate) fn log_z_table(&self) -> &[f64] {
         &self.log_z
     }
 
-    /// `log Z`, the natural log of the partition function over all trees.
-    pub fn log_z(&self) -> f64 {
-        self.log_z[self.root() as usize]
+    pub(crate) fn memory_limit(&self) -> Option<u64> {
+        self.memory_limit
     }
 
-    /// `log Z(S)` of the trees over the points of `cluster` alone.
-    pub fn log_z_of(&self, cluster: Mask) -> f64 {
-        self.log_z[cluster as usize]
+    /// `log ψ` of a split, `left` holding the lowest point of the union.
+    #[inline(always)]
+    pub(crate) fn log_potential(&self, left: Mask, right: Mask) -> f64 {
+        self.potentials.log_potential(&self.model, left, right)
     }
 
-    /// Total log-potential `log φ` of the MAP tree.
-    pub fn map_log_potential(&self) -> f64 {
-        self.map[self.root() as usize]
+    /// `log ψ` of an unordered split, with the canonical argument order.
+    #[inline]
+    pub(crate) fn split_log_potential(&self, a: Mask, b: Mask) -> f64 {
+        if lowest(a | b) & a != 0 {
+            self.log_potential(a, b)
+        } else {
+            self.log_potential(b, a)
+        }
     }
 
-    /// The MAP tree (highest total log-potential), children ordered by their
-    /// smallest point.
-    pub fn map_tree(&self) -> Tree {
-        self.map_tree_of(self.root())
+    fn check_cluster(&self, cluster: Mask) -> Result<()> {
+        if cluster == 0 || cluster & !full(self.n) != 0 {
+            return Err(Error::parameter(format!(
+                "cluster {cluster:#b} is not a non-empty subset of the {} points",
+                self.n
+            )));
+        }
+        Ok(())
     }
 
-    /// The MAP tree over the points of `cluster` alone.
-    pub fn map_tree_of(&self, cluster: Mask) -> Tree {
-        assert!(
-            cluster != 0 && cluster & !self.root() == 0,
-            "cluster out of range"
-        );
+    /// The MAP tree over `cluster` (non-empty, inside the points).
+    fn map_tree_of(&self, cluster: Mask) -> Tree {
         if cluster.count_ones() == 1 {
             return Tree::Leaf(cluster.trailing_zeros() as usize);
         }
@@ -298,61 +306,67 @@ impl<P: Potential> Trellis<P> {
                 arg = l;
             }
         };
-        match self
-            .model
-            .separable()
-            .filter(|sep| sep.within_scaled_range(self.n))
-        {
+        match self.potentials.scaled() {
             Some(sep) => {
-                let f = sep.scale * sep.size_factor[s.count_ones() as usize];
+                let f = sep.factors[s.count_ones() as usize];
                 let key = |t: Mask| f * sep.child[t as usize] + map[t as usize];
                 for_each_split(s, |l, r| scan(l, key(l) + key(r)));
             }
             None => for_each_split(s, |l, r| {
                 scan(
                     l,
-                    self.model.log_potential(l, r) + map[l as usize] + map[r as usize],
+                    self.log_potential(l, r) + map[l as usize] + map[r as usize],
                 )
             }),
         }
         arg
     }
+}
 
-    /// Number of trees the trellis realises: `(2n-3)!!` for the dense trellis.
-    pub fn num_trees(&self) -> BigUint {
-        count::num_trees(self.n)
+fn check_root(z: f64, m: f64) -> Result<()> {
+    if z.is_nan() || m.is_nan() || z == f64::INFINITY || m == f64::INFINITY {
+        return Err(Error::new(ErrorKind::BadPotential {
+            detail: "log ψ is NaN or +infinity for some split".into(),
+        }));
     }
-
-    /// Number of splits the inside pass evaluated, `(3^n - 2^(n+1) + 1) / 2`.
-    pub fn num_splits(&self) -> u64 {
-        total_splits(self.n) as u64
+    if z == f64::NEG_INFINITY {
+        return Err(Error::new(ErrorKind::NoTree));
     }
+    Ok(())
+}
 
-    /// `log φ(H)`, the total log-potential of a tree over some of the points.
-    pub fn tree_log_potential(&self, tree: &Tree) -> Result<f64> {
-        tree.validate(self.n, false)?;
-        Ok(tree
-            .mask_splits()
-            .into_iter()
-            .map(|(a, b)| self.split_log_potential(a, b))
-            .sum())
+/// Number of trees over all the points of `model` whose every split has a
+/// positive potential (finite `log ψ`), by the trellis recursion restricted to
+/// allowed splits: `O(3^n)` potential evaluations after tabulating the model.
+/// Exact in `u128`, so an error for `n ≥ 30` (where `(2n-3)!!` no longer fits)
+/// and for no points.
+pub fn num_positive_trees<M: Model + ?Sized>(model: &M) -> Result<BigUint> {
+    let n = model.num_points();
+    if n == 0 {
+        return Err(Error::new(ErrorKind::Empty));
     }
-
-    /// `log P(H)` of a complete tree over all points.
-    pub fn log_probability(&self, tree: &Tree) -> Result<f64> {
-        tree.validate(self.n, true)?;
-        Ok(self.tree_log_potential(tree)? - self.log_z())
+    if n >= 30 {
+        return Err(Error::parameter(format!(
+            "counting trees of positive potential is exact up to 29 points, not {n}"
+        )));
     }
-
-    /// `log ψ` of an unordered split, with the canonical argument order.
-    #[inline]
-    pub(crate) fn split_log_potential(&self, a: Mask, b: Mask) -> f64 {
-        if lowest(a | b) & a != 0 {
-            self.model.log_potential(a, b)
-        } else {
-            self.model.log_potential(b, a)
+    let potentials = Potentials::new(model);
+    let mut count = vec![0u128; 1 << n];
+    for s in 1..count.len() {
+        let s = s as Mask;
+        if s.count_ones() == 1 {
+            count[s as usize] = 1;
+            continue;
         }
+        let mut total = 0u128;
+        for_each_split(s, |l, r| {
+            if potentials.log_potential(model, l, r) > f64::NEG_INFINITY {
+                total += count[l as usize] * count[r as usize];
+            }
+        });
+        count[s as usize] = total;
     }
+    Ok(BigUint::from(count[count.len() - 1]))
 }
 
 /// Per-subset tables of the separable kernel for parents of one size `k`, kept
@@ -388,16 +402,16 @@ impl Tables {
         log_z: &[f64],
         map: &[f64],
     ) {
-        fill_by_size(&mut self.cells, sizes.clone(), |t| {
+        update_by_size(&mut self.cells, sizes.clone(), |t| {
             let t = t as usize;
             let c = f * child[t];
             Cell::new(c + map[t], c + log_z[t])
         });
         for j in sizes.clone() {
-            self.max_exp[j] = level_max_exp(&self.cells, n, j);
+            self.max_exp[j] = level_max_exp(&self.cells, n, j, |c| c.exp);
         }
         let (cells, max_exp) = (&self.cells, &self.max_exp);
-        fill_by_size(&mut self.fast, sizes, |t| {
+        update_by_size(&mut self.fast, sizes, |t| {
             Fast::of(&cells[t as usize], max_exp[t.count_ones() as usize])
         });
     }
@@ -420,41 +434,41 @@ impl Tables {
 }
 
 /// Computes `(MAP value, log Z)` of every cluster of size `k` with
-/// `kernel(s, log_z, map)`, in parallel batches, and stores them.
-fn solve_level(
+/// `kernel(s, log_z, map)` and stores them.
+fn inside_level(
     n: usize,
     k: usize,
     log_z: &mut [f64],
     map: &mut [f64],
     ticker: &mut Ticker<'_>,
-    kernel: impl Fn(Mask, &[f64], &[f64]) -> (f64, f64) + Sync,
-) {
-    let work = splits_of_size(k);
-    let mut out = Vec::new();
-    for_each_level_batch(n, k, BATCH, |batch| {
-        {
-            let (log_z, map) = (&*log_z, &*map);
-            map_batch(batch, work, |s| kernel(s, log_z, map), &mut out);
-        }
-        for (&s, &(m, z)) in batch.iter().zip(&out) {
-            map[s as usize] = m;
-            log_z[s as usize] = z;
-        }
-        ticker.advance(batch.len() as u64 * work);
-    });
+    kernel: impl Fn(Mask, &[f64], &[f64]) -> (f64, f64) + Sync + Send,
+) -> Result<()> {
+    let mut tables = (log_z, map);
+    solve_level(
+        n,
+        k,
+        splits_of_size(k),
+        &mut tables,
+        ticker,
+        |t, s| kernel(s, t.0, t.1),
+        |t, s, (m, z)| {
+            t.1[s as usize] = m;
+            t.0[s as usize] = z;
+        },
+    )
 }
 
 fn inside_separable(
     n: usize,
-    sep: &Separable<'_>,
+    sep: SeparableTables<'_>,
     log_z: &mut [f64],
     map: &mut [f64],
     ticker: &mut Ticker<'_>,
-) {
+) -> Result<()> {
     let mut tables = Tables::new(n);
-    let constant = sep.constant_size_factor();
+    let constant = sep.constant_factor();
     for k in 2..=n {
-        let f = sep.scale * sep.size_factor[k];
+        let f = sep.factors[k];
         // Entries of the clusters below this level, for parents of size k.
         let sizes = if constant && k > 2 {
             k - 1..=k - 1
@@ -464,28 +478,30 @@ fn inside_separable(
         tables.refresh(n, sizes, f, sep.child, log_z, map);
         tables.factors = Factors::new(&tables.max_exp, &tables.max_exp, k, false);
         let tables = &tables;
-        solve_level(n, k, log_z, map, ticker, |s, _, _| {
+        inside_level(n, k, log_z, map, ticker, |s, _, _| {
             let (m, g) = tables.cluster(s, k);
             let p = f * sep.parent[s as usize];
             (p + m, p + g.ln())
-        });
+        })?;
     }
+    Ok(())
 }
 
-fn inside_general<P: Potential + ?Sized>(
+fn inside_general<M: Model + ?Sized>(
     n: usize,
-    model: &P,
+    model: &M,
+    potentials: &Potentials<M::Summary>,
     log_z: &mut [f64],
     map: &mut [f64],
     ticker: &mut Ticker<'_>,
-) {
+) -> Result<()> {
     for k in 2..=n {
-        solve_level(n, k, log_z, map, ticker, |s, log_z, map| {
+        inside_level(n, k, log_z, map, ticker, |s, log_z, map| {
             let mut best_v = f64::NEG_INFINITY;
             let mut first = true;
             let mut lse = LogSumExp::new();
             for_each_split(s, |l, r| {
-                let lp = model.log_potential(l, r);
+                let lp = potentials.log_potential(model, l, r);
                 let v = lp + map[l as usize] + map[r as usize];
                 if v > best_v || (first && v.is_nan()) {
                     best_v = v;
@@ -494,6 +510,7 @@ fn inside_general<P: Potential + ?Sized>(
                 lse.add(lp + log_z[l as usize] + log_z[r as usize]);
             });
             (best_v, lse.ln())
-        });
+        })?;
     }
+    Ok(())
 }

@@ -27,67 +27,84 @@
 //! and the probabilities of the non-singleton proper clusters sum to `n - 2`
 //! (every binary tree has `n - 2` of them).
 
-use crate::base::memory::{self, OUTSIDE_BYTES};
-use crate::base::scaled::{Acc, LogSumExp, Scaled, ZERO_EXP};
-use crate::base::set::{Mask, for_each_level_batch, lowest};
-use crate::base::tree::Tree;
-use crate::dense::{BATCH, Options, Ticker, Trellis, fill_by_size, map_batch};
-use crate::error::{Error, Result};
-use crate::models::potential::{Potential, Separable};
+use std::sync::Arc;
 
-/// Every cluster's marginal probability, from one outside pass over a [`Trellis`].
-pub struct Marginals<'t, P> {
-    trellis: &'t Trellis<P>,
+use crate::base::memory::{self, OUTSIDE_BYTES};
+use crate::base::run::{Options, Ticker};
+use crate::base::scaled::{Acc, LogSumExp, Scaled, ZERO_EXP};
+use crate::base::set::{Mask, lowest};
+use crate::base::tree::Tree;
+use crate::dense::kernel::level_max_exp;
+use crate::dense::levels::{solve_level, update_by_size};
+use crate::dense::potentials::SeparableTables;
+use crate::dense::{Inside, Trellis};
+use crate::error::{Error, Result};
+use crate::models::Model;
+
+/// Every cluster's marginal probability, from one outside pass over a
+/// [`Trellis`]. It shares the trellis's tables, so it can outlive it.
+pub struct Marginals<M: Model> {
+    inside: Arc<Inside<M>>,
     log_out: Vec<f64>,
 }
 
-impl<P> std::fmt::Debug for Marginals<'_, P> {
+impl<M: Model> Clone for Marginals<M> {
+    fn clone(&self) -> Self {
+        Marginals {
+            inside: Arc::clone(&self.inside),
+            log_out: self.log_out.clone(),
+        }
+    }
+}
+
+impl<M: Model> std::fmt::Debug for Marginals<M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Marginals").finish_non_exhaustive()
     }
 }
 
-impl<P: Potential> Trellis<P> {
+impl<M: Model> Trellis<M> {
     /// Runs the outside pass: the marginal of every cluster, `O(3^n)`.
-    pub fn marginals(&self) -> Result<Marginals<'_, P>> {
+    pub fn marginals(&self) -> Result<Marginals<M>> {
         self.marginals_with(&Options {
-            memory_limit: self.memory_limit(),
-            progress: None,
+            memory_limit: self.inside().memory_limit(),
+            ..Options::default()
         })
     }
 
-    /// [`Trellis::marginals`] with a memory limit and a progress callback.
-    pub fn marginals_with(&self, options: &Options<'_>) -> Result<Marginals<'_, P>> {
-        let n = self.num_points();
+    /// [`Trellis::marginals`] with a memory limit and a progress callback
+    /// (stage `"outside"`, counting terms; it may cancel).
+    pub fn marginals_with(&self, options: &Options<'_>) -> Result<Marginals<M>> {
+        let inside = self.inside();
+        let n = inside.n();
         memory::check_dense(n, OUTSIDE_BYTES << n.min(63), options.memory_limit)?;
+        let terms = 3u64.pow(n as u32) + 1 - (2u64 << n);
+        let mut ticker = Ticker::new(options, "outside", terms)?;
         let mut log_out = vec![f64::NEG_INFINITY; 1usize << n];
         log_out[self.root() as usize] = 0.0;
-        let terms = 3u64.pow(n as u32) + 1 - (2u64 << n);
-        let mut ticker = Ticker::new(options.progress, "outside", terms);
-        match self
-            .model()
-            .separable()
-            .filter(|s| s.within_scaled_range(n))
-        {
-            Some(sep) => outside_separable(n, &sep, self.log_z_table(), &mut log_out, &mut ticker),
-            None => outside_general(self, &mut log_out, &mut ticker),
+        match inside.potentials().scaled() {
+            Some(sep) => outside_separable(n, sep, inside.log_z_table(), &mut log_out, &mut ticker)?,
+            None => outside_general(inside, &mut log_out, &mut ticker)?,
         }
         Ok(Marginals {
-            trellis: self,
+            inside: Arc::clone(inside),
             log_out,
         })
     }
 }
 
-impl<P: Potential> Marginals<'_, P> {
+impl<M: Model> Marginals<M> {
     /// `log P(S | X)`: the log-probability that `cluster` is a cluster of the
-    /// hierarchy (`-∞` for the empty set or points out of range).
+    /// hierarchy (`-∞` for the empty set or points out of range, which are
+    /// never clusters).
     pub fn log_p(&self, cluster: Mask) -> f64 {
-        if cluster == 0 || cluster & !self.trellis.root() != 0 {
+        let n = self.inside.n();
+        let root = crate::base::set::full(n);
+        if cluster == 0 || cluster & !root != 0 {
             return f64::NEG_INFINITY;
         }
-        let t = self.trellis;
-        (self.log_out[cluster as usize] + t.log_z_of(cluster) - t.log_z()).min(0.0)
+        let log_z = self.inside.log_z_table();
+        (self.log_out[cluster as usize] + log_z[cluster as usize] - log_z[root as usize]).min(0.0)
     }
 
     /// `P(S | X)`, the probability that `cluster` is a cluster of the hierarchy.
@@ -95,15 +112,25 @@ impl<P: Potential> Marginals<'_, P> {
         self.log_p(cluster).exp()
     }
 
-    /// `log O(S)`: the log of the summed potential outside the subtree at `cluster`.
+    /// `log Z` of the trellis.
+    pub fn log_z(&self) -> f64 {
+        *self.inside.log_z_table().last().expect("non-empty")
+    }
+
+    /// `log O(S)`: the log of the summed potential outside the subtree at
+    /// `cluster` (`-∞` for the empty set or points out of range).
     pub fn log_outside(&self, cluster: Mask) -> f64 {
-        self.log_out[cluster as usize]
+        self.log_out
+            .get(cluster as usize)
+            .copied()
+            .filter(|_| cluster != 0)
+            .unwrap_or(f64::NEG_INFINITY)
     }
 
     /// Every non-singleton proper cluster with probability `> 0` and `>= min_p`,
     /// most probable first (ties by mask).
     pub fn clusters(&self, min_p: f64) -> Vec<(Mask, f64)> {
-        let root = self.trellis.root();
+        let root = crate::base::set::full(self.inside.n());
         let mut out: Vec<(Mask, f64)> = (1..root)
             .filter(|s| s.count_ones() >= 2)
             .map(|s| (s, self.p(s)))
@@ -116,28 +143,20 @@ impl<P: Potential> Marginals<'_, P> {
     /// The marginal `P(H_i | X)` of a sub-hierarchy: the probability that the
     /// hierarchy contains `tree` (over some of the points) as a subtree.
     pub fn subtree(&self, tree: &Tree) -> Result<f64> {
-        let t = self.trellis;
-        tree.validate(t.num_points(), false)?;
-        let log_phi = t.tree_log_potential(tree)?;
-        let cluster = tree.mask();
-        let lp = log_phi + self.log_out[cluster as usize] - t.log_z();
+        let inside = &self.inside;
+        tree.validate(inside.n(), false)?;
+        let log_phi: f64 = tree
+            .mask_splits()?
+            .into_iter()
+            .map(|(a, b)| inside.split_log_potential(a, b))
+            .sum();
+        let cluster = tree.mask()?;
+        let lp = log_phi + self.log_out[cluster as usize] - self.log_z();
         if lp.is_nan() {
             return Err(Error::tree("the sub-hierarchy's potential is undefined"));
         }
         Ok(lp.min(0.0).exp())
     }
-}
-
-/// Largest exponent among the non-zero entries of `table` over the masks of size `k`.
-fn max_exp_of_size(n: usize, k: usize, table: &[Scaled]) -> i32 {
-    let mut m = ZERO_EXP;
-    for_each_level_batch(n, k, BATCH, |batch| {
-        m = batch
-            .iter()
-            .map(|&t| table[t as usize].exp)
-            .fold(m, i32::max);
-    });
-    m
 }
 
 /// `Σ_T o(S ∪ T) · g(T) · h(|T|)` over the non-empty `T ⊆ X∖S`, for the outside
@@ -232,39 +251,37 @@ fn finish<const VARYING: bool>(v: Scaled, h: &[Scaled; 33]) -> Scaled {
     }
 }
 
-/// Computes `log O(S)` of every cluster of size `s` with `kernel(S, log_out)`,
-/// in parallel batches, and stores it.
+/// Computes `log O(S)` of every cluster of size `s` with `kernel(S, log_out)`
+/// and stores it.
 fn solve_outside_level(
     n: usize,
     s: usize,
-    log_out: &mut [f64],
+    log_out: &mut Vec<f64>,
     ticker: &mut Ticker<'_>,
-    kernel: impl Fn(Mask, &[f64]) -> f64 + Sync,
-) {
+    kernel: impl Fn(Mask, &[f64]) -> f64 + Sync + Send,
+) -> Result<()> {
     let work = (1u64 << (n - s)) - 1;
-    let mut out = Vec::new();
-    for_each_level_batch(n, s, BATCH, |batch| {
-        {
-            let log_out = &*log_out;
-            map_batch(batch, work, |set| kernel(set, log_out), &mut out);
-        }
-        for (&set, &v) in batch.iter().zip(&out) {
-            log_out[set as usize] = v;
-        }
-        ticker.advance(batch.len() as u64 * work);
-    });
+    solve_level(
+        n,
+        s,
+        work,
+        log_out,
+        ticker,
+        |log_out, set| kernel(set, log_out),
+        |log_out, set, v| log_out[set as usize] = v,
+    )
 }
 
 fn outside_separable(
     n: usize,
-    sep: &Separable<'_>,
+    sep: SeparableTables<'_>,
     log_z: &[f64],
-    log_out: &mut [f64],
+    log_out: &mut Vec<f64>,
     ticker: &mut Ticker<'_>,
-) {
+) -> Result<()> {
     let size = 1usize << n;
     let root = (size - 1) as Mask;
-    let f = |k: usize| sep.scale * sep.size_factor[k];
+    let f = |k: usize| sep.factors[k];
     // o(U) = O(U) · e^{f_|U| P(U)};  g(T) = e^{f_k C(T)} Z(T) for the parent size k.
     let mut o = vec![Scaled::ZERO; size];
     let mut g = vec![Scaled::ZERO; size];
@@ -272,25 +289,25 @@ fn outside_separable(
     let mut max_g = vec![ZERO_EXP; n + 1];
     o[root as usize] = Scaled::from_ln(f(n) * sep.parent[root as usize]);
     max_o[n] = o[root as usize].exp;
-    let constant = sep.constant_size_factor();
+    let constant = sep.constant_factor();
     if constant {
         let f1 = f(n);
-        fill_by_size(&mut g, 1..=n, |t| {
+        update_by_size(&mut g, 1..=n, |t| {
             Scaled::from_ln(f1 * sep.child[t as usize] + log_z[t as usize])
         });
         for (j, m) in max_g.iter_mut().enumerate().skip(1) {
-            *m = max_exp_of_size(n, j, &g);
+            *m = level_max_exp(&g, n, j, |v| v.exp);
         }
     }
     for s in (1..n).rev() {
         if !constant {
             // Parent of S (size s) and T has size s + |T|.
-            fill_by_size(&mut g, 1..=n - s, |t| {
+            update_by_size(&mut g, 1..=n - s, |t| {
                 let k = s + t.count_ones() as usize;
                 Scaled::from_ln(f(k) * sep.child[t as usize] + log_z[t as usize])
             });
             for (j, m) in max_g.iter_mut().enumerate().take(n - s + 1).skip(1) {
-                *m = max_exp_of_size(n, j, &g);
+                *m = level_max_exp(&g, n, j, |v| v.exp);
             }
         }
         solve_outside_level(n, s, log_out, ticker, |set, _| {
@@ -313,24 +330,24 @@ fn outside_separable(
                 outside_cluster::<true>(set, root, &o, &g, &h, &e_ref)
             };
             v.ln()
-        });
+        })?;
         let log_out = &*log_out;
-        fill_by_size(&mut o, s..=s, |u| {
+        update_by_size(&mut o, s..=s, |u| {
             Scaled::from_ln(log_out[u as usize] + f(s) * sep.parent[u as usize])
         });
-        max_o[s] = max_exp_of_size(n, s, &o);
+        max_o[s] = level_max_exp(&o, n, s, |v| v.exp);
     }
+    Ok(())
 }
 
-fn outside_general<P: Potential>(
-    trellis: &Trellis<P>,
-    log_out: &mut [f64],
+fn outside_general<M: Model>(
+    inside: &Inside<M>,
+    log_out: &mut Vec<f64>,
     ticker: &mut Ticker<'_>,
-) {
-    let n = trellis.num_points();
-    let root = trellis.root();
-    let log_z = trellis.log_z_table();
-    let model = trellis.model();
+) -> Result<()> {
+    let n = inside.n();
+    let root = crate::base::set::full(n);
+    let log_z = inside.log_z_table();
     for s in (1..n).rev() {
         solve_outside_level(n, s, log_out, ticker, |set, log_out| {
             let comp = root ^ set;
@@ -339,14 +356,15 @@ fn outside_general<P: Potential>(
             while t != 0 {
                 let u = set | t;
                 let lp = if lowest(u) & set != 0 {
-                    model.log_potential(set, t)
+                    inside.log_potential(set, t)
                 } else {
-                    model.log_potential(t, set)
+                    inside.log_potential(t, set)
                 };
                 lse.add(log_out[u as usize] + lp + log_z[t as usize]);
                 t = (t - 1) & comp;
             }
             lse.ln()
-        });
+        })?;
     }
+    Ok(())
 }

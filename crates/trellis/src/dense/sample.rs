@@ -17,14 +17,14 @@
 //! these distributions.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use rand::{Rng, RngExt, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
+use rand::{Rng, RngExt};
 
 use crate::base::set::{Mask, for_each_split, lowest};
 use crate::base::tree::Tree;
-use crate::dense::Trellis;
-use crate::models::potential::Potential;
+use crate::dense::{Inside, Trellis};
+use crate::models::Model;
 
 /// Clusters at least this large get their split distribution cached.
 const CACHE_MIN_SIZE: u32 = 9;
@@ -33,14 +33,15 @@ const CACHE_MIN_SIZE: u32 = 9;
 const DEFAULT_BUDGET: usize = 1 << 24;
 
 /// Draws exact posterior samples from a [`Trellis`], caching the split
-/// distributions of large clusters between draws.
-pub struct Sampler<'t, P> {
-    trellis: &'t Trellis<P>,
+/// distributions of large clusters between draws. It shares the trellis's
+/// tables, so it can outlive it.
+pub struct Sampler<M: Model> {
+    inside: Arc<Inside<M>>,
     cache: HashMap<Mask, Vec<f64>>,
     budget: usize,
 }
 
-impl<P> std::fmt::Debug for Sampler<'_, P> {
+impl<M: Model> std::fmt::Debug for Sampler<M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Sampler")
             .field("cached_clusters", &self.cache.len())
@@ -48,31 +49,26 @@ impl<P> std::fmt::Debug for Sampler<'_, P> {
     }
 }
 
-impl<P: Potential> Trellis<P> {
+impl<M: Model> Trellis<M> {
     /// A sampler over this trellis (reuse it for many draws).
-    pub fn sampler(&self) -> Sampler<'_, P> {
+    pub fn sampler(&self) -> Sampler<M> {
         Sampler {
-            trellis: self,
+            inside: Arc::clone(self.inside()),
             cache: HashMap::new(),
             budget: DEFAULT_BUDGET,
         }
     }
 
-    /// One exact sample from `P(H | X)`.
-    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Tree {
-        self.sampler().sample(rng)
-    }
-
     /// `k` exact samples from `P(H | X)`, reproducible from `seed`
-    /// (xoshiro256++ seeded by SplitMix64 from `seed`).
+    /// (see [`crate::random`]).
     pub fn samples(&self, k: usize, seed: u64) -> Vec<Tree> {
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut rng = crate::random::rng(seed);
         let mut sampler = self.sampler();
         (0..k).map(|_| sampler.sample(&mut rng)).collect()
     }
 }
 
-impl<P: Potential> Sampler<'_, P> {
+impl<M: Model> Sampler<M> {
     /// Sets how many cached probabilities (8 bytes each) the sampler may keep.
     pub fn with_budget(mut self, entries: usize) -> Self {
         self.budget = entries;
@@ -81,7 +77,7 @@ impl<P: Potential> Sampler<'_, P> {
 
     /// One exact sample from `P(H | X)`.
     pub fn sample<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Tree {
-        let root = self.trellis.root();
+        let root = crate::base::set::full(self.inside.n());
         self.sample_cluster(root, rng)
     }
 
@@ -99,8 +95,8 @@ impl<P: Potential> Sampler<'_, P> {
     /// The split weight `ψ(L, R) Z(L) Z(R) / Z(S)`.
     #[inline]
     fn weight(&self, s: Mask, l: Mask, r: Mask) -> f64 {
-        let t = self.trellis;
-        (t.model().log_potential(l, r) + t.log_z_of(l) + t.log_z_of(r) - t.log_z_of(s)).exp()
+        let (t, z) = (&self.inside, self.inside.log_z_table());
+        (t.log_potential(l, r) + z[l as usize] + z[r as usize] - z[s as usize]).exp()
     }
 
     /// The left part `L` (holding the lowest point) of a split drawn for `u ∈ [0, 1)`.

@@ -1,54 +1,93 @@
-//! The Ginkgo likelihood as a trellis model, in both forms the library needs.
+//! The Ginkgo likelihood of one jet as a model: written once, used by every
+//! algorithm.
 //!
-//! - [`Ginkgo`] is a [`MergeModel`]: a cluster is its summed 4-momentum and
-//!   size, so it scores trees, greedy and beam search, sparse trellises and A*
-//!   over jets of any size.
-//! - [`DenseGinkgo`] is a [`Potential`] for the dense trellis: the invariant
-//!   mass squared of every subset's summed 4-momentum, and its square root,
-//!   are tabulated once (`O(2^n)`), so each of the `3^n / 2` splits reads
-//!   three of them and evaluates the closed-form likelihood, O(1).
+//! A cluster's summary is a [`Particle`]: its summed 4-momentum, `t` as the
+//! likelihood sees it and `√t`, and its number of leaves; two clusters merge
+//! by adding momenta. The dense trellis tabulates the particle of every
+//! subset once (`O(2^n)`), so each of its `3^n / 2` splits reads three of them
+//! and evaluates the closed-form likelihood, O(1); sparse trellises, greedy
+//! and beam search, and A* (with the heuristics of `heuristic.rs`) merge
+//! particles as they build clusters, for jets of any size.
 //!
-//! Both evaluate the likelihood in its fast form (factors multiplied in
+//! The likelihood is evaluated in its fast form (factors multiplied in
 //! linear space, rate constants precomputed), which equals the log-space
 //! form of [`split_log_likelihood`](super::split_log_likelihood) to rounding.
 
-use crate::base::memory;
-use crate::base::set::{Mask, full};
-use crate::error::Result;
+use crate::ginkgo::heuristic::Heuristic;
 use crate::ginkgo::jets::Jet;
 use crate::ginkgo::likelihood::{Rate, SplitParams, Variant, add, mass_squared, split_fast};
-use crate::models::merge::MergeModel;
-use crate::models::potential::Potential;
+use crate::models::{Cluster, Model, Search, Summarize};
 
-/// The Ginkgo likelihood of one jet as a [`MergeModel`].
+/// The Ginkgo likelihood of one jet (see the module docs): `log ψ` is the
+/// log-likelihood of a split, and A* minimises its negative.
 #[derive(Clone, Debug)]
 pub struct Ginkgo {
-    leaves: Vec<[f64; 4]>,
-    params: SplitParams,
-    variant: Variant,
+    pub(super) leaves: Vec<[f64; 4]>,
+    pub(super) params: SplitParams,
+    pub(super) variant: Variant,
     rate: Rate,
     root_rate: Rate,
+    heuristic: Heuristic,
+    /// Minkowski products `p_i · p_j` (clamped at 0), row-major (for the heuristics).
+    pub(super) dot: Vec<f64>,
+    /// Pair masses `t(p_i + p_j)`, row-major (for the heuristics).
+    pub(super) pair: Vec<f64>,
 }
 
-/// A cluster of a [`Ginkgo`] model: summed 4-momentum and number of leaves.
+/// A cluster of a [`Ginkgo`] model.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Particle {
     /// `(E, px, py, pz)`, the sum over the cluster's leaves.
     pub p: [f64; 4],
+    /// `t = E² - |p|²` as the likelihood sees it (legacy: 0 for a leaf).
+    pub t: f64,
+    /// `√max(t, 0)`.
+    pub s: f64,
     /// Number of leaves.
     pub size: usize,
 }
 
+impl Particle {
+    fn new(p: [f64; 4], t: f64, size: usize) -> Particle {
+        Particle {
+            p,
+            t,
+            s: t.max(0.0).sqrt(),
+            size,
+        }
+    }
+}
+
 impl Ginkgo {
-    /// The model of a jet.
+    /// The model of a jet, with the admissible heuristic [`Heuristic::H0`]
+    /// for A*.
     pub fn new(jet: &Jet, variant: Variant) -> Ginkgo {
+        let n = jet.leaves.len();
+        let mut dot = vec![0.0; n * n];
+        let mut pair = vec![0.0; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                let (a, b) = (&jet.leaves[i], &jet.leaves[j]);
+                dot[i * n + j] = (a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3]).max(0.0);
+                pair[i * n + j] = mass_squared(&add(a, b));
+            }
+        }
         Ginkgo {
             leaves: jet.leaves.clone(),
             params: jet.params,
             variant,
             rate: Rate::new(variant, jet.params.lambda),
             root_rate: Rate::new(variant, jet.params.lambda_root),
+            heuristic: Heuristic::H0,
+            dot,
+            pair,
         }
+    }
+
+    /// The same model with another A* heuristic.
+    pub fn with_heuristic(mut self, heuristic: Heuristic) -> Ginkgo {
+        self.heuristic = heuristic;
+        self
     }
 
     /// The likelihood variant.
@@ -56,128 +95,79 @@ impl Ginkgo {
         self.variant
     }
 
-    /// The dense form (per-subset tables) for the exact trellis; at most
-    /// [`MAX_POINTS`](crate::MAX_POINTS) leaves.
-    pub fn dense(&self) -> Result<DenseGinkgo> {
-        DenseGinkgo::new(&self.leaves, self.params, self.variant)
-    }
-
-    /// `t` of a child as the likelihood sees it (legacy: 0 for a leaf).
-    #[inline]
-    fn child_t(&self, c: &Particle) -> f64 {
-        if self.variant == Variant::Legacy && c.size == 1 {
-            0.0
-        } else {
-            mass_squared(&c.p)
-        }
+    /// The A* heuristic in use.
+    pub fn heuristic_kind(&self) -> Heuristic {
+        self.heuristic
     }
 }
 
-impl MergeModel for Ginkgo {
-    type Cluster = Particle;
+impl Summarize for Ginkgo {
+    type Summary = Particle;
 
     fn num_points(&self) -> usize {
         self.leaves.len()
     }
 
     fn leaf(&self, i: usize) -> Particle {
-        Particle {
-            p: self.leaves[i],
-            size: 1,
-        }
+        let p = self.leaves[i];
+        let t = match self.variant {
+            Variant::Legacy => 0.0,
+            Variant::Current => mass_squared(&p),
+        };
+        Particle::new(p, t, 1)
     }
 
-    fn merge(&self, a: &Particle, b: &Particle) -> Particle {
-        Particle {
-            p: add(&a.p, &b.p),
-            size: a.size + b.size,
-        }
+    #[inline]
+    fn merge(&self, a: Cluster<'_, Particle>, b: Cluster<'_, Particle>) -> Particle {
+        let p = add(&a.summary.p, &b.summary.p);
+        Particle::new(p, mass_squared(&p), a.summary.size + b.summary.size)
     }
+}
 
-    fn log_potential(&self, a: &Particle, b: &Particle) -> f64 {
-        let rate = if a.size + b.size == self.leaves.len() {
+impl Model for Ginkgo {
+    #[inline]
+    fn log_potential(&self, p: &Particle, l: &Particle, r: &Particle) -> f64 {
+        let rate = if p.size == self.leaves.len() {
             &self.root_rate
         } else {
             &self.rate
         };
-        let (t_l, t_r) = (self.child_t(a), self.child_t(b));
-        let t_p = mass_squared(&add(&a.p, &b.p));
         split_fast(
             self.variant,
             rate,
             self.params.t_cut,
-            t_l,
-            t_r,
-            t_p,
-            t_l.max(0.0).sqrt(),
-            t_r.max(0.0).sqrt(),
-            t_p.max(0.0).sqrt(),
+            l.t,
+            r.t,
+            p.t,
+            l.s,
+            r.s,
+            p.s,
         )
     }
 }
 
-/// The Ginkgo likelihood with per-subset tables, for the dense [`Trellis`](crate::Trellis).
-#[derive(Clone, Debug)]
-pub struct DenseGinkgo {
-    n: usize,
-    t_cut: f64,
-    variant: Variant,
-    rate: Rate,
-    root_rate: Rate,
-    /// `(t, √t)` of every subset (legacy: 0 for singletons; `√` of `max(t, 0)`).
-    t: Vec<(f64, f64)>,
-}
-
-impl DenseGinkgo {
-    fn new(leaves: &[[f64; 4]], params: SplitParams, variant: Variant) -> Result<DenseGinkgo> {
-        let n = leaves.len();
-        memory::check_dense(n, 8u64 << n.min(63), None)?;
-        let mut p = vec![[0.0; 4]; 1 << n];
-        let mut t = vec![(0.0, 0.0); 1 << n];
-        for s in 1..p.len() {
-            let low = s.trailing_zeros() as usize;
-            p[s] = add(&p[s & (s - 1)], &leaves[low]);
-            let m2 = if variant == Variant::Legacy && s.count_ones() == 1 {
-                0.0
-            } else {
-                mass_squared(&p[s])
-            };
-            t[s] = (m2, m2.max(0.0).sqrt());
+impl Search for Ginkgo {
+    fn heuristic(&self, cluster: Cluster<'_, Particle>) -> f64 {
+        let pts: Vec<usize> = cluster.points.iter().collect();
+        match self.heuristic {
+            Heuristic::H0 => self.h0(&pts, cluster.summary),
+            Heuristic::H1 => self.h1(&pts, cluster.summary),
         }
-        Ok(DenseGinkgo {
-            n,
-            t_cut: params.t_cut,
-            variant,
-            rate: Rate::new(variant, params.lambda),
-            root_rate: Rate::new(variant, params.lambda_root),
-            t,
-        })
     }
 
-    /// `t = E² - |p|²` of a subset's summed 4-momentum.
-    pub fn mass_squared(&self, s: Mask) -> f64 {
-        self.t[s as usize].0
-    }
-}
-
-impl Potential for DenseGinkgo {
-    fn num_points(&self) -> usize {
-        self.n
+    fn admissible(&self) -> bool {
+        self.heuristic == Heuristic::H0
     }
 
-    #[inline]
-    fn log_potential(&self, left: Mask, right: Mask) -> f64 {
-        let s = left | right;
-        let rate = if s == full(self.n) {
-            &self.root_rate
-        } else {
-            &self.rate
-        };
-        let ((t_l, s_l), (t_r, s_r), (t_p, s_p)) = (
-            self.t[left as usize],
-            self.t[right as usize],
-            self.t[s as usize],
-        );
-        split_fast(self.variant, rate, self.t_cut, t_l, t_r, t_p, s_l, s_r, s_p)
+    fn without(&self, cluster: Cluster<'_, Particle>, x: usize) -> Particle {
+        let size = cluster.summary.size - 1;
+        if size == 1 {
+            // A singleton: exact momentum, and the legacy convention t = 0.
+            let rest = cluster.points.iter().find(|&i| i != x).expect("two points");
+            return self.leaf(rest);
+        }
+        let (s, q) = (&cluster.summary.p, &self.leaves[x]);
+        let p = [s[0] - q[0], s[1] - q[1], s[2] - q[2], s[3] - q[3]];
+        Particle::new(p, mass_squared(&p), size)
     }
 }

@@ -91,7 +91,6 @@
 
 use rand::{Rng, RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use rayon::prelude::*;
 use serde_json::{Map, Value, json};
 
 use crate::base::tree::Tree;
@@ -99,7 +98,7 @@ use crate::error::{Error, Result};
 use crate::ginkgo::jets::Jet;
 use crate::ginkgo::likelihood::{SplitParams, Variant, add, mass_squared};
 use crate::ginkgo::model::Ginkgo;
-use crate::models::merge::tree_log_potential;
+use crate::models::tree_log_potential;
 
 /// Upper end of the truncated exponential draws: `r < 1 - 10⁻³`.
 const R_MAX: f64 = 1.0 - 1e-3;
@@ -474,8 +473,9 @@ pub fn generate(
 ) -> Result<Vec<Jet>> {
     params.validate()?;
     check_window(min_leaves, max_leaves)?;
-    (0..n_jets)
-        .into_par_iter()
-        .map(|k| generate_jet(params, seed, k, min_leaves, max_leaves))
-        .collect()
+    crate::base::par::collect_range(n_jets, true, |k| {
+        generate_jet(params, seed, k, min_leaves, max_leaves)
+    })
+    .into_iter()
+    .collect()
 }

@@ -29,7 +29,7 @@ use crate::ginkgo::jets::Jet;
 use crate::ginkgo::likelihood::Variant;
 use crate::ginkgo::model::Ginkgo;
 use crate::ginkgo::simulator::{SimulatorParams, generate_jet};
-use crate::models::merge::MergeModel;
+use crate::models::Model;
 use crate::sparse::SparseTrellis;
 
 /// How a jet's leaves are put in order (their *positions*).
@@ -107,14 +107,14 @@ pub fn simulator_trees(
 /// model's own leaf indices. Width `max(k, min(3N, N(N-1)/2))`: the width of
 /// the reference's experiment pipeline, or `k` if larger (the paper's
 /// `N(N-1)/2` costs `O(N⁵)`, too much for the large jets sparse trellises are for).
-pub fn beam_trees<M: MergeModel>(model: &M, k: usize) -> Vec<Tree> {
+pub fn beam_trees<M: Model + ?Sized>(model: &M, k: usize) -> Result<Vec<Tree>> {
     let n = model.num_points();
     let width = k.max(compact_beam_width(n));
-    beam_search(model, width)
+    Ok(beam_search(model, width)?
         .into_iter()
         .take(k.max(1))
         .map(|a| a.tree)
-        .collect()
+        .collect())
 }
 
 /// A sparse trellis over positions, applied to one jet.

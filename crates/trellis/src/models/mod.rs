@@ -1,78 +1,435 @@
-//! Models: the split potentials of hierarchies.
+//! Models: the one way to describe what the trellises, A* and the baselines
+//! score.
 //!
-//! Three views of one thing live here: [`Potential`] (split potentials over
-//! bitmasks, for the dense trellis), [`MergeModel`] (the same over cluster
-//! summaries, for any number of points: baselines and sparse trellises) and
-//! the built-in Gibbs models [`Hcc`], [`Dasgupta`] and [`Pairwise`].
-//!
-//! # Split potentials
+//! # Split potentials over cluster summaries
 //!
 //! The energy-based model of the trellis paper (Definition 2) scores a binary
-//! hierarchy `H` by the product of a potential over its sibling pairs,
-//! `φ(H) = Π ψ(L, R)`, so `P(H) = φ(H) / Z`. A model implements
-//! [`Potential::log_potential`], `log ψ(L, R)`, for any two disjoint non-empty
-//! clusters.
+//! hierarchy `H` by a product over its internal nodes of a potential of the
+//! node's two children, `φ(H) = Π ψ(L, R)`, so `P(H) = φ(H) / Z`. Every
+//! algorithm of this crate only ever needs `log ψ` of splits of the clusters
+//! it builds, so a model describes a cluster by a **summary**, the little it
+//! needs to know about it:
 //!
-//! The exact algorithms evaluate `log ψ` about `3^n / 2` times, so a model should
-//! precompute per-subset tables in its constructor and answer each call in O(1).
+//! - [`Summarize`]: the summary of a single point ([`leaf`](Summarize::leaf))
+//!   and of the union of two disjoint clusters ([`merge`](Summarize::merge),
+//!   which also sees the clusters' [`Points`]);
+//! - [`Model`]: `log ψ` of splitting a cluster into two, from the three
+//!   summaries ([`log_potential`](Model::log_potential));
+//! - [`Search`]: the optional A* extension: a lower bound on the cost of every
+//!   hierarchy over a cluster ([`heuristic`](Search::heuristic));
+//! - [`Energy`]: flat clusterings score each cluster of a partition,
+//!   `P(C) = Π E(c) / Z`, with `log E` from the same summaries.
+//!
+//! Everything else derives from these: the dense trellis tabulates the summary
+//! of each of the `2^n` subsets once (`O(2^n)` merges) and then evaluates
+//! `log ψ` of its `3^n / 2` splits from the table; sparse trellises and A*
+//! keep the summaries of the clusters they create; greedy and beam search
+//! merge summaries as they agglomerate, for any number of points.
+//!
+//! # The separable fast path
+//!
 //! Models whose log-potential has the *separable form*
 //!
 //! ```text
-//! log ψ(L, R) = scale · σ(|S|) · ( P(S) + C(L) + C(R) ),   S = L ∪ R,
+//! log ψ(L, R) = f(|S|) · ( P(S) + C(L) + C(R) ),   S = L ∪ R,
 //! ```
 //!
-//! expose its tables through [`Potential::separable`]; the trellis then runs a
-//! kernel whose inner loop is one addition (MAP) and one multiply-add in scaled
-//! linear arithmetic (partition function), with no `exp` or call per split.
-//! Both built-in models are separable: hierarchical correlation clustering
-//! (σ ≡ 1) and Dasgupta's cost (σ(k) = k).
+//! with `P` and `C` functions of a cluster's summary, say so through
+//! [`Model::separable`]. The dense trellises then tabulate `P` and `C` and
+//! run a kernel whose inner loop is one addition (MAP) and one multiply-add in
+//! scaled arithmetic (partition function), with no `exp` and no call per
+//! split. `log_potential` must describe the same function: it is what every
+//! other algorithm uses, and what the dense trellis falls back to when the
+//! values are too large for scaled arithmetic. Both built-in Gibbs models are
+//! separable: hierarchical correlation clustering (`f ≡ -β`) and Dasgupta's
+//! cost (`f(k) = -β·k`).
+//!
+//! # Built-in models
+//!
+//! | model | what | summary |
+//! |---|---|---|
+//! | [`Hcc`] | hierarchical correlation clustering, weights of any sign | positive and negative weight inside |
+//! | [`Dasgupta`] | Dasgupta's cost, weights ≥ 0 | weight inside and size |
+//! | [`CorrelationClustering`] | flat correlation clustering (an [`Energy`]) | weight inside |
+//! | [`Ginkgo`](crate::ginkgo::Ginkgo) | the jet shower likelihood | summed 4-momentum |
 //!
 //! # A user-defined model
 //!
 //! Any function of the two clusters works. Here the potential favours merging
-//! clusters whose total "mass" is close, with per-subset masses precomputed so
-//! each split costs two loads:
+//! clusters whose total "mass" is close; a cluster's summary is its mass:
 //!
 //! ```
-//! use trellis::{Mask, Potential, Trellis};
+//! use trellis::{Cluster, Model, Summarize, Trellis};
 //!
-//! struct MassBalance {
-//!     n: usize,
-//!     mass: Vec<f64>, // mass of every subset, indexed by mask
-//! }
+//! struct MassBalance(Vec<f64>);
 //!
-//! impl MassBalance {
-//!     fn new(point_mass: &[f64]) -> MassBalance {
-//!         let n = point_mass.len();
-//!         let mut mass = vec![0.0; 1 << n];
-//!         for s in 1..mass.len() {
-//!             let low = s.trailing_zeros() as usize;
-//!             mass[s] = mass[s & (s - 1)] + point_mass[low];
-//!         }
-//!         MassBalance { n, mass }
-//!     }
-//! }
-//!
-//! impl Potential for MassBalance {
+//! impl Summarize for MassBalance {
+//!     type Summary = f64;
 //!     fn num_points(&self) -> usize {
-//!         self.n
+//!         self.0.len()
 //!     }
-//!     fn log_potential(&self, left: Mask, right: Mask) -> f64 {
-//!         -(self.mass[left as usize] - self.mass[right as usize]).abs()
+//!     fn leaf(&self, i: usize) -> f64 {
+//!         self.0[i]
+//!     }
+//!     fn merge(&self, a: Cluster<'_, f64>, b: Cluster<'_, f64>) -> f64 {
+//!         a.summary + b.summary
 //!     }
 //! }
 //!
-//! let trellis = Trellis::new(MassBalance::new(&[1.0, 2.0, 3.0, 1.5, 0.5]))?;
-//! let map = trellis.map_tree();
-//! println!("MAP {map} with log φ = {:.3}, log Z = {:.3}", trellis.map_log_potential(), trellis.log_z());
-//! assert!(trellis.log_z() >= trellis.map_log_potential());
+//! impl Model for MassBalance {
+//!     fn log_potential(&self, _parent: &f64, left: &f64, right: &f64) -> f64 {
+//!         -(left - right).abs()
+//!     }
+//! }
+//!
+//! let trellis = Trellis::new(MassBalance(vec![1.0, 2.0, 3.0, 1.5, 0.5]))?;
+//! let map = trellis.map();
+//! println!("MAP {} with log φ = {:.3}, log Z = {:.3}", map.tree, map.log_potential, trellis.log_z());
+//! assert!(trellis.log_z() >= map.log_potential);
 //! # Ok::<(), trellis::Error>(())
 //! ```
+//!
+//! The same model runs unchanged on a sparse trellis, with A* (given a
+//! heuristic) and with greedy or beam search over any number of points.
 
-pub(crate) mod cost;
-pub(crate) mod merge;
-pub(crate) mod potential;
+pub(crate) mod pairwise;
 
-pub use cost::{CostModel, Dasgupta, Hcc, dasgupta_split_cost, hcc_split_cost};
-pub use merge::{Members, MergeModel, Pairwise, PairwiseCost, tree_log_potential};
-pub use potential::{General, Potential, Separable};
+pub use pairwise::{CorrelationClustering, Dasgupta, DasguptaSummary, Hcc, HccSummary};
+
+use crate::base::set::Points;
+use crate::base::tree::Tree;
+use crate::error::{Error, Result};
+
+/// A cluster as a model sees it when merging: its points and its summary.
+#[derive(Debug)]
+pub struct Cluster<'a, S> {
+    /// The cluster's points.
+    pub points: Points<'a>,
+    /// Its summary.
+    pub summary: &'a S,
+}
+
+impl<S> Clone for Cluster<'_, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S> Copy for Cluster<'_, S> {}
+
+/// How a model summarises clusters: the base of [`Model`] and [`Energy`].
+///
+/// # Contract
+/// - `merge` is called only with disjoint non-empty clusters of the model's
+///   points, and must not depend on how a cluster was assembled: merging the
+///   leaves of a set in any order gives the same summary (up to rounding).
+/// - Everything is deterministic.
+pub trait Summarize: Sync {
+    /// What the model keeps about a cluster.
+    type Summary: Clone + Send + Sync;
+
+    /// Number of points `n`.
+    fn num_points(&self) -> usize;
+
+    /// The summary of the single point `i`.
+    fn leaf(&self, i: usize) -> Self::Summary;
+
+    /// The summary of the union of two disjoint clusters.
+    fn merge(&self, a: Cluster<'_, Self::Summary>, b: Cluster<'_, Self::Summary>)
+    -> Self::Summary;
+
+    /// The summary of a non-empty set of points: its leaves merged one at a
+    /// time in increasing order (override when there is a faster way).
+    fn summary(&self, points: Points<'_>) -> Self::Summary {
+        let list: Vec<usize> = points.iter().collect();
+        let mut acc = self.leaf(list[0]);
+        for k in 1..list.len() {
+            let x = self.leaf(list[k]);
+            acc = self.merge(
+                Cluster {
+                    points: Points::List(&list[..k]),
+                    summary: &acc,
+                },
+                Cluster {
+                    points: Points::List(&list[k..=k]),
+                    summary: &x,
+                },
+            );
+        }
+        acc
+    }
+}
+
+/// A split potential `ψ(L, R) > 0` over cluster summaries (see the module docs).
+///
+/// # Contract
+/// - `log_potential(parent, left, right)` is called with the summaries of a
+///   cluster and of a split of it into two disjoint non-empty parts, `left`
+///   holding the lowest-indexed point of the cluster, so a model need not be
+///   symmetric to be well defined (trees are unordered).
+/// - `-∞` (a forbidden split) is allowed; NaN and `+∞` are errors reported by
+///   the inference.
+/// - If [`separable`](Model::separable) returns a form, it must describe the
+///   same function as `log_potential`.
+pub trait Model: Summarize {
+    /// `log ψ(left, right)`, with `parent` the summary of `left ∪ right`.
+    fn log_potential(
+        &self,
+        parent: &Self::Summary,
+        left: &Self::Summary,
+        right: &Self::Summary,
+    ) -> f64;
+
+    /// The separable form of the potential, if it has one (see the module docs).
+    fn separable(&self) -> Option<Separable<'_, Self::Summary>> {
+        None
+    }
+}
+
+/// The separable form `log ψ(L, R) = f(|S|) · (P(S) + C(L) + C(R))`.
+pub struct Separable<'m, S> {
+    /// `f(k)` for every cluster size `k = 0..=n` (for Gibbs models `-β·σ(k)`).
+    pub factors: Vec<f64>,
+    /// `(P(S), C(S))` of a cluster from its summary.
+    pub terms: Box<dyn Fn(&S) -> (f64, f64) + Sync + 'm>,
+}
+
+impl<S> std::fmt::Debug for Separable<'_, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Separable")
+            .field("factors", &self.factors)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The A* extension of a [`Model`]: costs to minimise and a lower bound on
+/// what a cluster still costs.
+///
+/// A* minimises the total [`split_cost`](Search::split_cost) of a hierarchy.
+/// For a Gibbs model `log ψ = -β · cost` it is the cost itself (independent
+/// of β, so the optimum is the MAP tree for every β > 0); by default it is
+/// `-log ψ`. `+∞` marks an impossible split.
+pub trait Search: Model {
+    /// `cost(L, R)` of splitting `parent` into `left` (holding its lowest
+    /// point) and `right`.
+    fn split_cost(
+        &self,
+        parent: &Self::Summary,
+        left: &Self::Summary,
+        right: &Self::Summary,
+    ) -> f64 {
+        -self.log_potential(parent, left, right)
+    }
+
+    /// `log φ(H)` of a hierarchy of total cost `cost` (`-β · cost` for Gibbs
+    /// models, `-cost` by default).
+    fn log_potential_of_cost(&self, cost: f64) -> f64 {
+        -cost
+    }
+
+    /// A lower bound on the cost of the cheapest hierarchy over `cluster`
+    /// (at least two points): the A* heuristic `H(X)`.
+    fn heuristic(&self, cluster: Cluster<'_, Self::Summary>) -> f64;
+
+    /// Whether [`heuristic`](Search::heuristic) is proven never to overestimate.
+    fn admissible(&self) -> bool;
+
+    /// The summary of `cluster` without its point `x` (at least two points):
+    /// approximate A* scores many one-point moves with it. The default
+    /// recomputes it from the remaining points.
+    fn without(&self, cluster: Cluster<'_, Self::Summary>, x: usize) -> Self::Summary {
+        let rest: Vec<usize> = cluster.points.iter().filter(|&i| i != x).collect();
+        self.summary(Points::List(&rest))
+    }
+}
+
+/// A cluster energy `E(c) > 0` for flat clusterings, given as `log E(c)` of a
+/// cluster's summary.
+///
+/// `-∞` (a forbidden cluster) is allowed; NaN and `+∞` are errors reported by
+/// the inference.
+pub trait Energy: Summarize {
+    /// `log E(cluster)`.
+    fn log_energy(&self, cluster: &Self::Summary) -> f64;
+}
+
+impl<M: Summarize + ?Sized> Summarize for &M {
+    type Summary = M::Summary;
+    fn num_points(&self) -> usize {
+        (**self).num_points()
+    }
+    fn leaf(&self, i: usize) -> M::Summary {
+        (**self).leaf(i)
+    }
+    #[inline]
+    fn merge(&self, a: Cluster<'_, M::Summary>, b: Cluster<'_, M::Summary>) -> M::Summary {
+        (**self).merge(a, b)
+    }
+    fn summary(&self, points: Points<'_>) -> M::Summary {
+        (**self).summary(points)
+    }
+}
+
+impl<M: Model + ?Sized> Model for &M {
+    #[inline]
+    fn log_potential(&self, p: &M::Summary, l: &M::Summary, r: &M::Summary) -> f64 {
+        (**self).log_potential(p, l, r)
+    }
+    fn separable(&self) -> Option<Separable<'_, M::Summary>> {
+        (**self).separable()
+    }
+}
+
+impl<M: Search + ?Sized> Search for &M {
+    #[inline]
+    fn split_cost(&self, p: &M::Summary, l: &M::Summary, r: &M::Summary) -> f64 {
+        (**self).split_cost(p, l, r)
+    }
+    fn log_potential_of_cost(&self, cost: f64) -> f64 {
+        (**self).log_potential_of_cost(cost)
+    }
+    fn heuristic(&self, cluster: Cluster<'_, M::Summary>) -> f64 {
+        (**self).heuristic(cluster)
+    }
+    fn admissible(&self) -> bool {
+        (**self).admissible()
+    }
+    fn without(&self, cluster: Cluster<'_, M::Summary>, x: usize) -> M::Summary {
+        (**self).without(cluster, x)
+    }
+}
+
+impl<M: Energy + ?Sized> Energy for &M {
+    fn log_energy(&self, cluster: &M::Summary) -> f64 {
+        (**self).log_energy(cluster)
+    }
+}
+
+/// Hides the separable form of a model, forcing the general kernels.
+///
+/// Useful to cross-check the two kernels against each other, and to measure
+/// what the separable form buys.
+#[derive(Clone, Debug)]
+pub struct General<M>(pub M);
+
+impl<M: Summarize> Summarize for General<M> {
+    type Summary = M::Summary;
+    fn num_points(&self) -> usize {
+        self.0.num_points()
+    }
+    fn leaf(&self, i: usize) -> M::Summary {
+        self.0.leaf(i)
+    }
+    #[inline]
+    fn merge(&self, a: Cluster<'_, M::Summary>, b: Cluster<'_, M::Summary>) -> M::Summary {
+        self.0.merge(a, b)
+    }
+    fn summary(&self, points: Points<'_>) -> M::Summary {
+        self.0.summary(points)
+    }
+}
+
+impl<M: Model> Model for General<M> {
+    #[inline]
+    fn log_potential(&self, p: &M::Summary, l: &M::Summary, r: &M::Summary) -> f64 {
+        self.0.log_potential(p, l, r)
+    }
+}
+
+impl<M: Search> Search for General<M> {
+    fn split_cost(&self, p: &M::Summary, l: &M::Summary, r: &M::Summary) -> f64 {
+        self.0.split_cost(p, l, r)
+    }
+    fn log_potential_of_cost(&self, cost: f64) -> f64 {
+        self.0.log_potential_of_cost(cost)
+    }
+    fn heuristic(&self, cluster: Cluster<'_, M::Summary>) -> f64 {
+        self.0.heuristic(cluster)
+    }
+    fn admissible(&self) -> bool {
+        self.0.admissible()
+    }
+    fn without(&self, cluster: Cluster<'_, M::Summary>, x: usize) -> M::Summary {
+        self.0.without(cluster, x)
+    }
+}
+
+/// Walks a tree bottom-up, merging summaries, and calls `split(parent, left,
+/// right)` for every internal node with `left` the child holding the lowest
+/// point. The tree must be valid for the model's points.
+fn for_each_tree_split<M: Summarize + ?Sized>(
+    model: &M,
+    tree: &Tree,
+    mut split: impl FnMut(&M::Summary, &M::Summary, &M::Summary),
+) {
+    fn go<M: Summarize + ?Sized>(
+        m: &M,
+        t: &Tree,
+        split: &mut dyn FnMut(&M::Summary, &M::Summary, &M::Summary),
+    ) -> (Vec<usize>, M::Summary) {
+        match t {
+            Tree::Leaf(i) => (vec![*i], m.leaf(*i)),
+            Tree::Node(l, r) => {
+                let (mut lp, ls) = go(m, l, split);
+                let (mut rp, rs) = go(m, r, split);
+                if rp[0] < lp[0] {
+                    std::mem::swap(&mut lp, &mut rp);
+                    let parent = merged(m, &lp, &rs, &rp, &ls);
+                    split(&parent, &rs, &ls);
+                    return (union(lp, rp), parent);
+                }
+                let parent = merged(m, &lp, &ls, &rp, &rs);
+                split(&parent, &ls, &rs);
+                (union(lp, rp), parent)
+            }
+        }
+    }
+    fn merged<M: Summarize + ?Sized>(
+        m: &M,
+        lp: &[usize],
+        ls: &M::Summary,
+        rp: &[usize],
+        rs: &M::Summary,
+    ) -> M::Summary {
+        m.merge(
+            Cluster {
+                points: Points::List(lp),
+                summary: ls,
+            },
+            Cluster {
+                points: Points::List(rp),
+                summary: rs,
+            },
+        )
+    }
+    fn union(mut a: Vec<usize>, b: Vec<usize>) -> Vec<usize> {
+        a.extend(b);
+        a.sort_unstable();
+        a
+    }
+    go(model, tree, &mut split);
+}
+
+/// `log φ(H)`: the total log-potential of a tree, merged bottom-up. The tree
+/// may cover some of the points; leaves must be distinct and in range.
+pub fn tree_log_potential<M: Model + ?Sized>(model: &M, tree: &Tree) -> Result<f64> {
+    tree.validate(model.num_points(), false)?;
+    let mut total = 0.0;
+    for_each_tree_split(model, tree, |p, l, r| total += model.log_potential(p, l, r));
+    if total.is_nan() {
+        return Err(Error::tree("the tree's log-potential is NaN"));
+    }
+    Ok(total)
+}
+
+/// The total [`Search::split_cost`] of a tree (the quantity A* minimises).
+/// The tree may cover some of the points; leaves must be distinct and in range.
+pub fn tree_cost<M: Search + ?Sized>(model: &M, tree: &Tree) -> Result<f64> {
+    tree.validate(model.num_points(), false)?;
+    let mut total = 0.0;
+    for_each_tree_split(model, tree, |p, l, r| total += model.split_cost(p, l, r));
+    if total.is_nan() {
+        return Err(Error::tree("the tree's cost is NaN"));
+    }
+    Ok(total)
+}

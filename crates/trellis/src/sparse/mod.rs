@@ -1,110 +1,227 @@
-//! The sparse hierarchical trellis (trellis paper §3).
+//! Sparse trellises: exact inference restricted to a family of clusters
+//! (hierarchical trellis paper §3; flat trellis paper §4).
 //!
 //! The full trellis has a vertex for every subset, `2^n` of them. A sparse
 //! trellis keeps only a chosen family of clusters, typically those that occur
 //! in a sample of good trees (from beam search, or from a simulator), and
-//! gives every vertex as children **every** split of it into two vertices of
-//! the family. It therefore realises every tree all of whose clusters are in
-//! the family: usually far more trees than were put in. On it, exactly as on
-//! the full trellis but over the family only:
+//! gives every vertex `V` as children **every** split `(L, R)` of it into two
+//! members of the family, `L` holding `V`'s lowest point. One structure
+//! serves both kinds of clustering:
 //!
-//! ```text
-//! Z(V) = Σ_{(L,R) child of V} ψ(L,R) Z(L) Z(R),     M(V) = max_{(L,R)} ψ(L,R) M(L) M(R)
-//! ```
+//! - **Hierarchies** ([`SparseTrellis::from_clusters`], [`from_trees`]): the
+//!   family plus every singleton and the whole set. It realises every tree
+//!   all of whose clusters are in the family, usually far more trees than
+//!   were put in. Exactly as on the full trellis but over the family only,
 //!
-//! so `log Z`, the MAP tree and exact samples are those of the distribution
-//! restricted to the realised trees: approximations of the full ones. The
-//! number of realised trees is counted exactly, and the **sparsity index** is
-//! `realised / (2n-3)!!`.
+//!   ```text
+//!   Z(V) = Σ_{(L,R)} ψ(L,R) Z(L) Z(R),    M(V) = max_{(L,R)} ψ(L,R) M(L) M(R),
+//!   O(V) = Σ_{P ⊃ V, (V,W) a child pair of P} O(P) ψ(V,W) Z(W),   P(V) = O(V) Z(V) / Z,
+//!   ```
 //!
-//! Vertices are `u128` masks, so up to 128 points. The model is any
-//! [`MergeModel`]: a vertex's summary is built by merging its leaves, and
-//! every child pair costs one `log ψ` evaluation. Building costs
-//! `O(|V|²/n)` mask tests (a vertex's left children share its lowest point),
-//! inference `O(E)` for `E` child pairs.
+//!   so `log Z`, the MAP tree, exact samples and the marginal of every
+//!   vertex ([`SparseInference::marginals`]) are those of the distribution
+//!   restricted to the realised trees. The number of realised trees is
+//!   counted exactly, and the **sparsity index** is `realised / (2n-3)!!`.
+//! - **Partitions** ([`SparseTrellis::flat`]): the family plus the whole
+//!   set, which must be *closed under recursive complement* (for `x ⊂ y`
+//!   both in it, `y ∖ x` is too; flat paper Definition 5 and Fact 5), so that
+//!   every partial partition can be completed:
+//!
+//!   ```text
+//!   Z(V) = E(V) + Σ_{(C,R)} E(C) Z(R),    M(V) = max(E(V), max_{(C,R)} E(C) M(R)),
+//!   ```
+//!
+//!   over the partitions made of the family's clusters.
+//!
+//! Vertices are `u128` sets, so up to 128 points. Building costs
+//! `O(|V|²/n)` set tests (the left part of a split shares the vertex's
+//! lowest point); inference costs one `log ψ` (or `log E`) per child pair
+//! (vertex) and `O(E)` for `E` child pairs.
+//!
+//! [`from_trees`]: SparseTrellis::from_trees
 
-use std::collections::HashMap;
+use std::sync::Arc;
 
 use num_bigint::BigUint;
 use rand::{Rng, RngExt};
 
-use crate::base::count::num_trees;
+use crate::base::count::{bell, num_trees};
 use crate::base::scaled::LogSumExp;
-use crate::base::set::full_set;
-use crate::base::tree::Tree;
+use crate::base::set::{MAX_SET_POINTS, Points, Set, SetMap, full_set, set_points};
+use crate::base::tree::{ScoredTree, Tree};
 use crate::error::{Error, ErrorKind, Result};
-use crate::models::merge::MergeModel;
-
-pub use crate::base::set::Set;
+use crate::flat::{Partition, ScoredPartition};
+use crate::models::{Cluster, Energy, Model};
 
 /// Largest number of points of a sparse trellis.
-pub const MAX_SPARSE_POINTS: usize = crate::base::set::MAX_SET_POINTS;
+pub const MAX_SPARSE_POINTS: usize = MAX_SET_POINTS;
+
+/// Which clusterings a sparse trellis describes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Binary hierarchies: every singleton is a vertex.
+    Hierarchical,
+    /// Partitions: the family is closed under recursive complement.
+    Flat,
+}
 
 /// A sparse trellis: a family of clusters with all their splits into two
-/// members of the family.
+/// members of the family (see the module docs). Cloning it is cheap, and the
+/// inferences made on it share it.
 #[derive(Clone, Debug)]
 pub struct SparseTrellis {
+    inner: Arc<Family>,
+}
+
+#[derive(Debug)]
+struct Family {
     n: usize,
-    /// Vertices by increasing size (singletons first, the root last).
+    kind: Kind,
+    /// Vertices by increasing size (then value); the root last.
     vertices: Vec<Set>,
+    index: SetMap<u32>,
     /// For every vertex, its child pairs `(left, right)` as vertex indices,
     /// `left` holding the vertex's lowest point.
     children: Vec<Vec<(u32, u32)>>,
 }
 
+fn check_n(n: usize) -> Result<()> {
+    if n == 0 {
+        return Err(Error::new(ErrorKind::Empty));
+    }
+    if n > MAX_SPARSE_POINTS {
+        return Err(Error::new(ErrorKind::TooManyPoints {
+            n,
+            max: MAX_SPARSE_POINTS,
+            method: "a sparse trellis (clusters are 128-bit sets)",
+        }));
+    }
+    Ok(())
+}
+
+fn cluster_error(c: Set, n: usize) -> Error {
+    Error::tree(format!(
+        "cluster {:?} is not a non-empty subset of the {n} points",
+        set_points(c).collect::<Vec<_>>()
+    ))
+}
+
+/// The clusters of a tree (internal nodes) as sets.
+fn tree_clusters(tree: &Tree, out: &mut Vec<Set>) -> Set {
+    match tree {
+        Tree::Leaf(i) => 1u128 << i,
+        Tree::Node(l, r) => {
+            let c = tree_clusters(l, out) | tree_clusters(r, out);
+            out.push(c);
+            c
+        }
+    }
+}
+
 impl SparseTrellis {
-    /// The trellis of the clusters of the given trees (each over all `n` points).
+    /// The hierarchical trellis of the clusters of the given trees (each over
+    /// all `n` points).
     pub fn from_trees<'a>(
         n: usize,
         trees: impl IntoIterator<Item = &'a Tree>,
     ) -> Result<SparseTrellis> {
+        check_n(n)?;
         let mut clusters = Vec::new();
         for tree in trees {
             tree.validate(n, true)?;
-            fn go(t: &Tree, out: &mut Vec<Set>) -> Set {
-                match t {
-                    Tree::Leaf(i) => 1u128 << i,
-                    Tree::Node(l, r) => {
-                        let c = go(l, out) | go(r, out);
-                        out.push(c);
-                        c
-                    }
-                }
-            }
-            go(tree, &mut clusters);
+            tree_clusters(tree, &mut clusters);
         }
         SparseTrellis::from_clusters(n, clusters)
     }
 
-    /// The trellis of a family of clusters over `n` points (singletons and the
-    /// root are always included; clusters outside the points are an error).
+    /// The hierarchical trellis of a family of clusters over `n` points
+    /// (singletons and the root are always included; clusters outside the
+    /// points are an error).
     pub fn from_clusters(
         n: usize,
         clusters: impl IntoIterator<Item = Set>,
     ) -> Result<SparseTrellis> {
-        if n == 0 {
-            return Err(Error::new(ErrorKind::Empty));
-        }
-        if n > MAX_SPARSE_POINTS {
-            return Err(Error::parameter(format!(
-                "a sparse trellis holds at most {MAX_SPARSE_POINTS} points (clusters are u128 masks); \
-                 this problem has {n}"
-            )));
-        }
+        check_n(n)?;
+        let singletons = (0..n).map(|i| 1u128 << i);
+        SparseTrellis::build(n, Kind::Hierarchical, singletons.chain(clusters))
+    }
+
+    /// The flat trellis of a family of clusters over `n` points (the whole
+    /// set is added). Fails, naming the clusters, if the family is not closed
+    /// under recursive complement.
+    pub fn flat(n: usize, clusters: impl IntoIterator<Item = Set>) -> Result<SparseTrellis> {
+        check_n(n)?;
+        let t = SparseTrellis::build(n, Kind::Flat, clusters)?;
+        t.check_closed()?;
+        Ok(t)
+    }
+
+    /// The flat trellis whose partitions cut a hierarchy into clusters that
+    /// are nodes of one of `trees` *or complements of such nodes within
+    /// another node*: the smallest family closed under recursive complement
+    /// that holds the trees' clusters and singletons. Fails if that closure
+    /// exceeds `max_vertices`.
+    pub fn flat_closure<'a>(
+        n: usize,
+        trees: impl IntoIterator<Item = &'a Tree>,
+        max_vertices: usize,
+    ) -> Result<SparseTrellis> {
+        check_n(n)?;
         let all = full_set(n);
-        let mut vertices: Vec<Set> = (0..n).map(|i| 1u128 << i).collect();
-        vertices.push(all);
+        let mut family: Vec<Set> = (0..n).map(|i| 1u128 << i).collect();
+        family.push(all);
+        for tree in trees {
+            tree.validate(n, true)?;
+            tree_clusters(tree, &mut family);
+        }
+        family.sort_by_key(|c| (c.count_ones(), *c));
+        family.dedup();
+        let mut known: SetMap<()> = family.iter().map(|&c| (c, ())).collect();
+        // Every new member is compared with every member, in both directions,
+        // and the differences are added until nothing changes.
+        let mut k = 0;
+        while k < family.len() {
+            let y = family[k];
+            let mut j = 0;
+            while j < family.len() {
+                let x = family[j];
+                let diff = if x != y && x & !y == 0 {
+                    Some(y ^ x)
+                } else if x != y && y & !x == 0 {
+                    Some(x ^ y)
+                } else {
+                    None
+                };
+                if let Some(d) = diff {
+                    if known.insert(d, ()).is_none() {
+                        family.push(d);
+                        if family.len() > max_vertices {
+                            return Err(Error::parameter(format!(
+                                "closing the trees' clusters under recursive complement needs \
+                                 more than {max_vertices} clusters"
+                            )));
+                        }
+                    }
+                }
+                j += 1;
+            }
+            k += 1;
+        }
+        SparseTrellis::flat(n, family)
+    }
+
+    fn build(n: usize, kind: Kind, clusters: impl IntoIterator<Item = Set>) -> Result<SparseTrellis> {
+        let all = full_set(n);
+        let mut vertices: Vec<Set> = vec![all];
         for c in clusters {
             if c == 0 || c & !all != 0 {
-                return Err(Error::tree(format!(
-                    "cluster {c:#b} is not a non-empty subset of the {n} points"
-                )));
+                return Err(cluster_error(c, n));
             }
             vertices.push(c);
         }
         vertices.sort_by_key(|c| (c.count_ones(), *c));
         vertices.dedup();
-        let index: HashMap<Set, u32> = vertices
+        let index: SetMap<u32> = vertices
             .iter()
             .enumerate()
             .map(|(k, &c)| (c, k as u32))
@@ -135,37 +252,76 @@ impl SparseTrellis {
             })
             .collect();
         Ok(SparseTrellis {
-            n,
-            vertices,
-            children,
+            inner: Arc::new(Family {
+                n,
+                kind,
+                vertices,
+                index,
+                children,
+            }),
         })
+    }
+
+    /// Fails, naming two clusters, unless the family is closed under
+    /// recursive complement.
+    fn check_closed(&self) -> Result<()> {
+        let f = &self.inner;
+        let bits = |c: Set| set_points(c).collect::<Vec<_>>();
+        for &y in &f.vertices {
+            for &x in &f.vertices {
+                if x != y && x & !y == 0 && !f.index.contains_key(&(y ^ x)) {
+                    return Err(Error::parameter(format!(
+                        "the clusters are not closed under recursive complement: {:?} is inside \
+                         {:?} but their difference {:?} is not a cluster, so some partitions of \
+                         {:?} could not be completed",
+                        bits(x),
+                        bits(y),
+                        bits(y ^ x),
+                        bits(y)
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Number of points.
     pub fn num_points(&self) -> usize {
-        self.n
+        self.inner.n
     }
 
-    /// Number of vertices (clusters), singletons and root included.
+    /// Which clusterings the trellis describes.
+    pub fn kind(&self) -> Kind {
+        self.inner.kind
+    }
+
+    /// Number of vertices (clusters), singletons (if any) and root included.
     pub fn num_vertices(&self) -> usize {
-        self.vertices.len()
+        self.inner.vertices.len()
     }
 
     /// Number of child pairs (splits) over all vertices.
     pub fn num_splits(&self) -> usize {
-        self.children.iter().map(Vec::len).sum()
+        self.inner.children.iter().map(Vec::len).sum()
     }
 
     /// The vertices, by increasing size.
     pub fn clusters(&self) -> &[Set] {
-        &self.vertices
+        &self.inner.vertices
+    }
+
+    /// The child pairs `(left, right)` of vertex `k` (indices into
+    /// [`clusters`](SparseTrellis::clusters)), `left` holding its lowest point.
+    pub(crate) fn children(&self, k: usize) -> &[(u32, u32)] {
+        &self.inner.children[k]
     }
 
     /// The exact number of binary trees the trellis realises (all of whose
-    /// clusters are vertices).
+    /// clusters are vertices); 0 for a flat trellis without its singletons.
     pub fn num_trees_realised(&self) -> BigUint {
-        let mut count: Vec<BigUint> = Vec::with_capacity(self.vertices.len());
-        for (v, kids) in self.vertices.iter().zip(&self.children) {
+        let f = &self.inner;
+        let mut count: Vec<BigUint> = Vec::with_capacity(f.vertices.len());
+        for (v, kids) in f.vertices.iter().zip(&f.children) {
             let c = if v.count_ones() == 1 {
                 BigUint::from(1u32)
             } else {
@@ -178,26 +334,62 @@ impl SparseTrellis {
         count.pop().unwrap_or_default()
     }
 
-    /// The sparsity index: realised trees / `(2n-3)!!`.
-    pub fn sparsity(&self) -> f64 {
-        10f64.powf(log10_big(&self.num_trees_realised()) - log10_big(&num_trees(self.n)))
+    /// The exact number of partitions made of the trellis's clusters.
+    pub fn num_partitions_realised(&self) -> BigUint {
+        let f = &self.inner;
+        let mut count: Vec<BigUint> = Vec::with_capacity(f.vertices.len());
+        for kids in &f.children {
+            let c = BigUint::from(1u32)
+                + kids
+                    .iter()
+                    .map(|&(_, r)| count[r as usize].clone())
+                    .sum::<BigUint>();
+            count.push(c);
+        }
+        count.pop().unwrap_or_default()
     }
 
-    /// Runs the inside pass with a model: `log Z` and the MAP of every vertex.
-    pub fn infer<'t, M: MergeModel>(&'t self, model: &M) -> Result<SparseInference<'t>> {
-        if model.num_points() != self.n {
+    /// The sparsity index: realised trees / `(2n-3)!!` (hierarchical), or
+    /// realised partitions / Bell(n) (flat).
+    pub fn sparsity(&self) -> f64 {
+        let n = self.inner.n;
+        match self.inner.kind {
+            Kind::Hierarchical => {
+                10f64.powf(log10_big(&self.num_trees_realised()) - log10_big(&num_trees(n)))
+            }
+            Kind::Flat => {
+                10f64.powf(log10_big(&self.num_partitions_realised()) - log10_big(&bell(n)))
+            }
+        }
+    }
+
+    fn check_model_points(&self, m: usize) -> Result<()> {
+        if m != self.inner.n {
             return Err(Error::parameter(format!(
-                "the model has {} points but the trellis {}",
-                model.num_points(),
-                self.n
+                "the model has {m} points but the trellis {}",
+                self.inner.n
             )));
         }
-        let mut summaries: Vec<M::Cluster> = Vec::with_capacity(self.vertices.len());
-        let mut log_psi: Vec<Vec<f64>> = Vec::with_capacity(self.vertices.len());
-        let mut log_z = Vec::with_capacity(self.vertices.len());
-        let mut map = Vec::with_capacity(self.vertices.len());
-        let mut best = Vec::with_capacity(self.vertices.len());
-        for (&v, kids) in self.vertices.iter().zip(&self.children) {
+        Ok(())
+    }
+
+    /// Runs the inside pass of a hierarchical trellis with a model: `log Z`
+    /// and the MAP of every vertex.
+    pub fn infer<M: Model + ?Sized>(&self, model: &M) -> Result<SparseInference> {
+        self.check_model_points(model.num_points())?;
+        let f = &self.inner;
+        if f.kind != Kind::Hierarchical {
+            return Err(Error::parameter(
+                "this sparse trellis describes partitions, not hierarchies",
+            ));
+        }
+        let m = f.vertices.len();
+        let mut summaries: Vec<M::Summary> = Vec::with_capacity(m);
+        let mut log_psi: Vec<Vec<f64>> = Vec::with_capacity(m);
+        let mut log_z = Vec::with_capacity(m);
+        let mut map = Vec::with_capacity(m);
+        let mut best = Vec::with_capacity(m);
+        for (&v, kids) in f.vertices.iter().zip(&f.children) {
             if v.count_ones() == 1 {
                 summaries.push(model.leaf(v.trailing_zeros() as usize));
                 log_psi.push(Vec::new());
@@ -207,25 +399,39 @@ impl SparseTrellis {
                 continue;
             }
             let summary = match kids.first() {
-                Some(&(l, r)) => model.merge(&summaries[l as usize], &summaries[r as usize]),
-                None => {
-                    // A vertex without children: its summary from its points.
-                    let mut points = (0..self.n).filter(|&i| v >> i & 1 == 1);
-                    let first = model.leaf(points.next().expect("non-empty"));
-                    points.fold(first, |acc, i| model.merge(&acc, &model.leaf(i)))
-                }
+                Some(&(l, r)) => model.merge(
+                    Cluster {
+                        points: Points::Set(f.vertices[l as usize]),
+                        summary: &summaries[l as usize],
+                    },
+                    Cluster {
+                        points: Points::Set(f.vertices[r as usize]),
+                        summary: &summaries[r as usize],
+                    },
+                ),
+                // A vertex without children: its summary from its points.
+                None => model.summary(Points::Set(v)),
             };
             let mut lse = LogSumExp::new();
             let (mut best_v, mut arg) = (f64::NEG_INFINITY, None);
             let mut psis = Vec::with_capacity(kids.len());
             for (k, &(l, r)) in kids.iter().enumerate() {
-                let psi = model.log_potential(&summaries[l as usize], &summaries[r as usize]);
-                let psi = if psi.is_nan() { f64::NEG_INFINITY } else { psi };
+                let psi =
+                    model.log_potential(&summary, &summaries[l as usize], &summaries[r as usize]);
+                if psi.is_nan() || psi == f64::INFINITY {
+                    return Err(Error::new(ErrorKind::BadPotential {
+                        detail: format!(
+                            "log ψ of the split {:?} | {:?} is {psi}",
+                            set_points(f.vertices[l as usize]).collect::<Vec<_>>(),
+                            set_points(f.vertices[r as usize]).collect::<Vec<_>>()
+                        ),
+                    }));
+                }
                 psis.push(psi);
                 lse.add(psi + log_z[l as usize] + log_z[r as usize]);
-                let m = psi + map[l as usize] + map[r as usize];
-                if m > best_v {
-                    best_v = m;
+                let value = psi + map[l as usize] + map[r as usize];
+                if value > best_v {
+                    best_v = value;
                     arg = Some(k);
                 }
             }
@@ -239,11 +445,85 @@ impl SparseTrellis {
             return Err(Error::new(ErrorKind::NoTree));
         }
         Ok(SparseInference {
-            trellis: self,
-            log_psi,
+            family: Arc::clone(&self.inner),
+            weights: log_psi,
             log_z,
             map,
             best,
+        })
+    }
+
+    /// Runs the inside pass of a flat trellis with an energy: `log Z` and the
+    /// MAP partition of every vertex, over the partitions made of its clusters.
+    pub fn infer_flat<E: Energy + ?Sized>(&self, energy: &E) -> Result<SparseFlatInference> {
+        self.check_model_points(energy.num_points())?;
+        let f = &self.inner;
+        if f.kind != Kind::Flat {
+            return Err(Error::parameter(
+                "this sparse trellis describes hierarchies, not partitions",
+            ));
+        }
+        let m = f.vertices.len();
+        let mut energies = Vec::with_capacity(m);
+        for &v in &f.vertices {
+            let e = energy.log_energy(&energy.summary(Points::Set(v)));
+            if e.is_nan() || e == f64::INFINITY {
+                return Err(Error::new(ErrorKind::BadPotential {
+                    detail: format!(
+                        "log E of cluster {:?} is {e}",
+                        set_points(v).collect::<Vec<_>>()
+                    ),
+                }));
+            }
+            energies.push(e);
+        }
+        let mut log_z = vec![f64::NEG_INFINITY; m];
+        let mut map = vec![f64::NEG_INFINITY; m];
+        // The cluster holding the vertex's lowest point in its MAP partition:
+        // `None` for the whole vertex, else the child pair.
+        let mut best: Vec<Option<usize>> = vec![None; m];
+        for v in 0..m {
+            let mut lse = LogSumExp::new();
+            lse.add(energies[v]);
+            let mut bv = energies[v];
+            for (k, &(c, r)) in f.children[v].iter().enumerate() {
+                let e = energies[c as usize];
+                lse.add(e + log_z[r as usize]);
+                if e + map[r as usize] > bv {
+                    bv = e + map[r as usize];
+                    best[v] = Some(k);
+                }
+            }
+            log_z[v] = lse.ln();
+            map[v] = bv;
+        }
+        if log_z[m - 1] == f64::NEG_INFINITY {
+            return Err(Error::new(ErrorKind::NoPartition));
+        }
+        let mut clusters = Vec::new();
+        let mut v = m - 1;
+        loop {
+            match best[v] {
+                None => {
+                    clusters.push(set_points(f.vertices[v]).collect());
+                    break;
+                }
+                Some(k) => {
+                    let (c, r) = f.children[v][k];
+                    clusters.push(set_points(f.vertices[c as usize]).collect());
+                    v = r as usize;
+                }
+            }
+        }
+        clusters.sort();
+        Ok(SparseFlatInference {
+            family: Arc::clone(&self.inner),
+            map: ScoredPartition {
+                clusters,
+                log_energy: map[m - 1],
+            },
+            energies,
+            log_z,
         })
     }
 }
@@ -255,74 +535,214 @@ fn log10_big(x: &BigUint) -> f64 {
     lead.log10() + (digits.len() - digits.len().min(17)) as f64
 }
 
-/// `log Z`, MAP and samples of a model on a [`SparseTrellis`].
+/// Draws child pair `k` of a vertex with probability `exp(weight(k) - log_z)`
+/// (`None`: keep the vertex whole, with weight `whole`; flat trellises),
+/// never an option of probability zero.
+fn draw<R: Rng + ?Sized>(
+    rng: &mut R,
+    log_z: f64,
+    whole: Option<f64>,
+    weights: impl Iterator<Item = f64>,
+) -> Option<usize> {
+    let u: f64 = rng.random();
+    let mut acc = 0.0;
+    let mut last = None;
+    let options = whole
+        .map(|w| (None, w))
+        .into_iter()
+        .chain(weights.enumerate().map(|(k, w)| (Some(k), w)));
+    for (choice, w) in options {
+        let p = (w - log_z).exp();
+        if p > 0.0 {
+            last = Some(choice);
+            acc += p;
+            if acc > u {
+                return choice;
+            }
+        }
+    }
+    // Rounding left the running sum at or below u: take the last possible option.
+    last.unwrap_or(if whole.is_some() { None } else { Some(0) })
+}
+
+/// `log Z`, MAP, samples and marginals of a model on a hierarchical
+/// [`SparseTrellis`]. It shares the trellis.
 #[derive(Clone, Debug)]
-pub struct SparseInference<'t> {
-    trellis: &'t SparseTrellis,
-    log_psi: Vec<Vec<f64>>,
+pub struct SparseInference {
+    family: Arc<Family>,
+    /// `log ψ` of every child pair of every vertex.
+    weights: Vec<Vec<f64>>,
     log_z: Vec<f64>,
     map: Vec<f64>,
     best: Vec<Option<usize>>,
 }
 
-impl SparseInference<'_> {
+impl SparseInference {
     /// `log Z` over the realised trees.
     pub fn log_z(&self) -> f64 {
         *self.log_z.last().expect("root")
     }
 
-    /// Total log-potential of the best realised tree.
-    pub fn map_log_potential(&self) -> f64 {
-        *self.map.last().expect("root")
-    }
-
-    /// The best realised tree.
-    pub fn map_tree(&self) -> Tree {
-        self.tree_at(self.log_z.len() - 1, &mut |k| {
-            self.best[k].expect("a MAP split")
-        })
+    /// The best realised tree with its log-potential.
+    pub fn map(&self) -> ScoredTree {
+        ScoredTree {
+            tree: self.tree_at(self.log_z.len() - 1, &mut |k| {
+                self.best[k].expect("a MAP split")
+            }),
+            log_potential: *self.map.last().expect("root"),
+        }
     }
 
     /// An exact sample from the distribution restricted to the realised trees.
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Tree {
         self.tree_at(self.log_z.len() - 1, &mut |k| {
-            let u: f64 = rng.random();
-            let kids = &self.trellis.children[k];
-            let mut acc = 0.0;
-            let mut last = 0;
-            for (i, &(l, r)) in kids.iter().enumerate() {
-                let w = (self.log_psi[k][i] + self.log_z[l as usize] + self.log_z[r as usize]
-                    - self.log_z[k])
-                    .exp();
-                if w > 0.0 {
-                    last = i;
-                }
-                acc += w;
-                if acc > u && w > 0.0 {
-                    return i;
-                }
-            }
-            last
+            let kids = &self.family.children[k];
+            let weights = kids.iter().zip(&self.weights[k]).map(|(&(l, r), psi)| {
+                psi + self.log_z[l as usize] + self.log_z[r as usize]
+            });
+            draw(rng, self.log_z[k], None, weights).unwrap_or(0)
         })
     }
 
-    /// `k` samples, reproducible from `seed` (xoshiro256++).
+    /// `k` samples, reproducible from `seed` (see [`crate::random`]).
     pub fn samples(&self, k: usize, seed: u64) -> Vec<Tree> {
-        use rand::SeedableRng;
-        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut rng = crate::random::rng(seed);
         (0..k).map(|_| self.sample(&mut rng)).collect()
     }
 
-    /// The tree below vertex `k`, choosing each split with `choose(vertex, _)`.
+    /// The marginal of every vertex: one outside pass over the child pairs,
+    /// `O(E)`.
+    pub fn marginals(&self) -> SparseMarginals {
+        let f = &self.family;
+        let m = f.vertices.len();
+        let mut outside: Vec<LogSumExp> = vec![LogSumExp::new(); m];
+        let mut log_out = vec![f64::NEG_INFINITY; m];
+        log_out[m - 1] = 0.0;
+        for v in (0..m).rev() {
+            if v != m - 1 {
+                log_out[v] = outside[v].ln();
+            }
+            let o = log_out[v];
+            if o == f64::NEG_INFINITY {
+                continue;
+            }
+            for (&(l, r), psi) in f.children[v].iter().zip(&self.weights[v]) {
+                outside[l as usize].add(o + psi + self.log_z[r as usize]);
+                outside[r as usize].add(o + psi + self.log_z[l as usize]);
+            }
+        }
+        let log_z = self.log_z();
+        let log_p = (0..m)
+            .map(|v| (log_out[v] + self.log_z[v] - log_z).min(0.0))
+            .collect();
+        SparseMarginals {
+            family: Arc::clone(&self.family),
+            log_p,
+        }
+    }
+
+    /// The tree below vertex `k`, choosing each split with `choose(vertex)`.
     fn tree_at(&self, k: usize, choose: &mut dyn FnMut(usize) -> usize) -> Tree {
-        let v = self.trellis.vertices[k];
+        let v = self.family.vertices[k];
         if v.count_ones() == 1 {
             return Tree::Leaf(v.trailing_zeros() as usize);
         }
-        let (l, r) = self.trellis.children[k][choose(k)];
+        let (l, r) = self.family.children[k][choose(k)];
         let left = self.tree_at(l as usize, choose);
         let right = self.tree_at(r as usize, choose);
         Tree::node(left, right)
+    }
+}
+
+/// The marginal of every vertex of a hierarchical sparse trellis: the
+/// probability, under the distribution restricted to the realised trees,
+/// that a tree holds the cluster.
+#[derive(Clone, Debug)]
+pub struct SparseMarginals {
+    family: Arc<Family>,
+    log_p: Vec<f64>,
+}
+
+impl SparseMarginals {
+    /// `log P(S)`: `-∞` for a set that is not a vertex (it is in no realised tree).
+    pub fn log_p(&self, cluster: Set) -> f64 {
+        self.family
+            .index
+            .get(&cluster)
+            .map_or(f64::NEG_INFINITY, |&k| self.log_p[k as usize])
+    }
+
+    /// `P(S)`.
+    pub fn p(&self, cluster: Set) -> f64 {
+        self.log_p(cluster).exp()
+    }
+
+    /// Every non-singleton proper cluster with probability `> 0` and `>= min_p`,
+    /// most probable first (ties by set).
+    pub fn clusters(&self, min_p: f64) -> Vec<(Set, f64)> {
+        let m = self.family.vertices.len();
+        let mut out: Vec<(Set, f64)> = self.family.vertices[..m - 1]
+            .iter()
+            .zip(&self.log_p)
+            .filter(|(v, _)| v.count_ones() >= 2)
+            .map(|(&v, lp)| (v, lp.exp()))
+            .filter(|&(_, p)| p > 0.0 && p >= min_p)
+            .collect();
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        out
+    }
+}
+
+/// `log Z`, MAP and samples of an energy on a flat [`SparseTrellis`]. It
+/// shares the trellis.
+#[derive(Clone, Debug)]
+pub struct SparseFlatInference {
+    family: Arc<Family>,
+    map: ScoredPartition,
+    energies: Vec<f64>,
+    log_z: Vec<f64>,
+}
+
+impl SparseFlatInference {
+    /// `log Z` over the partitions made of the family's clusters.
+    pub fn log_z(&self) -> f64 {
+        *self.log_z.last().expect("root")
+    }
+
+    /// The best such partition with its log-energy.
+    pub fn map(&self) -> &ScoredPartition {
+        &self.map
+    }
+
+    /// An exact sample of a partition made of the family's clusters.
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Partition {
+        let f = &self.family;
+        let mut out = Vec::new();
+        let mut v = f.vertices.len() - 1;
+        loop {
+            let weights = f.children[v]
+                .iter()
+                .map(|&(c, r)| self.energies[c as usize] + self.log_z[r as usize]);
+            match draw(rng, self.log_z[v], Some(self.energies[v]), weights) {
+                None => {
+                    out.push(set_points(f.vertices[v]).collect());
+                    break;
+                }
+                Some(k) => {
+                    let (c, r) = f.children[v][k];
+                    out.push(set_points(f.vertices[c as usize]).collect());
+                    v = r as usize;
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// `k` samples, reproducible from `seed` (see [`crate::random`]).
+    pub fn samples(&self, k: usize, seed: u64) -> Vec<Partition> {
+        let mut rng = crate::random::rng(seed);
+        (0..k).map(|_| self.sample(&mut rng)).collect()
     }
 }
 
@@ -336,6 +756,16 @@ mod tests {
             let all: Vec<Set> = (1..1u128 << n).collect();
             let t = SparseTrellis::from_clusters(n, all).unwrap();
             assert_eq!(t.num_trees_realised(), num_trees(n));
+            assert!((t.sparsity() - 1.0).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn full_flat_family_realises_every_partition() {
+        for n in 1..=7 {
+            let all: Vec<Set> = (1..1u128 << n).collect();
+            let t = SparseTrellis::flat(n, all).unwrap();
+            assert_eq!(t.num_partitions_realised(), bell(n));
             assert!((t.sparsity() - 1.0).abs() < 1e-12);
         }
     }
@@ -356,5 +786,15 @@ mod tests {
         let t = SparseTrellis::from_trees(5, &more).unwrap();
         assert_eq!(t.num_trees_realised(), BigUint::from(2u32));
         assert!(SparseTrellis::from_clusters(3, [0b1000]).is_err());
+    }
+
+    #[test]
+    fn the_closure_of_a_tree_is_closed() {
+        let tree = Tree::parse("[[0,1],[2,[3,[4,5]]]]").unwrap();
+        let t = SparseTrellis::flat_closure(6, [&tree], 1000).unwrap();
+        assert_eq!(t.kind(), Kind::Flat);
+        // Every cut of the tree is a partition of the closed family.
+        assert!(t.num_partitions_realised() >= BigUint::from(8u32));
+        assert!(SparseTrellis::flat(3, [0b011]).is_err());
     }
 }

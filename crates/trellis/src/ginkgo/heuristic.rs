@@ -1,5 +1,6 @@
-//! A* on Ginkgo jets: cost `-ln ψ`, and the heuristics `h0` (admissible,
-//! derived here) and `h1` (the paper's approximate bound).
+//! A* on Ginkgo jets minimises the cost `-ln ψ` of a hierarchy; the
+//! heuristics are `h0` (admissible, derived here) and `h1` (the paper's
+//! approximate bound).
 //!
 //! Notation as in [`crate::ginkgo`]: a cluster's 4-momentum is the sum of its
 //! leaves', `t = E² - |p|²`, and a split of a parent `P` into children `L, R`
@@ -51,83 +52,21 @@
 //! reason about but not proven to be a bound (the paper checked it on jets
 //! of up to 9 leaves), so searches with it report `exact: false`.
 
-use super::{SearchModel, Set, full_set, is_singleton, points};
-use crate::ginkgo::Jet;
-use crate::ginkgo::likelihood::{Rate, SplitParams, Variant, add, mass_squared, split_fast};
+use crate::ginkgo::likelihood::{Variant, mass_squared};
+use crate::ginkgo::model::{Ginkgo, Particle};
 
 const LN_4PI: f64 = 2.531_024_246_969_290_7;
 
-/// Which Ginkgo heuristic (see the module docs).
+/// Which Ginkgo heuristic A* uses (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GinkgoHeuristic {
+pub enum Heuristic {
     /// Admissible: searches with it are exact.
     H0,
     /// The paper's faster, approximate heuristic (not proven admissible).
     H1,
 }
 
-/// A cluster's statistics: summed 4-momentum, `t` as the likelihood sees it
-/// (legacy: 0 for a leaf) and its square root.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct JetStats {
-    /// Summed 4-momentum.
-    pub p: [f64; 4],
-    /// `t` of the cluster for the likelihood.
-    pub t: f64,
-    /// `√max(t, 0)`.
-    pub s: f64,
-}
-
-/// The Ginkgo likelihood of one jet as an A* model: cost = `-ln ψ`.
-#[derive(Clone, Debug)]
-pub struct GinkgoSearch {
-    leaves: Vec<[f64; 4]>,
-    params: SplitParams,
-    variant: Variant,
-    rate: Rate,
-    root_rate: Rate,
-    heuristic: GinkgoHeuristic,
-    /// Minkowski products `p_i · p_j`, row-major.
-    dot: Vec<f64>,
-    /// Pair masses `t(p_i + p_j)`, row-major.
-    pair: Vec<f64>,
-}
-
-impl GinkgoSearch {
-    /// The model of a validated jet (at most 128 leaves).
-    pub fn new(
-        jet: &Jet,
-        variant: Variant,
-        heuristic: GinkgoHeuristic,
-    ) -> crate::Result<GinkgoSearch> {
-        let n = jet.leaves.len();
-        super::engine::check_points(n)?;
-        let mut dot = vec![0.0; n * n];
-        let mut pair = vec![0.0; n * n];
-        for i in 0..n {
-            for j in 0..n {
-                let (a, b) = (&jet.leaves[i], &jet.leaves[j]);
-                dot[i * n + j] = (a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3]).max(0.0);
-                pair[i * n + j] = mass_squared(&add(a, b));
-            }
-        }
-        Ok(GinkgoSearch {
-            leaves: jet.leaves.clone(),
-            params: jet.params,
-            variant,
-            rate: Rate::new(variant, jet.params.lambda),
-            root_rate: Rate::new(variant, jet.params.lambda_root),
-            heuristic,
-            dot,
-            pair,
-        })
-    }
-
-    /// The heuristic in use.
-    pub fn heuristic_kind(&self) -> GinkgoHeuristic {
-        self.heuristic
-    }
-
+impl Ginkgo {
     /// `c`, the truncation normaliser of the rate `λ`.
     fn norm(&self, lambda: f64) -> f64 {
         let truncation = match self.variant {
@@ -169,16 +108,16 @@ impl GinkgoSearch {
         }
     }
 
-    /// The rates whose bounds a set's terms must respect.
-    fn rates(&self, set: Set) -> Vec<f64> {
-        if set == full_set(self.leaves.len()) {
+    /// The rates whose bounds a cluster's terms must respect.
+    fn rates(&self, size: usize) -> Vec<f64> {
+        if size == self.leaves.len() {
             vec![self.params.lambda, self.params.lambda_root]
         } else {
             vec![self.params.lambda]
         }
     }
 
-    fn h0(&self, set: Set, stats: &JetStats) -> f64 {
+    pub(super) fn h0(&self, pts: &[usize], stats: &Particle) -> f64 {
         let n = self.leaves.len();
         let t_cut = self.params.t_cut;
         let t_s = mass_squared(&stats.p);
@@ -189,21 +128,20 @@ impl GinkgoSearch {
         if impossible || t_s <= 0.0 {
             return f64::INFINITY;
         }
-        let pts: Vec<usize> = points(set).collect();
         let m = pts.len();
         let mut min_pair = f64::INFINITY;
         let mut bound = -((m - 1) as f64) * LN_4PI;
-        let rates = self.rates(set);
+        let rates = self.rates(m);
         let best = |f: &dyn Fn(f64) -> f64| {
             rates
                 .iter()
                 .map(|&l| f(l))
                 .fold(f64::NEG_INFINITY, f64::max)
         };
-        for &i in &pts {
+        for &i in pts {
             let t_i = mass_squared(&self.leaves[i]).max(0.0);
             let mut min_dot = f64::INFINITY;
-            for &k in &pts {
+            for &k in pts {
                 if k != i {
                     min_dot = min_dot.min(self.dot[i * n + k]);
                     if k > i {
@@ -232,10 +170,9 @@ impl GinkgoSearch {
         -bound
     }
 
-    fn h1(&self, set: Set, stats: &JetStats) -> f64 {
+    pub(super) fn h1(&self, pts: &[usize], stats: &Particle) -> f64 {
         let t_cut = self.params.t_cut;
         let lambda = self.params.lambda;
-        let pts: Vec<usize> = points(set).collect();
         let m = pts.len();
         let t_s = mass_squared(&stats.p);
         if t_s <= 0.0 {
@@ -290,95 +227,5 @@ impl GinkgoSearch {
             bound -= (m - 1) as f64 * LN_4PI;
         }
         -bound
-    }
-}
-
-impl SearchModel for GinkgoSearch {
-    type Stats = JetStats;
-
-    fn num_points(&self) -> usize {
-        self.leaves.len()
-    }
-
-    fn stats(&self, set: Set) -> JetStats {
-        let mut p = [0.0; 4];
-        for i in points(set) {
-            p = add(&p, &self.leaves[i]);
-        }
-        let t = if self.variant == Variant::Legacy && set.count_ones() == 1 {
-            0.0
-        } else {
-            mass_squared(&p)
-        };
-        JetStats {
-            p,
-            t,
-            s: t.max(0.0).sqrt(),
-        }
-    }
-
-    fn moved(&self, set: Set, stats: &JetStats, x: usize, added: bool) -> JetStats {
-        let q = &self.leaves[x];
-        let p = if added {
-            add(&stats.p, q)
-        } else {
-            [
-                stats.p[0] - q[0],
-                stats.p[1] - q[1],
-                stats.p[2] - q[2],
-                stats.p[3] - q[3],
-            ]
-        };
-        let new = if added {
-            set | 1u128 << x
-        } else {
-            set & !(1u128 << x)
-        };
-        if is_singleton(new) {
-            // A singleton: exact momentum, and the legacy convention t = 0.
-            return self.stats(new);
-        }
-        let t = mass_squared(&p);
-        JetStats {
-            p,
-            t,
-            s: t.max(0.0).sqrt(),
-        }
-    }
-
-    #[inline]
-    fn split_cost(&self, p: (Set, &JetStats), l: (Set, &JetStats), r: (Set, &JetStats)) -> f64 {
-        let rate = if p.0 == full_set(self.leaves.len()) {
-            &self.root_rate
-        } else {
-            &self.rate
-        };
-        let ll = split_fast(
-            self.variant,
-            rate,
-            self.params.t_cut,
-            l.1.t,
-            r.1.t,
-            p.1.t,
-            l.1.s,
-            r.1.s,
-            p.1.s,
-        );
-        -ll
-    }
-
-    fn heuristic(&self, set: Set, stats: &JetStats) -> f64 {
-        match self.heuristic {
-            GinkgoHeuristic::H0 => self.h0(set, stats),
-            GinkgoHeuristic::H1 => self.h1(set, stats),
-        }
-    }
-
-    fn admissible(&self) -> bool {
-        self.heuristic == GinkgoHeuristic::H0
-    }
-
-    fn log_potential(&self, cost: f64) -> f64 {
-        -cost
     }
 }

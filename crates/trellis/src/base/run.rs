@@ -1,0 +1,146 @@
+//! Options of the long computations, with progress reports that can cancel.
+//!
+//! Every exact algorithm (the dense and flat trellises and their outside
+//! passes), A* and the samplers take [`Options`]: a memory limit checked
+//! before anything is allocated, an optional time limit, and an optional
+//! progress callback. The callback is called from the calling thread between
+//! batches of work, each batch at most about a second of work; returning
+//! [`ControlFlow::Break`] stops the computation, which then fails with
+//! [`ErrorKind::Cancelled`].
+
+use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// A progress report: `done` of `total` units of work (splits, terms,
+/// vertices or iterations, named by `stage`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress<'a> {
+    /// What is being computed, e.g. `"inside"`, `"outside"`, `"search"`.
+    pub stage: &'a str,
+    /// Units done so far.
+    pub done: u64,
+    /// Units in all (an upper bound when the total is not known in advance).
+    pub total: u64,
+}
+
+/// A progress callback: return [`ControlFlow::Break`] to cancel.
+pub type ProgressFn<'a> = &'a (dyn Fn(Progress<'_>) -> ControlFlow<()> + Sync);
+
+/// Limits and progress reporting of a computation.
+#[derive(Clone, Copy, Default)]
+pub struct Options<'a> {
+    /// Refuse to allocate more than this many bytes of tables (A*: of
+    /// vertices and heap entries); `None` uses the memory the operating
+    /// system reports as available (A*: half of it).
+    pub memory_limit: Option<u64>,
+    /// Stop with [`ErrorKind::TimeLimit`] (approximate A*: with the best tree
+    /// so far) after this long; `None` for no limit.
+    pub time_limit: Option<Duration>,
+    /// Called between batches of work; may cancel.
+    pub progress: Option<ProgressFn<'a>>,
+}
+
+impl std::fmt::Debug for Options<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("memory_limit", &self.memory_limit)
+            .field("time_limit", &self.time_limit)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+impl<'a> Options<'a> {
+    /// The same options with a memory limit.
+    pub fn with_memory_limit(mut self, bytes: u64) -> Options<'a> {
+        self.memory_limit = Some(bytes);
+        self
+    }
+
+    /// The same options with a progress callback.
+    pub fn with_progress(mut self, progress: ProgressFn<'a>) -> Options<'a> {
+        self.progress = Some(progress);
+        self
+    }
+}
+
+/// Counts work done for one stage, reports it and stops on cancellation or
+/// at the deadline.
+pub(crate) struct Ticker<'a> {
+    f: Option<ProgressFn<'a>>,
+    stage: &'static str,
+    done: u64,
+    total: u64,
+    deadline: Option<(Instant, Duration)>,
+}
+
+impl<'a> Ticker<'a> {
+    /// A ticker for `total` units of `stage`; reports 0 done (and may be
+    /// cancelled right away).
+    pub(crate) fn new(options: &Options<'a>, stage: &'static str, total: u64) -> Result<Ticker<'a>> {
+        let t = Ticker {
+            f: options.progress,
+            stage,
+            done: 0,
+            total,
+            deadline: options.time_limit.map(|d| (Instant::now() + d, d)),
+        };
+        t.report()?;
+        Ok(t)
+    }
+
+    /// Records `units` more done; fails if cancelled or past the deadline.
+    pub(crate) fn advance(&mut self, units: u64) -> Result<()> {
+        self.done = self.done.saturating_add(units);
+        self.report()
+    }
+
+    fn report(&self) -> Result<()> {
+        if let Some(f) = self.f {
+            let p = Progress {
+                stage: self.stage,
+                done: self.done.min(self.total),
+                total: self.total,
+            };
+            if f(p).is_break() {
+                return Err(Error::new(ErrorKind::Cancelled));
+            }
+        }
+        if let Some((deadline, limit)) = self.deadline {
+            if Instant::now() >= deadline {
+                return Err(Error::new(ErrorKind::TimeLimit {
+                    seconds: limit.as_secs_f64(),
+                    done: self.done,
+                }));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    #[test]
+    fn a_callback_can_cancel() {
+        let calls = AtomicU64::new(0);
+        let f = |p: Progress<'_>| {
+            calls.fetch_add(1, Ordering::Relaxed);
+            if p.done >= 10 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        };
+        let options = Options::default().with_progress(&f);
+        let mut t = Ticker::new(&options, "test", 100).unwrap();
+        assert!(t.advance(5).is_ok());
+        let e = t.advance(5).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::Cancelled));
+        assert_eq!(calls.load(Ordering::Relaxed), 3);
+    }
+}

@@ -1,0 +1,182 @@
+//! The partitions that cut one hierarchy: the tree-structured sparse flat
+//! trellis (flat paper §4, Appendix J).
+//!
+//! A hierarchy's internal nodes and leaves are the vertices; a partition is
+//! consistent with the hierarchy when each of its clusters is a node (a
+//! "cut" of the tree). Bottom-up over the nodes,
+//!
+//! ```text
+//! Z(v) = E(v) + Z(left) · Z(right),   M(v) = max(E(v), M(left) · M(right)),   Z(leaf) = E(leaf),
+//! ```
+//!
+//! so `log Z`, the MAP cut and exact samples (keep `v` whole with
+//! probability `E(v) / Z(v)`, else cut it and recurse) cost `O(n)` after the
+//! nodes' summaries are merged bottom-up.
+
+use rand::{Rng, RngExt};
+
+use crate::base::scaled::LogSumExp;
+use crate::base::set::Points;
+use crate::base::tree::Tree;
+use crate::error::{Error, ErrorKind, Result};
+use crate::flat::{Partition, ScoredPartition};
+use crate::models::{Cluster, Energy};
+
+/// One node of the tree, children before parents.
+#[derive(Clone, Debug)]
+struct Node {
+    points: Vec<usize>,
+    children: Option<(usize, usize)>,
+    log_energy: f64,
+    log_z: f64,
+    map: f64,
+}
+
+/// The distribution over the partitions that cut a hierarchy.
+#[derive(Clone, Debug)]
+pub struct TreeCuts {
+    nodes: Vec<Node>,
+    map: ScoredPartition,
+}
+
+/// The partitions consistent with `tree` (a hierarchy over all the points of
+/// `energy`): their `log Z`, MAP partition and samples.
+pub fn tree_partitions<E: Energy + ?Sized>(energy: &E, tree: &Tree) -> Result<TreeCuts> {
+    tree.validate(energy.num_points(), true)?;
+    let mut nodes = Vec::new();
+    build(energy, tree, &mut nodes);
+    if let Some(v) = nodes
+        .iter()
+        .find(|v| v.log_energy.is_nan() || v.log_energy == f64::INFINITY)
+    {
+        return Err(Error::new(ErrorKind::BadPotential {
+            detail: format!("log E of cluster {:?} is {}", v.points, v.log_energy),
+        }));
+    }
+    let root = nodes.len() - 1;
+    if nodes[root].log_z == f64::NEG_INFINITY {
+        return Err(Error::new(ErrorKind::NoPartition));
+    }
+    let mut clusters = Vec::new();
+    map_cut(&nodes, root, &mut clusters);
+    clusters.sort();
+    let log_energy = nodes[root].map;
+    Ok(TreeCuts {
+        nodes,
+        map: ScoredPartition {
+            clusters,
+            log_energy,
+        },
+    })
+}
+
+/// Appends the nodes of `t` (children first) and returns the summary of its
+/// root.
+fn build<E: Energy + ?Sized>(energy: &E, t: &Tree, nodes: &mut Vec<Node>) -> E::Summary {
+    let (points, summary, children) = match t {
+        Tree::Leaf(i) => (vec![*i], energy.leaf(*i), None),
+        Tree::Node(l, r) => {
+            let ls = build(energy, l, nodes);
+            let li = nodes.len() - 1;
+            let rs = build(energy, r, nodes);
+            let ri = nodes.len() - 1;
+            let summary = energy.merge(
+                Cluster {
+                    points: Points::List(&nodes[li].points),
+                    summary: &ls,
+                },
+                Cluster {
+                    points: Points::List(&nodes[ri].points),
+                    summary: &rs,
+                },
+            );
+            let mut points = nodes[li].points.clone();
+            points.extend_from_slice(&nodes[ri].points);
+            points.sort_unstable();
+            (points, summary, Some((li, ri)))
+        }
+    };
+    let own = energy.log_energy(&summary);
+    let (log_z, map) = match children {
+        None => (own, own),
+        Some((l, r)) => {
+            let mut lse = LogSumExp::new();
+            lse.add(own);
+            lse.add(nodes[l].log_z + nodes[r].log_z);
+            (lse.ln(), own.max(nodes[l].map + nodes[r].map))
+        }
+    };
+    nodes.push(Node {
+        points,
+        children,
+        log_energy: own,
+        log_z,
+        map,
+    });
+    summary
+}
+
+fn map_cut(nodes: &[Node], v: usize, out: &mut Partition) {
+    let node = &nodes[v];
+    match node.children {
+        Some((l, r)) if node.log_energy < nodes[l].map + nodes[r].map => {
+            map_cut(nodes, l, out);
+            map_cut(nodes, r, out);
+        }
+        _ => out.push(node.points.clone()),
+    }
+}
+
+impl TreeCuts {
+    /// `log Z` over the cuts of the tree.
+    pub fn log_z(&self) -> f64 {
+        self.nodes.last().expect("a root").log_z
+    }
+
+    /// The best cut with its log-energy.
+    pub fn map(&self) -> &ScoredPartition {
+        &self.map
+    }
+
+    /// Number of partitions that cut the tree (`Π` over nodes of the
+    /// recursion `C(v) = 1 + C(l)·C(r)`), as a float (it may be huge).
+    pub fn num_partitions(&self) -> f64 {
+        let mut c = vec![0.0f64; self.nodes.len()];
+        for (k, v) in self.nodes.iter().enumerate() {
+            c[k] = match v.children {
+                None => 1.0,
+                Some((l, r)) => 1.0 + c[l] * c[r],
+            };
+        }
+        *c.last().expect("a root")
+    }
+
+    /// One exact sample of a cut.
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Partition {
+        let mut out = Vec::new();
+        let mut stack = vec![self.nodes.len() - 1];
+        while let Some(v) = stack.pop() {
+            let node = &self.nodes[v];
+            match node.children {
+                Some((l, r)) => {
+                    let u: f64 = rng.random();
+                    if u < (node.log_energy - node.log_z).exp() {
+                        out.push(node.points.clone());
+                    } else {
+                        stack.push(r);
+                        stack.push(l);
+                    }
+                }
+                None => out.push(node.points.clone()),
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// `k` exact samples, reproducible from `seed` (see [`crate::random`]).
+    pub fn samples(&self, k: usize, seed: u64) -> Vec<Partition> {
+        let mut rng = crate::random::rng(seed);
+        (0..k).map(|_| self.sample(&mut rng)).collect()
+    }
+}
