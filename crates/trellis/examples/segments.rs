@@ -6,15 +6,16 @@
 //! similarities `exp(-(x_i - x_j)²)`: `log ψ = -β · |L ∪ R| · Σ_{i∈L, j∈R} sim`,
 //! so cutting similar readings high in the tree (in a big cluster) is expensive.
 //!
-//! The similarity inside every subset, `W(S) = Σ_{i<j∈S} sim`, is tabulated
-//! once, so a split costs O(1): `Σ_{i∈L, j∈R} sim = W(L∪R) - W(L) - W(R)`.
-//! That is what the trellis needs (`3^n / 2` calls). With β = 0 every allowed tree
+//! A cluster's summary is its mask of points. The similarity inside every
+//! subset, `W(S) = Σ_{i<j∈S} sim`, is tabulated once, so a split costs O(1):
+//! `Σ_{i∈L, j∈R} sim = W(L∪R) - W(L) - W(R)`. That is what the trellis needs
+//! (`3^n / 2` calls). With β = 0 every allowed tree
 //! has potential 1, so `Z` counts the segment hierarchies: the Catalan number
 //! `C(n-1)`, which `trellis::count::num_trees_within` confirms.
 //!
 //! Run with `cargo run --release -p trellis --example segments`.
 
-use trellis::{Mask, Potential, Trellis, count};
+use trellis::{Cluster, Mask, Model, Summarize, Trellis, count};
 
 struct Segments {
     n: usize,
@@ -47,16 +48,28 @@ fn is_segment(m: Mask) -> bool {
     s & (s + 1) == 0
 }
 
-impl Potential for Segments {
+impl Summarize for Segments {
+    type Summary = Mask;
+
     fn num_points(&self) -> usize {
         self.n
     }
 
-    fn log_potential(&self, left: Mask, right: Mask) -> f64 {
-        if !(is_segment(left) && is_segment(right) && is_segment(left | right)) {
+    fn leaf(&self, i: usize) -> Mask {
+        1 << i
+    }
+
+    fn merge(&self, a: Cluster<'_, Mask>, b: Cluster<'_, Mask>) -> Mask {
+        a.summary | b.summary
+    }
+}
+
+impl Model for Segments {
+    fn log_potential(&self, parent: &Mask, left: &Mask, right: &Mask) -> f64 {
+        let (s, left, right) = (*parent, *left, *right);
+        if !(is_segment(left) && is_segment(right) && is_segment(s)) {
             return f64::NEG_INFINITY;
         }
-        let s = left | right;
         let cut =
             self.inside[s as usize] - self.inside[left as usize] - self.inside[right as usize];
         -self.beta * s.count_ones() as f64 * cut
@@ -69,7 +82,7 @@ fn main() -> Result<(), trellis::Error> {
 
     let trellis = Trellis::new(Segments::new(&readings, 3.0))?;
     println!("readings: {readings:?}");
-    println!("MAP segmentation tree: {}", trellis.map_tree());
+    println!("MAP segmentation tree: {}", trellis.map().tree);
     println!("log Z = {:.4}", trellis.log_z());
     let marginals = trellis.marginals()?;
     for (cluster, p) in marginals.clusters(0.5) {

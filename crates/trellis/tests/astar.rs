@@ -42,16 +42,16 @@ use std::time::Duration;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use trellis::astar::{
-    ApproxOptions, Candidates, DasguptaSearch, GinkgoHeuristic, GinkgoSearch, HccSearch,
-    MAX_ASTAR_POINTS, Options, Outcome, SearchModel, Set, approximate, exact,
+    ApproxOptions, Candidates, MAX_ASTAR_POINTS, Outcome, Set, approximate, exact,
 };
 use trellis::baselines::{beam_search, greedy};
 use trellis::ginkgo::{
-    DenseGinkgo, Ginkgo, Jet, JetsFile, SimulatorParams, SplitParams, Variant, generate_jet,
+    Ginkgo, Heuristic, Jet, JetsFile, SimulatorParams, SplitParams, Variant, generate_jet,
 };
+use trellis::models::HccSummary;
 use trellis::{
-    Dasgupta, ErrorKind, Hcc, Matrix, Pairwise, PairwiseCost, Potential, Tree, Trellis, Weights,
-    hcc_split_cost, total_splits,
+    Cluster, Dasgupta, ErrorKind, Hcc, Mask, Matrix, Model, Options, Points, Search, Summarize,
+    Tree, Trellis, Weights, total_splits, tree_cost,
 };
 
 use crate::data::{self, read_json};
@@ -84,10 +84,11 @@ fn le(a: f64, b: f64) -> bool {
 }
 
 /// A generous memory budget and no time limit.
-fn budget() -> Options {
+fn budget() -> Options<'static> {
     Options {
-        max_bytes: 1 << 30,
+        memory_limit: Some(1 << 30),
         time_limit: None,
+        ..Default::default()
     }
 }
 
@@ -95,10 +96,22 @@ fn approx_options(seed: u64, candidates: Candidates) -> ApproxOptions {
     ApproxOptions {
         seed,
         candidates,
-        time_limit: None,
-        max_bytes: 1 << 30,
         ..ApproxOptions::default()
     }
+}
+
+/// The Ginkgo model of a jet with an A* heuristic.
+fn ginkgo(jet: &Jet, variant: Variant, heuristic: Heuristic) -> Ginkgo {
+    Ginkgo::new(jet, variant).with_heuristic(heuristic)
+}
+
+/// `H(S)`, the model's heuristic of a set from its summary.
+fn heuristic_of<M: Search>(model: &M, s: Set) -> f64 {
+    let summary = model.summary(Points::Set(s));
+    model.heuristic(Cluster {
+        points: Points::Set(s),
+        summary: &summary,
+    })
 }
 
 /// The error of a call that must fail.
@@ -134,16 +147,25 @@ fn caterpillar(n: usize) -> Tree {
 }
 
 /// The cost of a tree summed from the model's own `split_cost` (what the
-/// search minimises), for comparison with `Outcome::cost` (from `tree_cost`).
-fn split_cost_sum<M: SearchModel>(model: &M, tree: &Tree) -> f64 {
-    fn go<M: SearchModel>(m: &M, t: &Tree, total: &mut f64) -> Set {
+/// search minimises), each cluster's summary computed from its points, for
+/// comparison with `Outcome::cost` (from `tree_cost`, which merges summaries
+/// along the tree).
+fn split_cost_sum<M: Search>(model: &M, tree: &Tree) -> f64 {
+    fn go<M: Search>(m: &M, t: &Tree, total: &mut f64) -> Set {
         match t {
             Tree::Leaf(i) => 1u128 << i,
             Tree::Node(l, r) => {
                 let (a, b) = (go(m, l, total), go(m, r, total));
                 let s = a | b;
-                let (sa, sb, ss) = (m.stats(a), m.stats(b), m.stats(s));
-                *total += m.split_cost((s, &ss), (a, &sa), (b, &sb));
+                // The left part holds the lowest point of the union.
+                let (a, b) = if a.trailing_zeros() < b.trailing_zeros() {
+                    (a, b)
+                } else {
+                    (b, a)
+                };
+                let summary = |x: Set| m.summary(Points::Set(x));
+                let (ss, sa, sb) = (summary(s), summary(a), summary(b));
+                *total += m.split_cost(&ss, &sa, &sb);
                 s
             }
         }
@@ -183,7 +205,8 @@ fn hcc_optimum(w: &[Vec<f64>], s: Set) -> f64 {
     let sub = lib_weights(&sub_weights(w, s));
     -Trellis::new(Hcc::new(&sub, 1.0).unwrap())
         .unwrap()
-        .map_log_potential()
+        .map()
+        .log_potential
 }
 
 /// The exact Dasgupta optimum over the points of `s`, by the dense DP.
@@ -191,26 +214,37 @@ fn dasgupta_optimum(w: &[Vec<f64>], s: Set) -> f64 {
     let sub = lib_weights(&sub_weights(w, s));
     -Trellis::new(Dasgupta::new(&sub, 1.0).unwrap())
         .unwrap()
-        .map_log_potential()
+        .map()
+        .log_potential
 }
 
-fn dense(jet: &Jet, variant: Variant) -> DenseGinkgo {
-    Ginkgo::new(jet, variant).dense().unwrap()
+/// The Ginkgo model of a jet for the dense trellis (its default heuristic
+/// plays no role there).
+fn dense(jet: &Jet, variant: Variant) -> Ginkgo {
+    Ginkgo::new(jet, variant)
 }
 
-/// `-log ψ` summed over a tree's splits with the dense (per-subset table)
-/// form of the likelihood, canonical argument order.
-fn dense_cost(d: &DenseGinkgo, t: &Tree) -> f64 {
-    -oracle::canonical_splits(t)
+/// `-log ψ` of the split `(l, r)` (canonical order) with the dense
+/// (per-subset) form of the likelihood: each cluster's summary computed from
+/// its points, as the dense trellis tabulates them, not merged along a tree.
+fn dense_split_cost(d: &Ginkgo, l: Mask, r: Mask) -> f64 {
+    let summary = |m: Mask| d.summary(Points::Mask(m));
+    -d.log_potential(&summary(l | r), &summary(l), &summary(r))
+}
+
+/// `-log ψ` summed over a tree's splits with the dense (per-subset) form of
+/// the likelihood, canonical argument order.
+fn dense_cost(d: &Ginkgo, t: &Tree) -> f64 {
+    oracle::canonical_splits(t)
         .into_iter()
-        .map(|(l, r)| d.log_potential(l, r))
+        .map(|(l, r)| dense_split_cost(d, l, r))
         .sum::<f64>()
 }
 
 /// `-MAP` of the dense trellis; `+∞` when no tree is possible.
-fn ginkgo_optimum(d: &DenseGinkgo) -> f64 {
+fn ginkgo_optimum(d: &Ginkgo) -> f64 {
     match Trellis::new(d) {
-        Ok(t) => -t.map_log_potential(),
+        Ok(t) => -t.map().log_potential,
         Err(e) if matches!(e.kind(), ErrorKind::NoTree) => f64::INFINITY,
         Err(e) => panic!("dense trellis failed: {e}"),
     }
@@ -303,41 +337,39 @@ fn weight_case(
 /// model's points whose independently recomputed cost and whose sum of the
 /// model's split costs both equal `cost`; `log_potential` is the model's
 /// transform of `cost`.
-fn check_outcome<M: SearchModel>(
+fn check_outcome<M: Search>(
     what: &str,
     model: &M,
     out: &Outcome,
     cost_of: &dyn Fn(&Tree) -> f64,
 ) -> Result<(), TestCaseError> {
     let n = model.num_points();
-    if !oracle::is_complete_over(&out.tree, n) {
-        return Err(fail(format!(
-            "{what}: {} is not a tree over 0..{n}",
-            out.tree
-        )));
+    let tree = &out.best.tree;
+    if !oracle::is_complete_over(tree, n) {
+        return Err(fail(format!("{what}: {tree} is not a tree over 0..{n}")));
     }
-    if !oracle::is_canonical(&out.tree) {
-        return Err(fail(format!("{what}: {} is not canonical", out.tree)));
+    if !oracle::is_canonical(tree) {
+        return Err(fail(format!("{what}: {tree} is not canonical")));
     }
-    let independent = cost_of(&out.tree);
+    let independent = cost_of(tree);
     if !close(out.cost, independent) {
         return Err(fail(format!(
-            "{what}: reported cost {} but the tree {} costs {independent} (recomputed)",
-            out.cost, out.tree
+            "{what}: reported cost {} but the tree {tree} costs {independent} (recomputed)",
+            out.cost
         )));
     }
-    let summed = split_cost_sum(model, &out.tree);
+    let summed = split_cost_sum(model, tree);
     if !close(out.cost, summed) {
         return Err(fail(format!(
             "{what}: reported cost {} but the model's split costs sum to {summed}",
             out.cost
         )));
     }
-    if out.log_potential != model.log_potential(out.cost) {
+    if out.best.log_potential != model.log_potential_of_cost(out.cost) {
         return Err(fail(format!(
             "{what}: log_potential {} is not the model's {} of cost {}",
-            out.log_potential,
-            model.log_potential(out.cost),
+            out.best.log_potential,
+            model.log_potential_of_cost(out.cost),
             out.cost
         )));
     }
@@ -373,7 +405,7 @@ fn check_counters(what: &str, n: usize, out: &Outcome) -> Result<(), TestCaseErr
 
 /// An exact search with an admissible heuristic: everything in
 /// [`check_outcome`], the cost equal to the independent optimum, `exact`.
-fn check_exact<M: SearchModel>(
+fn check_exact<M: Search>(
     what: &str,
     model: &M,
     out: &Outcome,
@@ -384,7 +416,7 @@ fn check_exact<M: SearchModel>(
     if !close(out.cost, optimum) {
         return Err(fail(format!(
             "{what}: A* cost {} (tree {}) but the optimum is {optimum}",
-            out.cost, out.tree
+            out.cost, out.best.tree
         )));
     }
     if !out.exact {
@@ -402,8 +434,9 @@ fn exact_hcc_case(case: &WeightCase) -> Result<(), TestCaseError> {
     let w = lib_weights(&case.w);
     let dp = Trellis::new(Hcc::new(&w, case.beta).unwrap())
         .unwrap()
-        .map_log_potential();
-    let model = HccSearch::new(&w, case.beta).unwrap();
+        .map()
+        .log_potential;
+    let model = Hcc::new(&w, case.beta).unwrap();
     prop_assert!(model.admissible());
     let out = exact(&model, &budget()).map_err(|e| fail(format!("hcc: {e}")))?;
     let naive = NaiveHcc {
@@ -414,9 +447,9 @@ fn exact_hcc_case(case: &WeightCase) -> Result<(), TestCaseError> {
         naive_hcc_cost(&naive, t)
     })?;
     prop_assert!(
-        close(out.log_potential, dp),
+        close(out.best.log_potential, dp),
         "hcc: log_potential {} vs DP {dp}",
-        out.log_potential
+        out.best.log_potential
     );
     Ok(())
 }
@@ -425,8 +458,9 @@ fn exact_dasgupta_case(case: &WeightCase) -> Result<(), TestCaseError> {
     let w = lib_weights(&case.w);
     let dp = Trellis::new(Dasgupta::new(&w, case.beta).unwrap())
         .unwrap()
-        .map_log_potential();
-    let model = DasguptaSearch::new(&w, case.beta).unwrap();
+        .map()
+        .log_potential;
+    let model = Dasgupta::new(&w, case.beta).unwrap();
     prop_assert!(model.admissible());
     let out = exact(&model, &budget()).map_err(|e| fail(format!("dasgupta: {e}")))?;
     let naive = NaiveDasgupta {
@@ -437,9 +471,9 @@ fn exact_dasgupta_case(case: &WeightCase) -> Result<(), TestCaseError> {
         naive_dasgupta_cost(&naive, t)
     })?;
     prop_assert!(
-        close(out.log_potential, dp),
+        close(out.best.log_potential, dp),
         "dasgupta: log_potential {} vs DP {dp}",
-        out.log_potential
+        out.best.log_potential
     );
     Ok(())
 }
@@ -450,13 +484,13 @@ fn exact_ginkgo_case(
     what: &str,
     jet: &Jet,
     variant: Variant,
-    heuristic: GinkgoHeuristic,
+    heuristic: Heuristic,
 ) -> Result<bool, TestCaseError> {
     let d = dense(jet, variant);
     let optimum = ginkgo_optimum(&d);
-    let model = GinkgoSearch::new(jet, variant, heuristic).unwrap();
+    let model = ginkgo(jet, variant, heuristic);
     prop_assert_eq!(model.heuristic_kind(), heuristic);
-    prop_assert_eq!(model.admissible(), heuristic == GinkgoHeuristic::H0);
+    prop_assert_eq!(model.admissible(), heuristic == Heuristic::H0);
     let found = exact(&model, &budget());
     if optimum == f64::INFINITY {
         return match found {
@@ -469,18 +503,18 @@ fn exact_ginkgo_case(
     let out = found.map_err(|e| fail(format!("{what}: {e}")))?;
     let cost_of = |t: &Tree| dense_cost(&d, t);
     match heuristic {
-        GinkgoHeuristic::H0 => {
+        Heuristic::H0 => {
             check_exact(what, &model, &out, optimum, &cost_of)?;
             prop_assert!(
-                close(out.log_potential, -optimum),
+                close(out.best.log_potential, -optimum),
                 "{}: log_potential {} vs DP {}",
                 what,
-                out.log_potential,
+                out.best.log_potential,
                 -optimum
             );
             Ok(true)
         }
-        GinkgoHeuristic::H1 => {
+        Heuristic::H1 => {
             check_outcome(what, &model, &out, &cost_of)?;
             check_counters(what, model.num_points(), &out)?;
             prop_assert!(!out.exact, "{}: exact = true with h1", what);
@@ -521,7 +555,7 @@ proptest! {
     ) {
         let jet = make_jet(n, seed, w_like);
         let what = format!("ginkgo h0 {:?} n {n} seed {seed} w {w_like}", variant_of(legacy));
-        exact_ginkgo_case(&what, &jet, variant_of(legacy), GinkgoHeuristic::H0)?;
+        exact_ginkgo_case(&what, &jet, variant_of(legacy), Heuristic::H0)?;
     }
 
     /// `n <= 7`: the MAP value against all `(2n-3)!!` trees, independent of
@@ -532,25 +566,25 @@ proptest! {
         for dasgupta in [false, true] {
             let (out, brute, reference): (Outcome, Brute, Box<dyn oracle::RefModel>) = if dasgupta {
                 let naive = NaiveDasgupta { w: oracle::abs_matrix(&case.w), beta: case.beta };
-                let model = DasguptaSearch::new(&lib_weights(&naive.w), case.beta).unwrap();
+                let model = Dasgupta::new(&lib_weights(&naive.w), case.beta).unwrap();
                 (exact(&model, &budget()).unwrap(), Brute::new(&naive), Box::new(naive))
             } else {
                 let naive = NaiveHcc { w: case.w.clone(), beta: case.beta };
-                let model = HccSearch::new(&lib_weights(&naive.w), case.beta).unwrap();
+                let model = Hcc::new(&lib_weights(&naive.w), case.beta).unwrap();
                 (exact(&model, &budget()).unwrap(), Brute::new(&naive), Box::new(naive))
             };
             let tol = brute.tol_log().max(REL * brute.map.abs().max(1.0));
-            prop_assert!(oracle::is_complete_over(&out.tree, n));
+            prop_assert!(oracle::is_complete_over(&out.best.tree, n));
             prop_assert!(
-                (out.log_potential - brute.map).abs() <= tol,
+                (out.best.log_potential - brute.map).abs() <= tol,
                 "dasgupta {}: A* log φ {} vs brute force {} (tol {})",
-                dasgupta, out.log_potential, brute.map, tol
+                dasgupta, out.best.log_potential, brute.map, tol
             );
-            let scored = Brute::naive_log_phi(reference.as_ref(), &out.tree);
+            let scored = Brute::naive_log_phi(reference.as_ref(), &out.best.tree);
             prop_assert!(
                 (scored - brute.map).abs() <= tol,
                 "dasgupta {}: the A* tree {} scores {} by brute force, the MAP is {}",
-                dasgupta, out.tree, scored, brute.map
+                dasgupta, out.best.tree, scored, brute.map
             );
         }
     }
@@ -580,16 +614,16 @@ fn exact_ginkgo_h0_matches_the_reference_jets() {
                 continue;
             };
             let want = record["map_log_likelihood"].as_f64().unwrap();
-            let model = GinkgoSearch::new(jet, variant, GinkgoHeuristic::H0).unwrap();
+            let model = ginkgo(jet, variant, Heuristic::H0);
             let out = exact(&model, &budget()).unwrap();
             assert!(out.exact);
             assert!(
-                (out.log_potential - want).abs() <= 1e-7 * want.abs().max(1.0),
+                (out.best.log_potential - want).abs() <= 1e-7 * want.abs().max(1.0),
                 "{} {variant:?}: A* {} vs reference MAP {want}",
                 jet.id,
-                out.log_potential
+                out.best.log_potential
             );
-            exact_ginkgo_case(&jet.id, jet, variant, GinkgoHeuristic::H0).unwrap();
+            exact_ginkgo_case(&jet.id, jet, variant, Heuristic::H0).unwrap();
             checked += 1;
         }
     }
@@ -610,8 +644,7 @@ fn exact_ginkgo_h1_is_flagged_approximate() {
                 for legacy in [false, true] {
                     let what = format!("h1 n {n} seed {seed} w {w_like} legacy {legacy}");
                     let ok =
-                        exact_ginkgo_case(&what, &jet, variant_of(legacy), GinkgoHeuristic::H1)
-                            .unwrap();
+                        exact_ginkgo_case(&what, &jet, variant_of(legacy), Heuristic::H1).unwrap();
                     runs += 1;
                     optimal += ok as usize;
                 }
@@ -626,17 +659,17 @@ fn exact_ginkgo_h1_is_flagged_approximate() {
 
 /// The subsets `S` (`|S| >= 2`) where `H(S)` exceeds `optimum(S)` beyond the
 /// tolerance (or is NaN): `(S, H(S), optimum(S))`.
-fn violations<M: SearchModel>(model: &M, optimum: &dyn Fn(Set) -> f64) -> Vec<(Set, f64, f64)> {
+fn violations<M: Search>(model: &M, optimum: &dyn Fn(Set) -> f64) -> Vec<(Set, f64, f64)> {
     clusters(model.num_points())
         .filter_map(|s| {
-            let h = model.heuristic(s, &model.stats(s));
+            let h = heuristic_of(model, s);
             let opt = optimum(s);
             (!le(h, opt)).then_some((s, h, opt))
         })
         .collect()
 }
 
-fn assert_admissible<M: SearchModel>(
+fn assert_admissible<M: Search>(
     what: &str,
     model: &M,
     optimum: &dyn Fn(Set) -> f64,
@@ -658,14 +691,14 @@ proptest! {
     /// `H(X) = Σ positive weights inside X` (Prop. 1).
     #[test]
     fn hcc_heuristic_is_admissible(case in weight_case(2..=8, false)) {
-        let model = HccSearch::new(&lib_weights(&case.w), case.beta).unwrap();
+        let model = Hcc::new(&lib_weights(&case.w), case.beta).unwrap();
         assert_admissible("hcc", &model, &|s| hcc_optimum(&case.w, s))?;
     }
 
     /// `H(X) = 2 Σ weights inside X`.
     #[test]
     fn dasgupta_heuristic_is_admissible(case in weight_case(2..=8, true)) {
-        let model = DasguptaSearch::new(&lib_weights(&case.w), case.beta).unwrap();
+        let model = Dasgupta::new(&lib_weights(&case.w), case.beta).unwrap();
         assert_admissible("dasgupta", &model, &|s| dasgupta_optimum(&case.w, s))?;
     }
 
@@ -679,7 +712,7 @@ proptest! {
     ) {
         let jet = make_jet(n, seed, w_like);
         let variant = variant_of(legacy);
-        let model = GinkgoSearch::new(&jet, variant, GinkgoHeuristic::H0).unwrap();
+        let model = ginkgo(&jet, variant, Heuristic::H0);
         let what = format!("ginkgo h0 {variant:?} n {n} seed {seed} w {w_like}");
         assert_admissible(&what, &model, &|s| ginkgo_optimum(&dense(&sub_jet(&jet, s), variant)))?;
     }
@@ -697,7 +730,7 @@ fn ginkgo_h1_overestimates_are_counted() {
                 let jet = make_jet(n, 2000 + seed, w_like);
                 for legacy in [false, true] {
                     let variant = variant_of(legacy);
-                    let model = GinkgoSearch::new(&jet, variant, GinkgoHeuristic::H1).unwrap();
+                    let model = ginkgo(&jet, variant, Heuristic::H1);
                     assert!(!model.admissible());
                     let v = violations(&model, &|s| {
                         ginkgo_optimum(&dense(&sub_jet(&jet, s), variant))
@@ -782,12 +815,12 @@ fn ginkgo_h1_overestimates_on_a_concrete_jet() {
     let s: Set = 0b10101;
     let optimum = ginkgo_optimum(&dense(&sub_jet(&jet, s), Variant::Current));
     assert!(optimum.is_finite());
-    let h1 = GinkgoSearch::new(&jet, Variant::Current, GinkgoHeuristic::H1).unwrap();
-    let h = h1.heuristic(s, &h1.stats(s));
+    let h1 = ginkgo(&jet, Variant::Current, Heuristic::H1);
+    let h = heuristic_of(&h1, s);
     assert!(h > optimum + 0.1, "h1 = {h}, optimum {optimum}");
     assert!(!h1.admissible());
-    let h0 = GinkgoSearch::new(&jet, Variant::Current, GinkgoHeuristic::H0).unwrap();
-    let h = h0.heuristic(s, &h0.stats(s));
+    let h0 = ginkgo(&jet, Variant::Current, Heuristic::H0);
+    let h = heuristic_of(&h0, s);
     assert!(le(h, optimum), "h0 = {h}, optimum {optimum}");
     assert!(h0.admissible());
 }
@@ -851,21 +884,15 @@ fn ginkgo_h1_search_is_suboptimal_on_a_concrete_jet() {
         ],
     );
     let optimum = ginkgo_optimum(&dense(&jet, Variant::Current));
-    let h1 = exact(
-        &GinkgoSearch::new(&jet, Variant::Current, GinkgoHeuristic::H1).unwrap(),
-        &budget(),
-    )
-    .unwrap();
+    let h1 = exact(&ginkgo(&jet, Variant::Current, Heuristic::H1), &budget()).unwrap();
     assert!(!h1.exact);
     assert!(
         h1.cost > optimum + 0.1,
         "h1 search {} vs optimum {optimum}",
         h1.cost
     );
-    assert!(
-        !exact_ginkgo_case("h1 concrete", &jet, Variant::Current, GinkgoHeuristic::H1).unwrap()
-    );
-    assert!(exact_ginkgo_case("h0 concrete", &jet, Variant::Current, GinkgoHeuristic::H0).unwrap());
+    assert!(!exact_ginkgo_case("h1 concrete", &jet, Variant::Current, Heuristic::H1).unwrap());
+    assert!(exact_ginkgo_case("h0 concrete", &jet, Variant::Current, Heuristic::H0).unwrap());
 }
 
 // ---------------------------------------------------------------------------
@@ -874,48 +901,55 @@ fn ginkgo_h1_search_is_suboptimal_on_a_concrete_jet() {
 /// A model that claims admissibility with a heuristic `factor` times the hcc
 /// bound (not admissible for `factor > 1`).
 struct Inflated {
-    inner: HccSearch,
+    inner: Hcc,
     factor: f64,
 }
 
-impl SearchModel for Inflated {
-    type Stats = (f64, f64);
+impl Summarize for Inflated {
+    type Summary = HccSummary;
     fn num_points(&self) -> usize {
         self.inner.num_points()
     }
-    fn stats(&self, set: Set) -> (f64, f64) {
-        self.inner.stats(set)
+    fn leaf(&self, i: usize) -> HccSummary {
+        self.inner.leaf(i)
     }
-    fn split_cost(
-        &self,
-        p: (Set, &(f64, f64)),
-        l: (Set, &(f64, f64)),
-        r: (Set, &(f64, f64)),
-    ) -> f64 {
+    fn merge(&self, a: Cluster<'_, HccSummary>, b: Cluster<'_, HccSummary>) -> HccSummary {
+        self.inner.merge(a, b)
+    }
+}
+
+impl Model for Inflated {
+    fn log_potential(&self, p: &HccSummary, l: &HccSummary, r: &HccSummary) -> f64 {
+        self.inner.log_potential(p, l, r)
+    }
+}
+
+impl Search for Inflated {
+    fn split_cost(&self, p: &HccSummary, l: &HccSummary, r: &HccSummary) -> f64 {
         self.inner.split_cost(p, l, r)
     }
-    fn heuristic(&self, set: Set, stats: &(f64, f64)) -> f64 {
-        self.factor * self.inner.heuristic(set, stats)
+    fn heuristic(&self, cluster: Cluster<'_, HccSummary>) -> f64 {
+        self.factor * self.inner.heuristic(cluster)
     }
     fn admissible(&self) -> bool {
         true // a lie, which the checks must expose
     }
-    fn log_potential(&self, cost: f64) -> f64 {
-        self.inner.log_potential(cost)
+    fn log_potential_of_cost(&self, cost: f64) -> f64 {
+        self.inner.log_potential_of_cost(cost)
     }
 }
 
 #[test]
 fn an_inflated_heuristic_is_caught() {
     let inflated = |w: &[Vec<f64>]| Inflated {
-        inner: HccSearch::new(&lib_weights(w), 1.0).unwrap(),
+        inner: Hcc::new(&lib_weights(w), 1.0).unwrap(),
         factor: 10.0,
     };
     // The admissibility check rejects it, and accepts the true bound.
     let w = oracle::random_weights(6, 7, 1.0);
     assert!(!violations(&inflated(&w), &|s| hcc_optimum(&w, s)).is_empty());
     assert!(
-        violations(&HccSearch::new(&lib_weights(&w), 1.0).unwrap(), &|s| {
+        violations(&Hcc::new(&lib_weights(&w), 1.0).unwrap(), &|s| {
             hcc_optimum(&w, s)
         })
         .is_empty()
@@ -959,7 +993,7 @@ fn an_inflated_heuristic_is_caught() {
 
 /// The invariants of approximate A* from `init` (see the module docs);
 /// `optimum` is the exact optimum when known.
-fn check_approx<M: SearchModel>(
+fn check_approx<M: Search>(
     what: &str,
     model: &M,
     init: &[Tree],
@@ -972,7 +1006,8 @@ fn check_approx<M: SearchModel>(
     for candidates in [Candidates::TopK, Candidates::Importance] {
         let what = format!("{what} {candidates:?}");
         let options = approx_options(seed, candidates);
-        let a = approximate(model, init, &options).map_err(|e| fail(format!("{what}: {e}")))?;
+        let a = approximate(model, init, &options, &budget())
+            .map_err(|e| fail(format!("{what}: {e}")))?;
         check_outcome(&what, model, &a, cost_of)?;
         prop_assert!(!a.exact, "{}: exact = true", what);
         prop_assert!(
@@ -998,8 +1033,8 @@ fn check_approx<M: SearchModel>(
             );
         }
         // Same seed, same result.
-        let b = approximate(model, init, &options).unwrap();
-        prop_assert_eq!(&a.tree, &b.tree, "{}: not deterministic", what);
+        let b = approximate(model, init, &options, &budget()).unwrap();
+        prop_assert_eq!(&a.best.tree, &b.best.tree, "{}: not deterministic", what);
         prop_assert_eq!(a.cost.to_bits(), b.cost.to_bits());
         prop_assert_eq!(
             (a.explored, a.splits, a.rounds),
@@ -1014,6 +1049,7 @@ fn check_approx<M: SearchModel>(
                     rounds: r,
                     ..options.clone()
                 },
+                &budget(),
             )
             .unwrap()
         };
@@ -1035,9 +1071,10 @@ fn check_approx<M: SearchModel>(
     let zero = approximate(
         model,
         init,
-        &ApproxOptions {
+        &approx_options(seed, Candidates::TopK),
+        &Options {
             time_limit: Some(Duration::ZERO),
-            ..approx_options(seed, Candidates::TopK)
+            ..budget()
         },
     )
     .unwrap();
@@ -1048,7 +1085,7 @@ fn check_approx<M: SearchModel>(
         zero.cost,
         best_init
     );
-    prop_assert!(close(zero.cost, cost_of(&zero.tree)));
+    prop_assert!(close(zero.cost, cost_of(&zero.best.tree)));
     prop_assert_eq!(zero.rounds, 0);
     prop_assert!(!zero.exact);
     Ok(())
@@ -1057,7 +1094,7 @@ fn check_approx<M: SearchModel>(
 /// Approximate A* with an inadmissible heuristic: a round may then return a
 /// tree worse than the best of its sparse trellis, but the result is the best
 /// tree seen, so never worse than the initial trees (nor than the optimum).
-fn check_approx_inadmissible<M: SearchModel>(
+fn check_approx_inadmissible<M: Search>(
     what: &str,
     model: &M,
     init: &[Tree],
@@ -1066,8 +1103,13 @@ fn check_approx_inadmissible<M: SearchModel>(
     seed: u64,
 ) -> Result<(), TestCaseError> {
     let best_init = init.iter().map(cost_of).fold(f64::INFINITY, f64::min);
-    let a = approximate(model, init, &approx_options(seed, Candidates::TopK))
-        .map_err(|e| fail(format!("{what}: {e}")))?;
+    let a = approximate(
+        model,
+        init,
+        &approx_options(seed, Candidates::TopK),
+        &budget(),
+    )
+    .map_err(|e| fail(format!("{what}: {e}")))?;
     check_outcome(what, model, &a, cost_of)?;
     prop_assert!(!a.exact, "{}: exact = true", what);
     prop_assert!(
@@ -1097,21 +1139,20 @@ proptest! {
     fn approximate_hcc_invariants(case in weight_case(8..=16, false), seed in any::<u64>()) {
         let n = case.w.len();
         let w = lib_weights(&case.w);
-        let pairwise = Pairwise::new(&w, PairwiseCost::Hcc, case.beta).unwrap();
+        let model = Hcc::new(&w, case.beta).unwrap();
         let mut init = vec![oracle::shuffle_children(&caterpillar(n), &mut Gen(seed))];
-        init.push(greedy(&pairwise).tree);
-        init.extend(beam_search(&pairwise, 4).into_iter().map(|a| a.tree));
+        init.push(greedy(&model).unwrap().tree);
+        init.extend(beam_search(&model, 4).unwrap().into_iter().map(|a| a.tree));
         let optimum = (n <= 12).then(|| hcc_optimum(&case.w, full_set(n)));
         let naive = NaiveHcc { w: case.w.clone(), beta: case.beta };
-        let model = HccSearch::new(&w, case.beta).unwrap();
         let cost_of = |t: &Tree| naive_hcc_cost(&naive, t);
         check_approx(&format!("hcc n {n}"), &model, &init, &cost_of, optimum, seed)?;
         let inflated = Inflated { inner: model.clone(), factor: 10.0 };
         check_approx_inadmissible(&format!("inflated hcc n {n}"), &inflated, &init, &cost_of, optimum, seed)?;
         // Seeded with the optimal tree, it returns the optimum.
         if let Some(opt) = optimum {
-            init.push(Trellis::new(Hcc::new(&w, case.beta).unwrap()).unwrap().map_tree());
-            let a = approximate(&model, &init, &approx_options(seed, Candidates::TopK)).unwrap();
+            init.push(Trellis::new(Hcc::new(&w, case.beta).unwrap()).unwrap().map().tree.clone());
+            let a = approximate(&model, &init, &approx_options(seed, Candidates::TopK), &budget()).unwrap();
             prop_assert!(close(a.cost, opt), "hcc from the optimum: {} vs {}", a.cost, opt);
         }
     }
@@ -1128,14 +1169,14 @@ proptest! {
         let jet = make_jet(n, jet_seed, w_like || n > 10);
         let variant = variant_of(legacy);
         let merge = Ginkgo::new(&jet, variant);
-        let mut init = vec![jet.truth.clone().unwrap(), greedy(&merge).tree];
-        init.extend(beam_search(&merge, 5).into_iter().map(|a| a.tree));
+        let mut init = vec![jet.truth.clone().unwrap(), greedy(&merge).unwrap().tree];
+        init.extend(beam_search(&merge, 5).unwrap().into_iter().map(|a| a.tree));
         let d = dense(&jet, variant);
         let optimum = (n <= 12).then(|| ginkgo_optimum(&d));
-        let model = GinkgoSearch::new(&jet, variant, GinkgoHeuristic::H0).unwrap();
+        let model = ginkgo(&jet, variant, Heuristic::H0);
         let what = format!("ginkgo {variant:?} n {n} jet seed {jet_seed} w {w_like}");
         check_approx(&what, &model, &init, &|t| dense_cost(&d, t), optimum, seed)?;
-        let h1 = GinkgoSearch::new(&jet, variant, GinkgoHeuristic::H1).unwrap();
+        let h1 = ginkgo(&jet, variant, Heuristic::H1);
         check_approx_inadmissible(&format!("{what} h1"), &h1, &init, &|t| dense_cost(&d, t), optimum, seed)?;
     }
 
@@ -1146,9 +1187,9 @@ proptest! {
     fn approximate_with_a_full_trellis_is_exact(case in weight_case(2..=7, false), seed in any::<u64>()) {
         let n = case.w.len();
         let w = lib_weights(&case.w);
-        let model = HccSearch::new(&w, case.beta).unwrap();
+        let model = Hcc::new(&w, case.beta).unwrap();
         let init = [caterpillar(n)];
-        let a = approximate(&model, &init, &approx_options(seed, Candidates::TopK)).unwrap();
+        let a = approximate(&model, &init, &approx_options(seed, Candidates::TopK), &budget()).unwrap();
         let optimum = hcc_optimum(&case.w, full_set(n));
         prop_assert!(close(a.cost, optimum), "n {}: {} vs optimum {}", n, a.cost, optimum);
         prop_assert!(!a.exact);
@@ -1169,12 +1210,13 @@ fn approximate_hcc_improves_a_poor_initial_tree() {
     let mut hits = 0;
     for seed in 0..30u64 {
         let w = oracle::random_weights(n, 100 + seed, 1.0);
-        let model = HccSearch::new(&lib_weights(&w), 1.0).unwrap();
-        let start = model.tree_cost(&caterpillar(n));
+        let model = Hcc::new(&lib_weights(&w), 1.0).unwrap();
+        let start = tree_cost(&model, &caterpillar(n)).unwrap();
         let a = approximate(
             &model,
             &[caterpillar(n)],
             &approx_options(seed, Candidates::TopK),
+            &budget(),
         )
         .unwrap();
         let optimum = hcc_optimum(&w, full_set(n));
@@ -1193,16 +1235,37 @@ fn approximate_hcc_improves_a_poor_initial_tree() {
 #[test]
 fn approximate_out_of_memory_returns_the_best_initial_tree() {
     let w = oracle::random_weights(12, 3, 1.0);
-    let model = HccSearch::new(&lib_weights(&w), 1.0).unwrap();
+    let model = Hcc::new(&lib_weights(&w), 1.0).unwrap();
     let init = [caterpillar(12)];
-    let options = ApproxOptions {
-        max_bytes: 1000,
-        ..approx_options(0, Candidates::TopK)
+    let options = approx_options(0, Candidates::TopK);
+    let tiny = Options {
+        memory_limit: Some(1000),
+        ..budget()
     };
-    let a = approximate(&model, &init, &options).unwrap();
-    assert!(le(a.cost, model.tree_cost(&init[0])));
-    assert!(close(a.cost, model.tree_cost(&a.tree)));
+    let a = approximate(&model, &init, &options, &tiny).unwrap();
+    assert!(le(a.cost, tree_cost(&model, &init[0]).unwrap()));
+    assert!(close(a.cost, tree_cost(&model, &a.best.tree).unwrap()));
     assert_eq!(a.rounds, 0);
+}
+
+/// `cost(L, R)` of hierarchical correlation clustering straight from the
+/// weights (any number of points): the positive weights across plus the
+/// |negative| weights inside each part.
+fn direct_hcc_split_cost(w: &Weights, left: &[usize], right: &[usize]) -> f64 {
+    let mut c = 0.0;
+    for &i in left {
+        for &j in right {
+            c += w.get(i, j).max(0.0);
+        }
+    }
+    for part in [left, right] {
+        for (k, &i) in part.iter().enumerate() {
+            for &j in &part[k + 1..] {
+                c += (-w.get(i, j)).max(0.0);
+            }
+        }
+    }
+    c
 }
 
 /// 128 points, the most A* accepts (the full set is `u128::MAX`).
@@ -1226,14 +1289,13 @@ fn approximate_on_128_points() {
         })
         .collect();
     let w = Weights::from_matrix(&Matrix::from_rows(rows).unwrap()).unwrap();
-    let model = HccSearch::new(&w, 1.0).unwrap();
-    let pairwise = Pairwise::new(&w, PairwiseCost::Hcc, 1.0).unwrap();
-    let g0 = greedy(&pairwise).tree;
+    let model = Hcc::new(&w, 1.0).unwrap();
+    let g0 = greedy(&model).unwrap().tree;
     let init = [caterpillar(n), g0];
     let cost_of = |t: &Tree| -> f64 {
         t.splits()
             .iter()
-            .map(|(l, r)| hcc_split_cost(&w, l, r))
+            .map(|(l, r)| direct_hcc_split_cost(&w, l, r))
             .sum()
     };
     let best_init = init.iter().map(cost_of).fold(f64::INFINITY, f64::min);
@@ -1241,15 +1303,15 @@ fn approximate_on_128_points() {
         rounds: 2,
         ..approx_options(5, Candidates::TopK)
     };
-    let a = approximate(&model, &init, &options).unwrap();
-    let mut leaves = a.tree.leaves();
+    let a = approximate(&model, &init, &options, &budget()).unwrap();
+    let mut leaves = a.best.tree.leaves();
     leaves.sort_unstable();
     assert_eq!(leaves, (0..n).collect::<Vec<_>>());
     assert!(
-        close(a.cost, cost_of(&a.tree)),
+        close(a.cost, cost_of(&a.best.tree)),
         "{} vs {}",
         a.cost,
-        cost_of(&a.tree)
+        cost_of(&a.best.tree)
     );
     assert!(le(a.cost, best_init), "{} vs initial {best_init}", a.cost);
 }
@@ -1260,22 +1322,32 @@ fn approximate_on_128_points() {
 /// Every split costs 1: all trees over `n` points cost `n - 1`.
 struct Unit(usize);
 
-impl SearchModel for Unit {
-    type Stats = ();
+impl Summarize for Unit {
+    type Summary = ();
     fn num_points(&self) -> usize {
         self.0
     }
-    fn stats(&self, _: Set) {}
-    fn split_cost(&self, _: (Set, &()), _: (Set, &()), _: (Set, &())) -> f64 {
+    fn leaf(&self, _: usize) {}
+    fn merge(&self, _: Cluster<'_, ()>, _: Cluster<'_, ()>) {}
+}
+
+impl Model for Unit {
+    fn log_potential(&self, _: &(), _: &(), _: &()) -> f64 {
+        -1.0
+    }
+}
+
+impl Search for Unit {
+    fn split_cost(&self, _: &(), _: &(), _: &()) -> f64 {
         1.0
     }
-    fn heuristic(&self, _: Set, _: &()) -> f64 {
+    fn heuristic(&self, _: Cluster<'_, ()>) -> f64 {
         0.0
     }
     fn admissible(&self) -> bool {
         true
     }
-    fn log_potential(&self, cost: f64) -> f64 {
+    fn log_potential_of_cost(&self, cost: f64) -> f64 {
         -cost
     }
 }
@@ -1285,14 +1357,29 @@ impl SearchModel for Unit {
 /// the other splits cost `+∞` or NaN (both mean impossible).
 struct OnlyCaterpillar(usize);
 
-impl SearchModel for OnlyCaterpillar {
-    type Stats = ();
+/// A cluster's summary is its set.
+impl Summarize for OnlyCaterpillar {
+    type Summary = Set;
     fn num_points(&self) -> usize {
         self.0
     }
-    fn stats(&self, _: Set) {}
-    fn split_cost(&self, p: (Set, &()), l: (Set, &()), r: (Set, &())) -> f64 {
-        let (p, l, r) = (p.0, l.0, r.0);
+    fn leaf(&self, i: usize) -> Set {
+        1 << i
+    }
+    fn merge(&self, a: Cluster<'_, Set>, b: Cluster<'_, Set>) -> Set {
+        a.summary | b.summary
+    }
+}
+
+impl Model for OnlyCaterpillar {
+    fn log_potential(&self, p: &Set, l: &Set, r: &Set) -> f64 {
+        -self.split_cost(p, l, r)
+    }
+}
+
+impl Search for OnlyCaterpillar {
+    fn split_cost(&self, p: &Set, l: &Set, r: &Set) -> f64 {
+        let (p, l, r) = (*p, *l, *r);
         let low = p & p.wrapping_neg();
         let suffix = p == full_set(self.0) & !(low - 1);
         if suffix && (l == low || r == low) {
@@ -1303,13 +1390,13 @@ impl SearchModel for OnlyCaterpillar {
             f64::INFINITY
         }
     }
-    fn heuristic(&self, _: Set, _: &()) -> f64 {
+    fn heuristic(&self, _: Cluster<'_, Set>) -> f64 {
         0.0
     }
     fn admissible(&self) -> bool {
         true
     }
-    fn log_potential(&self, cost: f64) -> f64 {
+    fn log_potential_of_cost(&self, cost: f64) -> f64 {
         -cost
     }
 }
@@ -1323,7 +1410,7 @@ fn errors_are_reported_by_kind() {
         ErrorKind::Empty
     ));
     assert!(matches!(
-        err(approximate(&Unit(0), &[], &approx)).kind(),
+        err(approximate(&Unit(0), &[], &approx, &budget())).kind(),
         ErrorKind::Empty
     ));
     let jet = make_jet(4, 1, false);
@@ -1333,10 +1420,9 @@ fn errors_are_reported_by_kind() {
         ..jet.clone()
     };
     assert!(matches!(
-        err(GinkgoSearch::new(
-            &empty,
-            Variant::Current,
-            GinkgoHeuristic::H0
+        err(exact(
+            &ginkgo(&empty, Variant::Current, Heuristic::H0),
+            &budget()
         ))
         .kind(),
         ErrorKind::Empty
@@ -1344,20 +1430,43 @@ fn errors_are_reported_by_kind() {
     // Too many points.
     assert!(matches!(
         err(exact(&Unit(129), &budget())).kind(),
-        ErrorKind::TooManyPoints { n: 129, max: 128 }
+        ErrorKind::TooManyPoints {
+            n: 129,
+            max: 128,
+            ..
+        }
     ));
     assert!(matches!(
-        err(approximate(&Unit(129), &[caterpillar(129)], &approx)).kind(),
-        ErrorKind::TooManyPoints { n: 129, max: 128 }
+        err(approximate(
+            &Unit(129),
+            &[caterpillar(129)],
+            &approx,
+            &budget()
+        ))
+        .kind(),
+        ErrorKind::TooManyPoints {
+            n: 129,
+            max: 128,
+            ..
+        }
     ));
+    // (The models accept any number of points; A* refuses more than 128.)
     let w129 = lib_weights(&vec![vec![0.0; 129]; 129]);
     assert!(matches!(
-        err(HccSearch::new(&w129, 1.0)).kind(),
-        ErrorKind::TooManyPoints { n: 129, max: 128 }
+        err(exact(&Hcc::new(&w129, 1.0).unwrap(), &budget())).kind(),
+        ErrorKind::TooManyPoints {
+            n: 129,
+            max: 128,
+            ..
+        }
     ));
     assert!(matches!(
-        err(DasguptaSearch::new(&w129, 1.0)).kind(),
-        ErrorKind::TooManyPoints { n: 129, max: 128 }
+        err(exact(&Dasgupta::new(&w129, 1.0).unwrap(), &budget())).kind(),
+        ErrorKind::TooManyPoints {
+            n: 129,
+            max: 128,
+            ..
+        }
     ));
     let big = Jet {
         leaves: vec![jet.leaves[0]; 129],
@@ -1365,39 +1474,42 @@ fn errors_are_reported_by_kind() {
         ..jet.clone()
     };
     assert!(matches!(
-        err(GinkgoSearch::new(
-            &big,
-            Variant::Current,
-            GinkgoHeuristic::H1
+        err(exact(
+            &ginkgo(&big, Variant::Current, Heuristic::H1),
+            &budget()
         ))
         .kind(),
-        ErrorKind::TooManyPoints { n: 129, max: 128 }
+        ErrorKind::TooManyPoints {
+            n: 129,
+            max: 128,
+            ..
+        }
     ));
     // Invalid β; a negative weight for Dasgupta's cost (not for hcc).
     let mut raw = oracle::abs_matrix(&oracle::random_weights(5, 2, 1.0));
     let w = lib_weights(&raw);
     for beta in [-1.0, f64::NAN, f64::INFINITY] {
         assert!(matches!(
-            err(HccSearch::new(&w, beta)).kind(),
+            err(Hcc::new(&w, beta)).kind(),
             ErrorKind::Parameter { .. }
         ));
         assert!(matches!(
-            err(DasguptaSearch::new(&w, beta)).kind(),
+            err(Dasgupta::new(&w, beta)).kind(),
             ErrorKind::Parameter { .. }
         ));
     }
     raw[1][3] = -0.25;
     raw[3][1] = -0.25;
     let negative = lib_weights(&raw);
-    match err(DasguptaSearch::new(&negative, 1.0)).kind() {
+    match err(Dasgupta::new(&negative, 1.0)).kind() {
         ErrorKind::NegativeWeight { i, j, w } => assert_eq!((*i, *j, *w), (1, 3, -0.25)),
         other => panic!("expected NegativeWeight, got {other:?}"),
     }
-    assert!(HccSearch::new(&negative, 1.0).is_ok());
+    assert!(Hcc::new(&negative, 1.0).is_ok());
     // Approximate: no initial tree, trees over the wrong points, top_k = 0.
-    let model = HccSearch::new(&w, 1.0).unwrap();
+    let model = Hcc::new(&w, 1.0).unwrap();
     assert!(matches!(
-        err(approximate(&model, &[], &approx)).kind(),
+        err(approximate(&model, &[], &approx, &budget())).kind(),
         ErrorKind::Parameter { .. }
     ));
     let bad_trees = [
@@ -1408,7 +1520,13 @@ fn errors_are_reported_by_kind() {
     for bad in &bad_trees {
         assert!(
             matches!(
-                err(approximate(&model, &[caterpillar(5), bad.clone()], &approx)).kind(),
+                err(approximate(
+                    &model,
+                    &[caterpillar(5), bad.clone()],
+                    &approx,
+                    &budget()
+                ))
+                .kind(),
                 ErrorKind::InvalidTree { .. }
             ),
             "{bad} accepted"
@@ -1419,7 +1537,7 @@ fn errors_are_reported_by_kind() {
         ..approx.clone()
     };
     assert!(matches!(
-        err(approximate(&model, &[caterpillar(5)], &top0)).kind(),
+        err(approximate(&model, &[caterpillar(5)], &top0, &budget())).kind(),
         ErrorKind::Parameter { .. }
     ));
     // Memory budget and time limit of the exact search.
@@ -1429,23 +1547,25 @@ fn errors_are_reported_by_kind() {
         lib_weights(&oracle::abs_matrix(&raw12)),
     );
     let tiny = Options {
-        max_bytes: 1000,
+        memory_limit: Some(1000),
         time_limit: None,
+        ..Default::default()
     };
     assert!(matches!(
-        err(exact(&HccSearch::new(&w12, 1.0).unwrap(), &tiny)).kind(),
+        err(exact(&Hcc::new(&w12, 1.0).unwrap(), &tiny)).kind(),
         ErrorKind::SearchBudget { bytes: 1000, .. }
     ));
     assert!(matches!(
-        err(exact(&DasguptaSearch::new(&w12_abs, 1.0).unwrap(), &tiny)).kind(),
+        err(exact(&Dasgupta::new(&w12_abs, 1.0).unwrap(), &tiny)).kind(),
         ErrorKind::SearchBudget { bytes: 1000, .. }
     ));
     let no_time = Options {
-        max_bytes: 1 << 30,
+        memory_limit: Some(1 << 30),
         time_limit: Some(Duration::ZERO),
+        ..Default::default()
     };
     assert!(matches!(
-        err(exact(&HccSearch::new(&w12, 1.0).unwrap(), &no_time)).kind(),
+        err(exact(&Hcc::new(&w12, 1.0).unwrap(), &no_time)).kind(),
         ErrorKind::TimeLimit { .. }
     ));
 }
@@ -1470,8 +1590,8 @@ fn a_jet_without_any_possible_tree_gives_no_tree() {
             f64::INFINITY,
             "{variant:?}"
         );
-        for heuristic in [GinkgoHeuristic::H0, GinkgoHeuristic::H1] {
-            let model = GinkgoSearch::new(&jet, variant, heuristic).unwrap();
+        for heuristic in [Heuristic::H0, Heuristic::H1] {
+            let model = ginkgo(&jet, variant, heuristic);
             assert!(
                 matches!(err(exact(&model, &budget())).kind(), ErrorKind::NoTree),
                 "{variant:?} {heuristic:?}"
@@ -1481,7 +1601,8 @@ fn a_jet_without_any_possible_tree_gives_no_tree() {
                     err(approximate(
                         &model,
                         &[caterpillar(3)],
-                        &approx_options(0, Candidates::TopK)
+                        &approx_options(0, Candidates::TopK),
+                        &budget()
                     ))
                     .kind(),
                     ErrorKind::NoTree
@@ -1500,13 +1621,13 @@ fn impossible_splits_are_avoided() {
         let model = OnlyCaterpillar(n);
         let want: f64 = (0..n - 1).map(|k| 1.0 + k as f64).sum();
         let out = exact(&model, &budget()).unwrap();
-        assert_eq!(out.tree, caterpillar(n).canonical(), "n = {n}");
+        assert_eq!(out.best.tree, caterpillar(n).canonical(), "n = {n}");
         assert_eq!(out.cost, want);
         check_counters("caterpillar", n, &out).unwrap();
         // Every tree costs n - 1 under `Unit`.
         let out = exact(&Unit(n), &budget()).unwrap();
         assert_eq!(out.cost, (n - 1) as f64);
-        assert!(oracle::is_complete_over(&out.tree, n));
+        assert!(oracle::is_complete_over(&out.best.tree, n));
     }
     // Approximate A* from the caterpillar keeps it; from any other tree it
     // cannot do worse.
@@ -1516,9 +1637,10 @@ fn impossible_splits_are_avoided() {
         &model,
         &[caterpillar(n)],
         &approx_options(1, Candidates::TopK),
+        &budget(),
     )
     .unwrap();
-    assert_eq!(a.tree, caterpillar(n).canonical());
+    assert_eq!(a.best.tree, caterpillar(n).canonical());
 }
 
 // ---------------------------------------------------------------------------
@@ -1527,16 +1649,16 @@ fn impossible_splits_are_avoided() {
 #[test]
 fn one_point() {
     let w = lib_weights(&[vec![0.0]]);
-    let hcc = HccSearch::new(&w, 2.0).unwrap();
-    let dasgupta = DasguptaSearch::new(&w, 2.0).unwrap();
+    let hcc = Hcc::new(&w, 2.0).unwrap();
+    let dasgupta = Dasgupta::new(&w, 2.0).unwrap();
     let jet = make_jet(2, 3, false);
     let single = Jet {
         leaves: vec![jet.leaves[0]],
         truth: None,
         ..jet
     };
-    let g0 = GinkgoSearch::new(&single, Variant::Current, GinkgoHeuristic::H0).unwrap();
-    let g1 = GinkgoSearch::new(&single, Variant::Legacy, GinkgoHeuristic::H1).unwrap();
+    let g0 = ginkgo(&single, Variant::Current, Heuristic::H0);
+    let g1 = ginkgo(&single, Variant::Legacy, Heuristic::H1);
     let outs = [
         (exact(&hcc, &budget()).unwrap(), true),
         (exact(&dasgupta, &budget()).unwrap(), true),
@@ -1544,14 +1666,20 @@ fn one_point() {
         (exact(&g1, &budget()).unwrap(), false),
     ];
     for (out, admissible) in outs {
-        assert_eq!(out.tree, Tree::Leaf(0));
+        assert_eq!(out.best.tree, Tree::Leaf(0));
         assert_eq!(out.cost, 0.0);
-        assert_eq!(out.log_potential, 0.0);
+        assert_eq!(out.best.log_potential, 0.0);
         assert_eq!(out.exact, admissible);
         assert_eq!((out.explored, out.splits, out.rounds), (0, 0, 1));
     }
-    let a = approximate(&hcc, &[Tree::Leaf(0)], &approx_options(0, Candidates::TopK)).unwrap();
-    assert_eq!((a.tree, a.cost), (Tree::Leaf(0), 0.0));
+    let a = approximate(
+        &hcc,
+        &[Tree::Leaf(0)],
+        &approx_options(0, Candidates::TopK),
+        &budget(),
+    )
+    .unwrap();
+    assert_eq!((a.best.tree, a.cost), (Tree::Leaf(0), 0.0));
 }
 
 #[test]
@@ -1559,37 +1687,39 @@ fn two_points() {
     let two = Tree::node(Tree::Leaf(0), Tree::Leaf(1));
     for x in [-1.5, 0.0, 2.5] {
         let w = lib_weights(&[vec![0.0, x], vec![x, 0.0]]);
-        let hcc = exact(&HccSearch::new(&w, 2.0).unwrap(), &budget()).unwrap();
-        assert_eq!(hcc.tree, two);
+        let hcc = exact(&Hcc::new(&w, 2.0).unwrap(), &budget()).unwrap();
+        assert_eq!(hcc.best.tree, two);
         assert_eq!(hcc.cost, x.max(0.0));
-        assert_eq!(hcc.log_potential, -2.0 * x.max(0.0));
+        assert_eq!(hcc.best.log_potential, -2.0 * x.max(0.0));
         assert!(hcc.exact);
         assert_eq!(
             (hcc.explored, hcc.splits, hcc.vertices, hcc.rounds),
             (1, 1, 3, 1)
         );
         let w = lib_weights(&[vec![0.0, x.abs()], vec![x.abs(), 0.0]]);
-        let model = DasguptaSearch::new(&w, 0.5).unwrap();
+        let model = Dasgupta::new(&w, 0.5).unwrap();
         let d = exact(&model, &budget()).unwrap();
-        assert_eq!((d.tree.clone(), d.cost), (two.clone(), 2.0 * x.abs()));
-        assert_eq!(d.log_potential, -0.5 * 2.0 * x.abs());
+        assert_eq!((d.best.tree.clone(), d.cost), (two.clone(), 2.0 * x.abs()));
+        assert_eq!(d.best.log_potential, -0.5 * 2.0 * x.abs());
         // Approximate from the same tree written the other way round.
         let swapped = Tree::node(Tree::Leaf(1), Tree::Leaf(0));
         let a = approximate(
             &model,
             &[swapped],
             &approx_options(0, Candidates::Importance),
+            &budget(),
         )
         .unwrap();
         assert_eq!(
-            (a.tree, a.cost, a.exact),
+            (a.best.tree, a.cost, a.exact),
             (two.clone(), 2.0 * x.abs(), false)
         );
         assert!(matches!(
             err(approximate(
                 &model,
                 &[],
-                &approx_options(0, Candidates::TopK)
+                &approx_options(0, Candidates::TopK),
+                &budget()
             ))
             .kind(),
             ErrorKind::Parameter { .. }
@@ -1599,16 +1729,12 @@ fn two_points() {
         let jet = make_jet(2, seed, false);
         for legacy in [false, true] {
             let d = dense(&jet, variant_of(legacy));
-            let want = -d.log_potential(0b01, 0b10);
-            for heuristic in [GinkgoHeuristic::H0, GinkgoHeuristic::H1] {
-                let out = exact(
-                    &GinkgoSearch::new(&jet, variant_of(legacy), heuristic).unwrap(),
-                    &budget(),
-                )
-                .unwrap();
-                assert_eq!(out.tree, two);
+            let want = dense_split_cost(&d, 0b01, 0b10);
+            for heuristic in [Heuristic::H0, Heuristic::H1] {
+                let out = exact(&ginkgo(&jet, variant_of(legacy), heuristic), &budget()).unwrap();
+                assert_eq!(out.best.tree, two);
                 assert!(close(out.cost, want), "{} vs {want}", out.cost);
-                assert_eq!(out.exact, heuristic == GinkgoHeuristic::H0);
+                assert_eq!(out.exact, heuristic == Heuristic::H0);
             }
         }
     }
@@ -1625,14 +1751,14 @@ fn dasgupta_heuristic_is_exact_for_uniform_weights() {
             .map(|i| (0..n).map(|j| if i == j { 0.0 } else { 0.5 }).collect())
             .collect();
         let w = trellis::Weights::from_matrix(&trellis::Matrix::from_rows(rows).unwrap()).unwrap();
-        let model = DasguptaSearch::new(&w, 1.0).unwrap();
+        let model = Dasgupta::new(&w, 1.0).unwrap();
         let full = if n == 128 {
             u128::MAX
         } else {
             (1u128 << n) - 1
         };
         let m = n as f64;
-        let h = model.heuristic(full, &model.stats(full));
+        let h = heuristic_of(&model, full);
         assert!(
             (h - 0.5 * (m * m * m - m) / 3.0).abs() < 1e-9,
             "n = {n}: h = {h}"

@@ -42,8 +42,7 @@ use trellis::ginkgo::{Ginkgo, Jet, JetsFile, Variant};
 
 use crate::data::{self, read_json};
 use trellis::{
-    Dasgupta, Hcc, Matrix, MergeModel, Pairwise, PairwiseCost, Tree, Trellis, Weights,
-    tree_log_potential,
+    Dasgupta, Hcc, Matrix, Model, ScoredTree, Tree, Trellis, Weights, tree_log_potential,
 };
 
 fn rel_close(got: f64, want: f64, tol: f64) -> bool {
@@ -114,7 +113,7 @@ fn ginkgo_greedy_reproduces_the_reference() {
         let current = Ginkgo::new(jet, Variant::Current);
         for variant in [Variant::Current, Variant::Legacy] {
             let model = Ginkgo::new(jet, variant);
-            let g = greedy(&model);
+            let g = greedy(&model).unwrap();
             let (rec, field) = record(r, variant, "greedy");
             let want = num(rec, field);
             assert!(
@@ -137,7 +136,7 @@ fn ginkgo_greedy_reproduces_the_reference() {
                 jet.id
             );
             // Width 1 is greedy.
-            assert_eq!(beam_search(&model, 1), vec![g], "{}", jet.id);
+            assert_eq!(beam_search(&model, 1).unwrap(), vec![g], "{}", jet.id);
             checked += 1;
         }
     }
@@ -184,13 +183,13 @@ fn ginkgo_beam_search_reproduces_the_reference() {
             let width = rec["beam_size"].as_u64().unwrap() as usize;
             let n = jet.len();
             assert_eq!(width, (3 * n).min(n * (n - 1) / 2), "{}", jet.id);
-            let beams = beam_search(&model, width);
+            let beams = beam_search(&model, width).unwrap();
             let best = &beams[0];
             let want = num(rec, field);
 
             // Always: a valid result, at least greedy here, at most the MAP.
             assert!(beams.len() <= width);
-            let g = greedy(&model);
+            let g = greedy(&model).unwrap();
             assert!(best.log_potential >= g.log_potential, "{}", jet.id);
             let map = match variant {
                 Variant::Current => Some(num(&r["trellis"], "map_log_likelihood")),
@@ -268,9 +267,9 @@ fn ginkgo_root_rate_ranking_is_never_worse() {
         let true_model = Ginkgo::new(jet, Variant::Current);
         let mut flat = jet.clone();
         flat.params.lambda_root = flat.params.lambda;
-        let reference_style = beam_search(&Ginkgo::new(&flat, Variant::Current), width);
+        let reference_style = beam_search(&Ginkgo::new(&flat, Variant::Current), width).unwrap();
         let theirs = tree_log_potential(&true_model, &reference_style[0].tree).unwrap();
-        let ours = beam_search(&true_model, width)[0].log_potential;
+        let ours = beam_search(&true_model, width).unwrap()[0].log_potential;
         assert!(ours >= theirs - 1e-9 * theirs.abs(), "{}", jet.id);
         if ours > theirs + 1e-9 * theirs.abs() {
             eprintln!("{} (N = {n}): {ours} instead of {theirs}", jet.id);
@@ -305,7 +304,7 @@ fn weights_of(subset: &Value) -> Weights {
 }
 
 fn hcc_cost(w: &Weights, tree: &Tree) -> f64 {
-    -tree_log_potential(&Pairwise::new(w, PairwiseCost::Hcc, 1.0).unwrap(), tree).unwrap()
+    -tree_log_potential(&Hcc::new(w, 1.0).unwrap(), tree).unwrap()
 }
 
 /// The reference costs are float32 sums (README: compare to ~1e-5); the
@@ -386,13 +385,13 @@ fn beam_search_can_be_worse_than_greedy() {
     let w =
         Weights::from_matrix(&Matrix::from_rows(w.iter().map(|r| r.to_vec()).collect()).unwrap())
             .unwrap();
-    let m = Pairwise::new(&w, PairwiseCost::Dasgupta, 1.0).unwrap();
-    let g = greedy(&m);
+    let m = Dasgupta::new(&w, 1.0).unwrap();
+    let g = greedy(&m).unwrap();
     assert_eq!(
         (g.tree.to_string(), g.log_potential),
         ("[[0,1],[2,3]]".into(), -66.0)
     );
-    let b = beam_search(&m, 2);
+    let b = beam_search(&m, 2).unwrap();
     assert_eq!(b.len(), 2);
     assert_eq!(
         (b[0].tree.to_string(), b[0].log_potential),
@@ -400,10 +399,11 @@ fn beam_search_can_be_worse_than_greedy() {
     );
     assert_eq!(b[1].log_potential, -73.0);
     // The paper's default width, 6, beats greedy but still misses the optimum.
-    let best = beam_search(&m, default_beam_width(4));
+    let best = beam_search(&m, default_beam_width(4)).unwrap();
     let map = Trellis::new(Dasgupta::new(&w, 1.0).unwrap())
         .unwrap()
-        .map_log_potential();
+        .map()
+        .log_potential;
     assert_eq!((best[0].log_potential, map), (-62.0, -58.0));
 }
 
@@ -456,10 +456,7 @@ fn config(cases: u32) -> ProptestConfig {
 
 /// The checks every search result must pass: complete trees whose value is
 /// the reported one, best first with distinct values.
-fn check_results<M: MergeModel>(
-    model: &M,
-    results: &[trellis::baselines::Agglomeration],
-) -> Result<(), TestCaseError> {
+fn check_results<M: Model>(model: &M, results: &[ScoredTree]) -> Result<(), TestCaseError> {
     let n = model.num_points();
     for r in results {
         r.tree.validate(n, true).unwrap();
@@ -494,6 +491,33 @@ fn step_clusters(n: usize, steps: &[LinkageStep]) -> Vec<(Vec<usize>, Vec<usize>
     out
 }
 
+/// Greedy is beam search at width 0 and 1; beam search at the default width
+/// gives valid results, and neither beats the exact MAP value (the dense
+/// trellis of the same model).
+fn check_beam_search<M: Model>(model: &M) -> Result<(), TestCaseError> {
+    let n = model.num_points();
+    let g = greedy(model).unwrap();
+    check_results(model, std::slice::from_ref(&g))?;
+    prop_assert_eq!(&beam_search(model, 1).unwrap(), &vec![g.clone()]);
+    prop_assert_eq!(&beam_search(model, 0).unwrap(), &vec![g.clone()]);
+
+    let width = default_beam_width(n);
+    let beams = beam_search(model, width).unwrap();
+    prop_assert!(!beams.is_empty() && beams.len() <= width);
+    check_results(model, &beams)?;
+    if n >= 2 {
+        let map = Trellis::new(model).unwrap().map().log_potential;
+        let tol = 1e-9 * map.abs().max(1.0);
+        prop_assert!(
+            beams[0].log_potential <= map + tol,
+            "beam {} > MAP {map}",
+            beams[0].log_potential
+        );
+        prop_assert!(g.log_potential <= map + tol);
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(config(256))]
 
@@ -503,33 +527,11 @@ proptest! {
         beta in 0.1f64..3.0,
         dasgupta in any::<bool>(),
     ) {
-        let n = w.n();
-        let (w, model) = if dasgupta {
+        if dasgupta {
             let w = abs_weights(&w);
-            let m = Pairwise::new(&w, PairwiseCost::Dasgupta, beta).unwrap();
-            (w, m)
+            check_beam_search(&Dasgupta::new(&w, beta).unwrap())?;
         } else {
-            let m = Pairwise::new(&w, PairwiseCost::Hcc, beta).unwrap();
-            (w, m)
-        };
-        let g = greedy(&model);
-        check_results(&model, std::slice::from_ref(&g))?;
-        prop_assert_eq!(&beam_search(&model, 1), &vec![g.clone()]);
-        prop_assert_eq!(&beam_search(&model, 0), &vec![g.clone()]);
-
-        let width = default_beam_width(n);
-        let beams = beam_search(&model, width);
-        prop_assert!(!beams.is_empty() && beams.len() <= width);
-        check_results(&model, &beams)?;
-        if n >= 2 {
-            let map = if dasgupta {
-                Trellis::new(Dasgupta::new(&w, beta).unwrap()).unwrap().map_log_potential()
-            } else {
-                Trellis::new(Hcc::new(&w, beta).unwrap()).unwrap().map_log_potential()
-            };
-            let tol = 1e-9 * map.abs().max(1.0);
-            prop_assert!(beams[0].log_potential <= map + tol, "beam {} > MAP {map}", beams[0].log_potential);
-            prop_assert!(g.log_potential <= map + tol);
+            check_beam_search(&Hcc::new(&w, beta).unwrap())?;
         }
     }
 
@@ -541,9 +543,9 @@ proptest! {
         let n = w.n();
         prop_assume!(n >= 2);
         let w = abs_weights(&w);
-        let model = Pairwise::new(&w, PairwiseCost::Dasgupta, beta).unwrap();
-        let beams = beam_search(&model, 1 << 20);
-        let map = Trellis::new(Dasgupta::new(&w, beta).unwrap()).unwrap().map_log_potential();
+        let model = Dasgupta::new(&w, beta).unwrap();
+        let beams = beam_search(&model, 1 << 20).unwrap();
+        let map = Trellis::new(&model).unwrap().map().log_potential;
         prop_assert!(rel_close(beams[0].log_potential, map, 1e-9), "{} vs {map}", beams[0].log_potential);
     }
 

@@ -42,6 +42,7 @@
 //! over twice the bound, must fail each bound. `δ = 1e-6`; the seeds are fixed.
 
 use std::collections::{HashMap, HashSet};
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
@@ -49,12 +50,13 @@ use num_bigint::BigUint;
 use proptest::prelude::*;
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
-use trellis::Set;
-use trellis::flat::{
-    CorrelationClustering, Energy, FlatTrellis, Partition, SparseFlat, bell, perturb_and_map,
-    tree_partitions,
+use trellis::count::bell;
+use trellis::flat::{FlatTrellis, Partition, perturb_and_map, tree_partitions};
+use trellis::sparse::SparseTrellis;
+use trellis::{
+    Cluster, CorrelationClustering, Energy, ErrorKind, Mask, Options, Points, Progress, Set,
+    Summarize, Tree,
 };
-use trellis::{ErrorKind, Mask, Options, Tree};
 
 use crate::oracle::{self, EPS, Gen, all, log_sum_exp, points, splitmix, tol_log, unit};
 
@@ -348,11 +350,22 @@ impl SizeEnergy {
     }
 }
 
-impl Energy for SizeEnergy {
+impl Summarize for SizeEnergy {
+    type Summary = Mask;
     fn num_points(&self) -> usize {
         self.n
     }
-    fn log_energy(&self, cluster: Mask) -> f64 {
+    fn leaf(&self, i: usize) -> Mask {
+        1 << i
+    }
+    fn merge(&self, a: Cluster<'_, Mask>, b: Cluster<'_, Mask>) -> Mask {
+        a.summary | b.summary
+    }
+}
+
+impl Energy for SizeEnergy {
+    fn log_energy(&self, cluster: &Mask) -> f64 {
+        let cluster = *cluster;
         assert!(
             cluster != 0 && cluster & !all(self.n) == 0,
             "log_energy({cluster:#b}) with n = {}",
@@ -380,12 +393,88 @@ impl<F: Fn(Mask) -> f64 + Sync> FnEnergy<F> {
     }
 }
 
-impl<F: Fn(Mask) -> f64 + Sync> Energy for FnEnergy<F> {
+impl<F: Fn(Mask) -> f64 + Sync> Summarize for FnEnergy<F> {
+    type Summary = Mask;
     fn num_points(&self) -> usize {
         self.n
     }
-    fn log_energy(&self, cluster: Mask) -> f64 {
+    fn leaf(&self, i: usize) -> Mask {
+        1 << i
+    }
+    fn merge(&self, a: Cluster<'_, Mask>, b: Cluster<'_, Mask>) -> Mask {
+        a.summary | b.summary
+    }
+}
+
+impl<F: Fn(Mask) -> f64 + Sync> Energy for FnEnergy<F> {
+    fn log_energy(&self, cluster: &Mask) -> f64 {
         self.calls.fetch_add(1, Ordering::Relaxed);
+        (self.f)(*cluster)
+    }
+}
+
+/// An energy given by a closure of a cluster's 128-bit set, for the sparse
+/// trellis (any number of points up to 128).
+struct SetEnergy<F> {
+    n: usize,
+    f: F,
+}
+
+impl<F: Fn(Set) -> f64 + Sync> SetEnergy<F> {
+    fn new(n: usize, f: F) -> Self {
+        SetEnergy { n, f }
+    }
+}
+
+impl<F: Fn(Set) -> f64 + Sync> Summarize for SetEnergy<F> {
+    type Summary = Set;
+    fn num_points(&self) -> usize {
+        self.n
+    }
+    fn leaf(&self, i: usize) -> Set {
+        1 << i
+    }
+    fn merge(&self, a: Cluster<'_, Set>, b: Cluster<'_, Set>) -> Set {
+        a.summary | b.summary
+    }
+}
+
+impl<F: Fn(Set) -> f64 + Sync> Energy for SetEnergy<F> {
+    fn log_energy(&self, cluster: &Set) -> f64 {
+        (self.f)(*cluster)
+    }
+}
+
+/// An energy given by a closure of a cluster's sorted points, for the
+/// partitions cutting a tree.
+struct PointsEnergy<F> {
+    n: usize,
+    f: F,
+}
+
+impl<F: Fn(&[usize]) -> f64 + Sync> PointsEnergy<F> {
+    fn new(n: usize, f: F) -> Self {
+        PointsEnergy { n, f }
+    }
+}
+
+impl<F: Fn(&[usize]) -> f64 + Sync> Summarize for PointsEnergy<F> {
+    type Summary = Vec<usize>;
+    fn num_points(&self) -> usize {
+        self.n
+    }
+    fn leaf(&self, i: usize) -> Vec<usize> {
+        vec![i]
+    }
+    fn merge(&self, a: Cluster<'_, Vec<usize>>, b: Cluster<'_, Vec<usize>>) -> Vec<usize> {
+        let mut v = [a.summary.as_slice(), b.summary.as_slice()].concat();
+        v.sort_unstable();
+        v
+    }
+}
+
+impl<F: Fn(&[usize]) -> f64 + Sync> Energy for PointsEnergy<F> {
+    fn log_energy(&self, cluster: &Vec<usize>) -> f64 {
         (self.f)(cluster)
     }
 }
@@ -403,7 +492,7 @@ fn check_against_brute<E: Energy>(name: &str, t: &FlatTrellis<E>, b: &FlatBrute)
     for c in 1..=all(n) {
         assert_close(
             &format!("{name}: log E({c:#b})"),
-            t.log_energy_of(c),
+            t.log_energy_of(c).unwrap(),
             b.e[c as usize],
             tl,
         );
@@ -412,15 +501,15 @@ fn check_against_brute<E: Energy>(name: &str, t: &FlatTrellis<E>, b: &FlatBrute)
     for s in 0..=all(n) {
         assert_close(
             &format!("{name}: log Z({s:#b})"),
-            t.log_z_of(s),
+            t.log_z_of(s).unwrap(),
             b.log_z_of(s),
             tl,
         );
     }
     // MAP: the value, and a partition achieving it (ties: value, not identity).
-    assert_close(&format!("{name}: MAP"), t.map_log_energy(), b.map, tl);
-    let map = t.map_clustering();
-    let masks = check_partition(&map, n);
+    assert_close(&format!("{name}: MAP"), t.map().log_energy, b.map, tl);
+    let map = &t.map().clusters;
+    let masks = check_partition(map, n);
     let value: f64 = masks.iter().map(|&c| b.e[c as usize]).sum();
     assert_close(&format!("{name}: energy of {map:?}"), value, b.map, tl);
     // The probability of every partition.
@@ -457,7 +546,7 @@ fn check_against_brute<E: Energy>(name: &str, t: &FlatTrellis<E>, b: &FlatBrute)
         assert_eq!(pm[i][i], 1.0, "{name}: diagonal");
         for j in 0..n {
             assert_eq!(pm[i][j], pm[j][i], "{name}: symmetry at ({i}, {j})");
-            assert_eq!(m.pairwise(i, j), pm[i][j], "{name}");
+            assert_eq!(m.pairwise(i, j).unwrap(), pm[i][j], "{name}");
             assert!(
                 (pm[i][j] - b.pair[i][j]).abs() <= tpair,
                 "{name}: P({i} ~ {j}) = {}, brute force {} (tol {tpair:e})",
@@ -497,7 +586,7 @@ fn oracle_enumerates_bell_partitions() {
     for (n, &count) in BELL.iter().enumerate() {
         let parts = partitions(n);
         assert_eq!(parts.len() as u64, count, "Bell({n})");
-        assert_eq!(bell(n), BigUint::from(count), "trellis::flat::bell({n})");
+        assert_eq!(bell(n), BigUint::from(count), "trellis::count::bell({n})");
         let distinct: HashSet<Vec<Mask>> = parts.iter().map(|p| canonical(p)).collect();
         assert_eq!(distinct.len(), parts.len(), "duplicate partitions, n = {n}");
         for p in parts {
@@ -568,13 +657,10 @@ fn correlation_clustering_matches_brute_force() {
                 assert_eq!(t.energy().weights(), &oracle::lib_weights(&w));
                 let b = FlatBrute::cc(&w, beta);
                 check_against_brute(&name, &t, &b);
-                // The static helper agrees with the tables.
+                // The energy of a cluster's summary agrees with the tables.
+                let cc = CorrelationClustering::new(&oracle::lib_weights(&w), beta).unwrap();
                 for c in 1..=all(n) {
-                    let got = CorrelationClustering::log_energy_of(
-                        &oracle::lib_weights(&w),
-                        beta,
-                        &points(c),
-                    );
+                    let got = cc.log_energy(&cc.summary(Points::List(&points(c))));
                     assert_close(&name, got, b.e[c as usize], b.tol_log());
                 }
             }
@@ -881,7 +967,7 @@ fn samples_are_reproducible() {
     // A single point has one partition.
     let one = cc_trellis(&[vec![0.0]], 1.0);
     assert_eq!(one.samples(3, 0), vec![vec![vec![0]]; 3]);
-    assert_eq!(one.map_clustering(), vec![vec![0]]);
+    assert_eq!(one.map().clusters, vec![vec![0]]);
     assert_eq!(one.log_z(), 0.0);
 }
 
@@ -958,27 +1044,29 @@ fn restricted(b: &FlatBrute, family: &HashSet<Mask>) -> (f64, f64, usize) {
     (log_sum_exp(kept.iter().copied()), map, kept.len())
 }
 
-/// Runs `SparseFlat` on a closed family and checks it against the restricted brute force.
+/// Runs the flat sparse trellis on a closed family and checks it against the
+/// restricted brute force.
 fn check_sparse(name: &str, family: &[Mask], b: &FlatBrute) -> (f64, f64) {
     let n = b.n;
     let set: HashSet<Mask> = family.iter().copied().chain([all(n)]).collect();
-    let sparse = SparseFlat::new(n, family.iter().map(|&c| c as Set)).unwrap();
+    let sparse = SparseTrellis::flat(n, family.iter().map(|&c| c as Set)).unwrap();
     assert_eq!(sparse.num_vertices(), set.len(), "{name}");
     let (lz, map, count) = restricted(b, &set);
     assert!(count >= 1, "{name}");
     let tl = b.tol_log();
-    let (got_z, got_map, part) = sparse
-        .infer(|c| {
+    let inf = sparse
+        .infer_flat(&SetEnergy::new(n, |c| {
             assert!(
                 set.contains(&(c as Mask)),
                 "{name}: energy of {c:#b}, not in the family"
             );
             b.e[c as usize]
-        })
+        }))
         .unwrap();
+    let (got_z, got_map, part) = (inf.log_z(), inf.map().log_energy, &inf.map().clusters);
     assert_close(&format!("{name}: sparse log Z"), got_z, lz, tl);
     assert_close(&format!("{name}: sparse MAP"), got_map, map, tl);
-    let masks = check_partition(&part, n);
+    let masks = check_partition(part, n);
     for &c in &masks {
         assert!(
             set.contains(&c),
@@ -1054,7 +1142,7 @@ fn sparse_full_family_is_the_dense_trellis() {
             assert_close(
                 "full vs dense MAP",
                 map,
-                t.map_log_energy(),
+                t.map().log_energy,
                 2.0 * b.tol_log(),
             );
         }
@@ -1086,7 +1174,7 @@ fn sparse_beyond_32_points_by_blocks() {
         let family = close_family(8, tree_nodes(&random_tree(8, &mut g)));
         let (lz, map) = check_sparse("blocks (8 points)", &family, &b);
         let set: HashSet<Mask> = family.iter().copied().collect();
-        let sparse = SparseFlat::new(n, family.iter().map(|&m| lift(m, width))).unwrap();
+        let sparse = SparseTrellis::flat(n, family.iter().map(|&m| lift(m, width))).unwrap();
         assert_eq!(sparse.num_vertices(), family.len());
         let unlift = |c: Set| -> Mask {
             let m = (0..8).fold(0, |m, b| {
@@ -1099,11 +1187,14 @@ fn sparse_beyond_32_points_by_blocks() {
             assert_eq!(lift(m, width), c, "{c:#x} is not a union of blocks");
             m
         };
-        let (got_z, got_map, part) = sparse.infer(|c| b.e[unlift(c) as usize]).unwrap();
+        let inf = sparse
+            .infer_flat(&SetEnergy::new(n, |c| b.e[unlift(c) as usize]))
+            .unwrap();
+        let (got_z, got_map, part) = (inf.log_z(), inf.map().log_energy, &inf.map().clusters);
         assert_close(&format!("blocks n={n}: log Z"), got_z, lz, b.tol_log());
         assert_close(&format!("blocks n={n}: MAP"), got_map, map, b.tol_log());
         let mut seen = 0;
-        for c in &part {
+        for c in part {
             let m = unlift(c.iter().fold(0, |acc: Set, &i| acc | 1 << i));
             assert!(set.contains(&m), "{m:#b}");
             seen += c.len();
@@ -1116,7 +1207,7 @@ fn sparse_beyond_32_points_by_blocks() {
         assert_close("blocks: MAP energy", value, map, b.tol_log());
         // Not closed once lifted either: drop the complement of a block.
         let open: Vec<Set> = vec![lift(0b1, width)];
-        let e = SparseFlat::new(n, open).unwrap_err();
+        let e = SparseTrellis::flat(n, open).unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::Parameter { .. }), "{e:?}");
     }
 }
@@ -1124,7 +1215,7 @@ fn sparse_beyond_32_points_by_blocks() {
 #[test]
 fn sparse_rejects_families_not_closed() {
     // {0, 1} inside the whole set {0, 1, 2, 3} without {2, 3}.
-    let e = SparseFlat::new(4, [0b0011 as Set]).unwrap_err();
+    let e = SparseTrellis::flat(4, [0b0011 as Set]).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Parameter { .. }), "{e:?}");
     let msg = e.to_string();
     for part in ["[0, 1]", "[0, 1, 2, 3]", "[2, 3]"] {
@@ -1144,7 +1235,7 @@ fn sparse_rejects_families_not_closed() {
             }
         }
         let bad = violations(n, &family);
-        match SparseFlat::new(n, family.iter().map(|&c| c as Set)) {
+        match SparseTrellis::flat(n, family.iter().map(|&c| c as Set)) {
             Ok(s) => {
                 assert!(
                     bad.is_empty(),
@@ -1175,24 +1266,26 @@ fn sparse_rejects_families_not_closed() {
 #[test]
 fn sparse_errors() {
     assert!(matches!(
-        SparseFlat::new(0, []).unwrap_err().kind(),
+        SparseTrellis::flat(0, []).unwrap_err().kind(),
         ErrorKind::Empty
     ));
-    assert!(SparseFlat::new(129, []).is_err());
-    assert!(SparseFlat::new(128, []).is_ok());
+    assert!(SparseTrellis::flat(129, []).is_err());
+    assert!(SparseTrellis::flat(128, []).is_ok());
     for c in [0 as Set, 0b10000, 1 << 100] {
-        let e = SparseFlat::new(4, [c]).unwrap_err();
+        let e = SparseTrellis::flat(4, [c]).unwrap_err();
         assert!(
             matches!(e.kind(), ErrorKind::InvalidTree { .. }),
             "{c:#b}: {e:?}"
         );
     }
     let family = close_family(5, tree_nodes(&random_tree(5, &mut Gen(3))));
-    let s = SparseFlat::new(5, family.iter().map(|&c| c as Set)).unwrap();
+    let s = SparseTrellis::flat(5, family.iter().map(|&c| c as Set)).unwrap();
     // A NaN log-energy anywhere in the family is an error.
     for &bad in &family {
         let e = s
-            .infer(|c| if c == bad as Set { f64::NAN } else { 0.5 })
+            .infer_flat(&SetEnergy::new(5, |c| {
+                if c == bad as Set { f64::NAN } else { 0.5 }
+            }))
             .unwrap_err();
         assert!(
             matches!(e.kind(), ErrorKind::BadPotential { .. }),
@@ -1200,27 +1293,37 @@ fn sparse_errors() {
         );
     }
     // Every partition forbidden.
-    let e = s.infer(|_| f64::NEG_INFINITY).unwrap_err();
-    assert!(matches!(e.kind(), ErrorKind::NoTree), "{e:?}");
+    let e = s
+        .infer_flat(&SetEnergy::new(5, |_| f64::NEG_INFINITY))
+        .unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::NoPartition), "{e:?}");
     // Only the whole set allowed: one partition.
-    let (lz, map, p) = s
-        .infer(|c| {
+    let inf = s
+        .infer_flat(&SetEnergy::new(5, |c| {
             if c == all(5) as Set {
                 2.5
             } else {
                 f64::NEG_INFINITY
             }
-        })
+        }))
         .unwrap();
+    let (lz, map, p) = (
+        inf.log_z(),
+        inf.map().log_energy,
+        inf.map().clusters.clone(),
+    );
     assert_eq!((lz, map, p), (2.5, 2.5, vec![vec![0, 1, 2, 3, 4]]));
 }
 
 /// `FlatTrellis` reports `+∞` energies as errors (the `Energy` docs: "NaN and
-/// `+∞` are errors reported by the inference"); so does `SparseFlat::infer`.
+/// `+∞` are errors reported by the inference"); so does
+/// `SparseTrellis::infer_flat`.
 #[test]
 fn sparse_rejects_infinite_energy() {
-    let s = SparseFlat::new(3, close_family(3, [0b001]).into_iter().map(|c| c as Set)).unwrap();
-    let r = s.infer(|c| if c == 0b110 { f64::INFINITY } else { 0.0 });
+    let s = SparseTrellis::flat(3, close_family(3, [0b001]).into_iter().map(|c| c as Set)).unwrap();
+    let r = s.infer_flat(&SetEnergy::new(3, |c| {
+        if c == 0b110 { f64::INFINITY } else { 0.0 }
+    }));
     assert!(r.is_err(), "got {r:?}");
 }
 
@@ -1232,15 +1335,17 @@ fn check_tree_partitions(name: &str, tree: &Tree, b: &FlatBrute) {
     let nodes: HashSet<Mask> = tree_nodes(tree).into_iter().collect();
     let (lz, map, count) = restricted(b, &nodes);
     assert!(count >= 1, "{name}");
-    let (got_z, got_map, part) = tree_partitions(tree, |pts| {
+    let energy = PointsEnergy::new(n, |pts: &[usize]| {
         let c = pts.iter().fold(0, |m, &i| m | 1 << i);
         assert!(nodes.contains(&c), "{name}: energy of {pts:?}, not a node");
         b.e[c as usize]
     });
+    let cuts = tree_partitions(&energy, tree).unwrap();
+    let (got_z, got_map, part) = (cuts.log_z(), cuts.map().log_energy, &cuts.map().clusters);
     let tl = b.tol_log();
     assert_close(&format!("{name}: log Z"), got_z, lz, tl);
     assert_close(&format!("{name}: MAP"), got_map, map, tl);
-    let masks = check_partition(&part, n);
+    let masks = check_partition(part, n);
     for &c in &masks {
         assert!(
             nodes.contains(&c),
@@ -1270,13 +1375,18 @@ fn tree_partitions_match_restricted_brute_force() {
     }
     // By hand: ((0,1),2) has the cuts {012}, {01|2} and {0|1|2}.
     let tree = Tree::parse("((0,1),2);").unwrap();
-    let e = |pts: &[usize]| match pts {
+    let e = PointsEnergy::new(3, |pts: &[usize]| match pts {
         [0, 1, 2] => 1.0,
         [0, 1] => 3.0,
         [_] => -1.0,
         other => panic!("{other:?} is not a node"),
-    };
-    let (lz, map, part) = tree_partitions(&tree, e);
+    });
+    let cuts = tree_partitions(&e, &tree).unwrap();
+    let (lz, map, part) = (
+        cuts.log_z(),
+        cuts.map().log_energy,
+        cuts.map().clusters.clone(),
+    );
     assert!((lz - log_sum_exp([1.0, 2.0, -3.0])).abs() < 1e-14);
     assert_eq!(map, 2.0);
     assert_eq!(part, vec![vec![0, 1], vec![2]]);
@@ -1390,13 +1500,13 @@ fn bad_energies_are_errors() {
     // Every partition forbidden.
     let e = FnEnergy::new(4, |c| if c & 1 == 1 { f64::NEG_INFINITY } else { 0.0 });
     let err = FlatTrellis::new(&e).unwrap_err();
-    assert!(matches!(err.kind(), ErrorKind::NoTree), "{err:?}");
+    assert!(matches!(err.kind(), ErrorKind::NoPartition), "{err:?}");
     // Only the whole set allowed: one partition.
     let e = FnEnergy::new(4, |c| if c == 0b1111 { 0.7 } else { f64::NEG_INFINITY });
     let t = FlatTrellis::new(&e).unwrap();
-    assert_eq!(t.map_log_energy(), 0.7);
+    assert_eq!(t.map().log_energy, 0.7);
     assert!((t.log_z() - 0.7).abs() <= tol_log(0.7), "{}", t.log_z());
-    assert_eq!(t.map_clustering(), vec![vec![0, 1, 2, 3]]);
+    assert_eq!(t.map().clusters, vec![vec![0, 1, 2, 3]]);
     assert!((t.marginals().p(0b1111) - 1.0).abs() <= 5.0 * tol_log(0.7) + 1e-12);
     assert_eq!(t.samples(4, 1), vec![vec![vec![0, 1, 2, 3]]; 4]);
 }
@@ -1406,14 +1516,14 @@ fn too_many_points_and_memory_limits_are_errors() {
     let e = FnEnergy::new(31, |_| 0.0);
     let err = FlatTrellis::new(&e).unwrap_err();
     assert!(
-        matches!(err.kind(), ErrorKind::TooManyPoints { n: 31, max: 30 }),
+        matches!(err.kind(), ErrorKind::TooManyPoints { n: 31, max: 30, .. }),
         "{err:?}"
     );
     let err = FlatTrellis::new(FnEnergy::new(0, |_| 0.0)).unwrap_err();
     assert!(matches!(err.kind(), ErrorKind::Empty), "{err:?}");
     let small = Options {
         memory_limit: Some(1 << 10),
-        progress: None,
+        ..Default::default()
     };
     let err = FlatTrellis::with_options(&e, &small).unwrap_err();
     assert!(
@@ -1431,7 +1541,7 @@ fn too_many_points_and_memory_limits_are_errors() {
     assert_eq!(e10.calls.load(Ordering::Relaxed), 0);
     let big = Options {
         memory_limit: Some(1 << 30),
-        progress: None,
+        ..Default::default()
     };
     let t = FlatTrellis::with_options(&e10, &big).unwrap();
     assert!((t.log_z() - 115_975f64.ln()).abs() < 1e-12);
@@ -1447,12 +1557,16 @@ fn too_many_points_and_memory_limits_are_errors() {
 fn progress_reaches_the_total() {
     let n = 9;
     let seen: Mutex<Vec<(String, u64, u64)>> = Mutex::new(Vec::new());
-    let record = |stage: &str, done: u64, total: u64| {
-        seen.lock().unwrap().push((stage.to_string(), done, total));
+    let record = |p: Progress<'_>| {
+        seen.lock()
+            .unwrap()
+            .push((p.stage.to_string(), p.done, p.total));
+        ControlFlow::Continue(())
     };
     let options = Options {
         memory_limit: None,
         progress: Some(&record),
+        ..Default::default()
     };
     let w = oracle::random_weights(n, 4, 1.0);
     let e = CorrelationClustering::new(&oracle::lib_weights(&w), 1.0).unwrap();

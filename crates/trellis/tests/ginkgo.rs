@@ -17,7 +17,7 @@
 
 use serde_json::Value;
 use trellis::ginkgo::{Ginkgo, JetsFile, Variant};
-use trellis::{Trellis, tree_log_potential};
+use trellis::{Trellis, num_positive_trees, tree_log_potential};
 
 use crate::data::{self, read_json};
 
@@ -99,8 +99,7 @@ fn truth_log_likelihoods_match_the_reference() {
 /// Checks the exact trellis of a jet against one reference trellis record.
 fn check_trellis(jet: &trellis::ginkgo::Jet, variant: Variant, r: &Value) {
     let model = Ginkgo::new(jet, variant);
-    let dense = model.dense().unwrap();
-    let t = Trellis::new(&dense).unwrap();
+    let t = Trellis::new(&model).unwrap();
     let (log_z, map) = (
         r["log_Z"].as_f64().unwrap(),
         r["map_log_likelihood"].as_f64().unwrap(),
@@ -112,14 +111,15 @@ fn check_trellis(jet: &trellis::ginkgo::Jet, variant: Variant, r: &Value) {
         t.log_z()
     );
     assert!(
-        rel_close(t.map_log_potential(), map, 1e-7),
+        rel_close(t.map().log_potential, map, 1e-7),
         "{} {variant:?}: MAP {} vs {map}",
         jet.id,
-        t.map_log_potential()
+        t.map().log_potential
     );
-    // The MAP tree scores its value under the cluster-summary form of the model too.
-    let tree = t.map_tree();
-    let scored = tree_log_potential(&model, &tree).unwrap();
+    // The MAP tree scores its value when its summaries are merged along the
+    // tree too (the trellis tabulates them per subset).
+    let tree = &t.map().tree;
+    let scored = tree_log_potential(&model, tree).unwrap();
     assert!(
         rel_close(scored, map, 1e-9),
         "{}: MAP tree scores {scored} vs {map}",
@@ -127,7 +127,7 @@ fn check_trellis(jet: &trellis::ginkgo::Jet, variant: Variant, r: &Value) {
     );
     let nonzero = r["n_trees_nonzero_likelihood"].as_u64().unwrap();
     assert_eq!(
-        trellis::count::num_positive_trees(&dense).unwrap(),
+        num_positive_trees(&model).unwrap(),
         nonzero.into(),
         "{} {variant:?}: trees with non-zero likelihood",
         jet.id
@@ -169,8 +169,8 @@ fn legacy_trellis_reproduces_the_papers_stored_results() {
     for s in stored {
         let id = s["id"].as_str().unwrap();
         let jet = jets.jets.iter().find(|j| j.id == id).unwrap();
-        let dense = Ginkgo::new(jet, Variant::Legacy).dense().unwrap();
-        let t = Trellis::new(&dense).unwrap();
+        let model = Ginkgo::new(jet, Variant::Legacy);
+        let t = Trellis::new(&model).unwrap();
         let (z, m) = (
             s["logZ_stored"].as_f64().unwrap(),
             s["MAP_stored"].as_f64().unwrap(),
@@ -181,11 +181,11 @@ fn legacy_trellis_reproduces_the_papers_stored_results() {
             t.log_z()
         );
         assert!(
-            rel_close(t.map_log_potential(), m, 1e-9),
+            rel_close(t.map().log_potential, m, 1e-9),
             "{id}: MAP {} vs {m}",
-            t.map_log_potential()
+            t.map().log_potential
         );
-        let count = trellis::count::num_positive_trees(&dense).unwrap();
+        let count = num_positive_trees(&model).unwrap();
         assert_eq!(
             count,
             (s["Ntrees_stored"].as_f64().unwrap() as u64).into(),

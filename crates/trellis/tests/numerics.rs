@@ -3,7 +3,7 @@
 //! that depend only on cluster sizes, with `|log ψ|` up to `1e4` so that `Z`
 //! is far outside the range of `f64` (no overflow or underflow allowed).
 
-use trellis::{Dasgupta, General, Hcc, Mask, Potential, Separable, Trellis};
+use trellis::{Cluster, Dasgupta, General, Hcc, Mask, Model, Separable, Summarize, Trellis};
 
 use crate::oracle::{self, EPS, ln_double_factorial, log_sum_exp};
 
@@ -33,7 +33,7 @@ fn weight_mag(w: &[Vec<f64>], beta: f64, sigma_max: f64) -> f64 {
 /// Checks the exact invariants of one trellis and returns nothing: `P({x}) = 1`,
 /// `P(X) = 1`, `Σ P(S) = n - 2` over the non-singleton proper clusters, and the
 /// MAP tree's value.
-fn check_invariants<P: Potential>(name: &str, t: &Trellis<P>, tol: f64) {
+fn check_invariants<M: Model>(name: &str, t: &Trellis<M>, tol: f64) {
     let n = t.num_points();
     let m = t.marginals().unwrap();
     for i in 0..n {
@@ -57,26 +57,26 @@ fn check_invariants<P: Potential>(name: &str, t: &Trellis<P>, tol: f64) {
         (sum - want).abs() <= 1e-8 * want.max(1.0),
         "{name}: Σ P(S) = {sum}, want {want}"
     );
-    let map = t.map_tree();
+    let map = &t.map().tree;
     assert!(
-        oracle::is_complete_over(&map, n) && oracle::is_canonical(&map),
+        oracle::is_complete_over(map, n) && oracle::is_canonical(map),
         "{name}: MAP tree {map}"
     );
-    let v = t.tree_log_potential(&map).unwrap();
+    let v = t.tree_log_potential(map).unwrap();
     assert!(
-        (v - t.map_log_potential()).abs() <= tol,
+        (v - t.map().log_potential).abs() <= tol,
         "{name}: log φ(MAP) {v} vs {}",
-        t.map_log_potential()
+        t.map().log_potential
     );
     assert!(
-        t.map_log_potential() <= t.log_z() + tol,
+        t.map().log_potential <= t.log_z() + tol,
         "{name}: MAP above log Z"
     );
-    assert!(t.log_z().is_finite() && t.map_log_potential().is_finite());
+    assert!(t.log_z().is_finite() && t.map().log_potential.is_finite());
 }
 
 /// The separable and the general kernels on the same model agree.
-fn check_kernels_agree<P: Potential>(name: &str, model: &P, tol: f64) {
+fn check_kernels_agree<M: Model>(name: &str, model: &M, tol: f64) {
     assert!(model.separable().is_some());
     let a = Trellis::new(model).unwrap();
     let b = Trellis::new(General(model)).unwrap();
@@ -89,10 +89,10 @@ fn check_kernels_agree<P: Potential>(name: &str, model: &P, tol: f64) {
         a.log_z(),
         b.log_z()
     );
-    let (ma, mb) = (a.map_log_potential(), b.map_log_potential());
+    let (ma, mb) = (a.map().log_potential, b.map().log_potential);
     assert!((ma - mb).abs() <= 2.0 * tol, "{name}: MAP {ma} vs {mb}");
     // With ties the two MAP trees may differ, but not in value.
-    let va = b.tree_log_potential(&a.map_tree()).unwrap();
+    let va = b.tree_log_potential(&a.map().tree).unwrap();
     assert!(
         (va - mb).abs() <= 2.0 * tol,
         "{name}: MAP trees differ in value"
@@ -147,7 +147,7 @@ fn beta_zero_counts_trees() {
             "n={n}: log Z {} vs {want}",
             t.log_z()
         );
-        assert_eq!(t.map_log_potential(), 0.0);
+        assert_eq!(t.map().log_potential, 0.0);
         if n <= 14 {
             let g = Trellis::new(General(&hcc)).unwrap();
             assert!(
@@ -188,12 +188,22 @@ impl SizeModel {
     }
 }
 
-impl Potential for SizeModel {
+impl Summarize for SizeModel {
+    type Summary = Mask;
     fn num_points(&self) -> usize {
         self.n
     }
-    fn log_potential(&self, left: Mask, right: Mask) -> f64 {
-        oracle::check_contract(self.n, left, right);
+    fn leaf(&self, i: usize) -> Mask {
+        1 << i
+    }
+    fn merge(&self, a: Cluster<'_, Mask>, b: Cluster<'_, Mask>) -> Mask {
+        a.summary | b.summary
+    }
+}
+
+impl Model for SizeModel {
+    fn log_potential(&self, _parent: &Mask, left: &Mask, right: &Mask) -> f64 {
+        oracle::check_contract(self.n, *left, *right);
         self.f(left.count_ones() as usize, right.count_ones() as usize)
     }
 }
@@ -239,20 +249,29 @@ impl SizeSeparable {
     }
 }
 
-impl Potential for SizeSeparable {
+impl Summarize for SizeSeparable {
+    type Summary = Mask;
     fn num_points(&self) -> usize {
         self.n
     }
-    fn log_potential(&self, left: Mask, right: Mask) -> f64 {
-        oracle::check_contract(self.n, left, right);
+    fn leaf(&self, i: usize) -> Mask {
+        1 << i
+    }
+    fn merge(&self, a: Cluster<'_, Mask>, b: Cluster<'_, Mask>) -> Mask {
+        a.summary | b.summary
+    }
+}
+
+impl Model for SizeSeparable {
+    fn log_potential(&self, _parent: &Mask, left: &Mask, right: &Mask) -> f64 {
+        oracle::check_contract(self.n, *left, *right);
         self.f(left.count_ones() as usize, right.count_ones() as usize)
     }
-    fn separable(&self) -> Option<Separable<'_>> {
+    fn separable(&self) -> Option<Separable<'_, Mask>> {
+        let (parent, child) = (&self.parent, &self.child);
         Some(Separable {
-            scale: self.scale,
-            size_factor: &self.sigma,
-            parent: &self.parent,
-            child: &self.child,
+            factors: self.sigma.iter().map(|&s| self.scale * s).collect(),
+            terms: Box::new(move |s: &Mask| (parent[*s as usize], child[*s as usize])),
         })
     }
 }
@@ -310,13 +329,7 @@ fn closed_form(n: usize, f: impl Fn(usize, usize) -> f64) -> Closed {
 }
 
 /// Checks a size-only model against the closed forms; marginals only for symmetric `f`.
-fn check_size_model<P: Potential>(
-    name: &str,
-    t: &Trellis<P>,
-    cf: &Closed,
-    mag: f64,
-    marginals: bool,
-) {
+fn check_size_model<M: Model>(name: &str, t: &Trellis<M>, cf: &Closed, mag: f64, marginals: bool) {
     let n = t.num_points();
     let tol = tol_log(mag, n) + 4.0 * EPS * cf.log_z[n].abs();
     let (got, want) = (t.log_z(), cf.log_z[n]);
@@ -325,12 +338,12 @@ fn check_size_model<P: Potential>(
         (got - want).abs() <= tol,
         "{name}: log Z {got:e} vs closed form {want:e} (tol {tol:e})"
     );
-    let (got, want) = (t.map_log_potential(), cf.map[n]);
+    let (got, want) = (t.map().log_potential, cf.map[n]);
     assert!(
         (got - want).abs() <= tol,
         "{name}: MAP {got:e} vs closed form {want:e}"
     );
-    let v = t.tree_log_potential(&t.map_tree()).unwrap();
+    let v = t.tree_log_potential(&t.map().tree).unwrap();
     assert!(
         (v - want).abs() <= tol,
         "{name}: log φ(MAP tree) {v:e} vs {want:e}"
@@ -346,7 +359,7 @@ fn check_size_model<P: Potential>(
         let k = s.count_ones() as usize;
         let tol_k = tol_log(mag, k) + 4.0 * EPS * cf.log_z[k].abs();
         assert!(
-            (t.log_z_of(s) - cf.log_z[k]).abs() <= tol_k,
+            (t.log_z_of(s).unwrap() - cf.log_z[k]).abs() <= tol_k,
             "{name}: log Z({s:#b})"
         );
     }
@@ -501,9 +514,9 @@ fn check_constant_hcc(n: usize, w: f64, uniform_cost: Option<f64>) {
         general.log_z()
     );
     assert!(
-        (t.map_log_potential() - brute.map).abs() <= tol,
+        (t.map().log_potential - brute.map).abs() <= tol,
         "n={n}, w={w:e}: MAP {} want {}",
-        t.map_log_potential(),
+        t.map().log_potential,
         brute.map
     );
     let m = t.marginals().unwrap();

@@ -17,7 +17,7 @@
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
-use trellis::{Mask, Potential, Tree};
+use trellis::{Cluster, Mask, Model, Separable, Summarize, Tree};
 
 /// Machine epsilon.
 pub const EPS: f64 = f64::EPSILON;
@@ -337,7 +337,7 @@ impl RefModel for NaiveDasgupta {
     }
 }
 
-/// Panics unless a call respects the `Potential` contract: disjoint, non-empty
+/// Panics unless a call respects the `Model::log_potential` contract: disjoint, non-empty
 /// masks inside the `n` points, `left` holding the lowest point of the union.
 pub fn check_contract(n: usize, left: Mask, right: Mask) {
     assert!(
@@ -375,13 +375,23 @@ impl HashModel {
     }
 }
 
-impl Potential for HashModel {
+impl Summarize for HashModel {
+    type Summary = Mask;
     fn num_points(&self) -> usize {
         self.n
     }
-    fn log_potential(&self, left: Mask, right: Mask) -> f64 {
-        check_contract(self.n, left, right);
-        self.value(left, right)
+    fn leaf(&self, i: usize) -> Mask {
+        1 << i
+    }
+    fn merge(&self, a: Cluster<'_, Mask>, b: Cluster<'_, Mask>) -> Mask {
+        a.summary | b.summary
+    }
+}
+
+impl Model for HashModel {
+    fn log_potential(&self, _parent: &Mask, left: &Mask, right: &Mask) -> f64 {
+        check_contract(self.n, *left, *right);
+        self.value(*left, *right)
     }
 }
 
@@ -400,7 +410,7 @@ impl RefModel for HashModel {
 
 /// A user-defined *separable* model with pseudo-random tables:
 /// `log ψ(L, R) = scale · σ(|S|) · (P(S) + C(L) + C(R))`. It exposes the tables
-/// through `Potential::separable` (so the trellis runs the separable kernels)
+/// through `Model::separable` (so the trellis runs the separable kernels)
 /// and its `log_potential` evaluates the same formula.
 #[derive(Clone, Debug)]
 pub struct TableModel {
@@ -423,7 +433,7 @@ impl TableModel {
     ///
     /// With `forbid`, `scale · σ > 0` and a random quarter of the non-singleton
     /// clusters that are not suffixes get `P(S) = -∞` or `C(S) = -∞`
-    /// (forbidden splits, allowed by the `Potential` contract); the caterpillar
+    /// (forbidden splits, allowed by the `Model` contract); the caterpillar
     /// tree keeps a finite potential.
     pub fn random(
         n: usize,
@@ -478,20 +488,29 @@ impl TableModel {
     }
 }
 
-impl Potential for TableModel {
+impl Summarize for TableModel {
+    type Summary = Mask;
     fn num_points(&self) -> usize {
         self.n
     }
-    fn log_potential(&self, left: Mask, right: Mask) -> f64 {
-        check_contract(self.n, left, right);
-        self.value(left, right)
+    fn leaf(&self, i: usize) -> Mask {
+        1 << i
     }
-    fn separable(&self) -> Option<trellis::Separable<'_>> {
-        Some(trellis::Separable {
-            scale: self.scale,
-            size_factor: &self.sigma,
-            parent: &self.parent,
-            child: &self.child,
+    fn merge(&self, a: Cluster<'_, Mask>, b: Cluster<'_, Mask>) -> Mask {
+        a.summary | b.summary
+    }
+}
+
+impl Model for TableModel {
+    fn log_potential(&self, _parent: &Mask, left: &Mask, right: &Mask) -> f64 {
+        check_contract(self.n, *left, *right);
+        self.value(*left, *right)
+    }
+    fn separable(&self) -> Option<Separable<'_, Mask>> {
+        let (parent, child) = (&self.parent, &self.child);
+        Some(Separable {
+            factors: self.sigma.iter().map(|&s| self.scale * s).collect(),
+            terms: Box::new(move |s: &Mask| (parent[*s as usize], child[*s as usize])),
         })
     }
 }

@@ -16,7 +16,10 @@ use num_bigint::BigUint;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use trellis::count::{num_trees, num_trees_by_size, num_trees_within};
-use trellis::{CostModel, Dasgupta, General, Hcc, Mask, Potential, Tree, Trellis};
+use trellis::{
+    Cluster, Dasgupta, General, Hcc, Mask, Model, Points, Search, Summarize, Tree, Trellis,
+    tree_cost,
+};
 
 use crate::oracle::{
     self, Brute, Gen, HashModel, NaiveDasgupta, NaiveHcc, RefModel, TableModel, all, low_bit,
@@ -106,9 +109,9 @@ fn all_splits(n: usize) -> Vec<(Mask, Mask)> {
 }
 
 /// Checks a model's trellis and marginals against the oracle.
-fn check_model<P: Potential>(
+fn check_model<M: Model>(
     name: &str,
-    model: P,
+    model: M,
     reference: &dyn RefModel,
     brute: &Brute,
     seed: u64,
@@ -147,8 +150,8 @@ fn check_model<P: Potential>(
     close("log Z", t.log_z(), brute.log_z, tol)?;
 
     // MAP value, and the MAP tree really achieves it (valued by the oracle).
-    close("MAP log φ", t.map_log_potential(), brute.map, tol)?;
-    let map = t.map_tree();
+    close("MAP log φ", t.map().log_potential, brute.map, tol)?;
+    let map = t.map().tree.clone();
     prop_assert!(
         oracle::is_complete_over(&map, n),
         "{}: MAP tree {} is not over 0..{}",
@@ -171,7 +174,7 @@ fn check_model<P: Potential>(
     close(
         "tree_log_potential(MAP tree)",
         t.tree_log_potential(&map).unwrap(),
-        t.map_log_potential(),
+        t.map().log_potential,
         tol,
     )?;
 
@@ -229,7 +232,7 @@ fn check_model<P: Potential>(
         let want_map = lps.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         if want_z == f64::NEG_INFINITY {
             prop_assert_eq!(
-                t.log_z_of(s),
+                t.log_z_of(s).unwrap(),
                 f64::NEG_INFINITY,
                 "{}: log Z({:#b})",
                 name,
@@ -237,8 +240,13 @@ fn check_model<P: Potential>(
             );
             continue;
         }
-        close(&format!("log Z({s:#b})"), t.log_z_of(s), want_z, tol)?;
-        let sub_map = t.map_tree_of(s);
+        close(
+            &format!("log Z({s:#b})"),
+            t.log_z_of(s).unwrap(),
+            want_z,
+            tol,
+        )?;
+        let sub_map = t.map_of(s).unwrap().tree;
         prop_assert_eq!(oracle::mask_of_tree(&sub_map), s);
         prop_assert!(
             oracle::is_canonical(&sub_map),
@@ -324,9 +332,28 @@ fn check_model<P: Potential>(
     Ok(())
 }
 
-/// The library's cost tables against the naive costs, split by split, and
-/// `tree_cost` (computed by the library straight from the weights) of the MAP tree.
-fn check_costs<C: CostModel>(
+/// The inverse temperature of the built-in Gibbs models (an inherent method
+/// of each).
+trait Beta {
+    fn beta(&self) -> f64;
+}
+
+impl Beta for Hcc {
+    fn beta(&self) -> f64 {
+        Hcc::beta(self)
+    }
+}
+
+impl Beta for Dasgupta {
+    fn beta(&self) -> f64 {
+        Dasgupta::beta(self)
+    }
+}
+
+/// The library's split costs (from its cluster summaries) against the naive
+/// costs, split by split, and `tree_cost` (summed by the library over the
+/// tree's splits) of the MAP tree.
+fn check_costs<C: Search + Beta>(
     name: &str,
     model: &C,
     n: usize,
@@ -338,7 +365,9 @@ fn check_costs<C: CostModel>(
     for (l, r) in all_splits(n) {
         let want = naive_cost(l, r);
         let tol = oracle::tol_log(cost_magnitude(l, r));
-        let got = model.split_cost(l, r);
+        let sum = |m: Mask| model.summary(Points::Mask(m));
+        let (sp, sl, sr) = (sum(l | r), sum(l), sum(r));
+        let got = model.split_cost(&sp, &sl, &sr);
         prop_assert!(
             (got - want).abs() <= tol,
             "{}: split_cost({:#b}, {:#b}) = {:e}, naive {:e}",
@@ -348,7 +377,7 @@ fn check_costs<C: CostModel>(
             got,
             want
         );
-        let lp = model.log_potential(l, r);
+        let lp = model.log_potential(&sp, &sl, &sr);
         prop_assert!(
             (lp + beta * want).abs() <= beta * tol,
             "{}: log_potential({:#b}, {:#b}) = {:e}, naive {:e}",
@@ -359,11 +388,11 @@ fn check_costs<C: CostModel>(
             -beta * want
         );
     }
-    let map = Trellis::new(model).unwrap().map_tree();
+    let map = Trellis::new(model).unwrap().map().tree.clone();
     let splits = oracle::canonical_splits(&map);
     let want: f64 = splits.iter().map(|&(l, r)| naive_cost(l, r)).sum();
     let mag: f64 = splits.iter().map(|&(l, r)| cost_magnitude(l, r)).sum();
-    let got = model.tree_cost(&map);
+    let got = tree_cost(model, &map).unwrap();
     prop_assert!(
         (got - want).abs() <= oracle::tol_log(mag),
         "{}: tree_cost({}) = {:e}, naive {:e}",
@@ -513,23 +542,41 @@ fn tree_counts_closed_form() {
 #[test]
 fn all_splits_forbidden_is_an_error() {
     struct Forbidden;
-    impl Potential for Forbidden {
+    impl Summarize for Forbidden {
+        type Summary = Mask;
         fn num_points(&self) -> usize {
             4
         }
-        fn log_potential(&self, _: Mask, _: Mask) -> f64 {
+        fn leaf(&self, i: usize) -> Mask {
+            1 << i
+        }
+        fn merge(&self, a: Cluster<'_, Mask>, b: Cluster<'_, Mask>) -> Mask {
+            a.summary | b.summary
+        }
+    }
+    impl Model for Forbidden {
+        fn log_potential(&self, _: &Mask, _: &Mask, _: &Mask) -> f64 {
             f64::NEG_INFINITY
         }
     }
     let e = Trellis::new(Forbidden).unwrap_err();
     assert!(matches!(e.kind(), trellis::ErrorKind::NoTree), "{e}");
     struct Nan;
-    impl Potential for Nan {
+    impl Summarize for Nan {
+        type Summary = Mask;
         fn num_points(&self) -> usize {
             4
         }
-        fn log_potential(&self, l: Mask, _: Mask) -> f64 {
-            if l == 0b1 { f64::NAN } else { 0.0 }
+        fn leaf(&self, i: usize) -> Mask {
+            1 << i
+        }
+        fn merge(&self, a: Cluster<'_, Mask>, b: Cluster<'_, Mask>) -> Mask {
+            a.summary | b.summary
+        }
+    }
+    impl Model for Nan {
+        fn log_potential(&self, _: &Mask, l: &Mask, _: &Mask) -> f64 {
+            if *l == 0b1 { f64::NAN } else { 0.0 }
         }
     }
     let e = Trellis::new(Nan).unwrap_err();
@@ -569,7 +616,7 @@ fn invalid_trees_are_rejected() {
         assert!((m.subtree(&Tree::Leaf(i)).unwrap() - 1.0).abs() <= 1e-12);
     }
     // The whole tree as a sub-hierarchy: its probability.
-    let map = t.map_tree();
+    let map = t.map().tree.clone();
     let p = t.log_probability(&map).unwrap().exp();
     assert!((m.subtree(&map).unwrap() - p).abs() <= 1e-12);
 }

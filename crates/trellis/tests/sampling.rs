@@ -42,7 +42,7 @@ use std::collections::HashMap;
 
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
-use trellis::{Hcc, Mask, Potential, Tree, Trellis};
+use trellis::{Hcc, Mask, Model, Tree, Trellis};
 
 use crate::oracle::{self, Brute, HashModel, NaiveHcc};
 
@@ -142,7 +142,7 @@ fn tree_frequencies_match_posterior_n5() {
         "the control needs TV(p, q) = {gap} > 2 × bound = {}",
         2.0 * bound
     );
-    let other = Trellis::new(hcc.clone().with_beta(beta_other).unwrap()).unwrap();
+    let other = Trellis::new(hcc.with_beta(beta_other).unwrap()).unwrap();
     let wrong = other.samples(K, 2024);
     let tv_wrong = empirical_tv(&wrong, &exact);
     eprintln!("negative control: exact TV {gap:.5}, empirical TV {tv_wrong:.5}, bound {bound:.5}");
@@ -196,7 +196,7 @@ fn cluster_frequencies(n: usize, samples: &[Tree]) -> Vec<f64> {
         .collect()
 }
 
-fn check_cluster_frequencies<P: Potential>(name: &str, t: &Trellis<P>, samples: &[Tree]) -> f64 {
+fn check_cluster_frequencies<M: Model>(name: &str, t: &Trellis<M>, samples: &[Tree]) -> f64 {
     let n = t.num_points();
     let m = t.marginals().unwrap();
     let freq = cluster_frequencies(n, samples);
@@ -283,7 +283,7 @@ fn cluster_frequencies_negative_control_n10() {
     const K: usize = 20_000;
     let (_, hcc) = hcc_model(10, 31, 0.7);
     let t = Trellis::new(&hcc).unwrap();
-    let other = Trellis::new(hcc.clone().with_beta(1.0).unwrap()).unwrap();
+    let other = Trellis::new(hcc.with_beta(1.0).unwrap()).unwrap();
     let (m, mo) = (t.marginals().unwrap(), other.marginals().unwrap());
     let proper: Vec<Mask> = (1..t.root()).filter(|s| s.count_ones() >= 2).collect();
     let bound = cluster_bound(proper.len(), K);
@@ -389,7 +389,7 @@ fn samples_are_reproducible() {
     );
     // A one-off draw is a valid tree with finite probability.
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
-    let one = t.sample(&mut rng);
+    let one = t.sampler().sample(&mut rng);
     assert!(oracle::is_complete_over(&one, 10) && t.log_probability(&one).unwrap().is_finite());
     // Degenerate sizes.
     for n in [1usize, 2] {

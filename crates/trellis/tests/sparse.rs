@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use trellis::Set;
 use trellis::ginkgo::{Ginkgo, JetsFile, Variant};
 use trellis::sparse::SparseTrellis;
-use trellis::{Hcc, Matrix, Pairwise, PairwiseCost, Trellis, Weights, tree_log_potential};
+use trellis::{Hcc, Matrix, Trellis, Weights, tree_log_potential};
 
 use crate::oracle::{self, Gen, RefModel};
 
@@ -72,9 +72,8 @@ fn realised_trees_log_z_and_map_match_brute_force() {
                 (realised.len() as u64).into(),
                 "n {n}"
             );
-            let model = Pairwise::new(
+            let model = Hcc::new(
                 &Weights::from_matrix(&Matrix::from_rows(w.clone()).unwrap()).unwrap(),
-                PairwiseCost::Hcc,
                 beta,
             )
             .unwrap();
@@ -90,8 +89,9 @@ fn realised_trees_log_z_and_map_match_brute_force() {
                 "n {n}: {} vs {want_z}",
                 inf.log_z()
             );
-            assert!((inf.map_log_potential() - want_map).abs() <= tol);
-            let map_tree = inf.map_tree();
+            let map = inf.map();
+            assert!((map.log_potential - want_map).abs() <= tol);
+            let map_tree = map.tree;
             assert!(
                 realised
                     .iter()
@@ -119,13 +119,11 @@ fn full_family_equals_the_dense_trellis() {
         let weights = Weights::from_matrix(&Matrix::from_rows(w).unwrap()).unwrap();
         let all: Vec<Set> = (1..1u128 << n).collect();
         let t = SparseTrellis::from_clusters(n, all).unwrap();
-        let inf = t
-            .infer(&Pairwise::new(&weights, PairwiseCost::Hcc, 1.3).unwrap())
-            .unwrap();
+        let inf = t.infer(&Hcc::new(&weights, 1.3).unwrap()).unwrap();
         let dense = Trellis::new(Hcc::new(&weights, 1.3).unwrap()).unwrap();
         assert!((inf.log_z() - dense.log_z()).abs() <= 1e-9 * dense.log_z().abs().max(1.0));
         assert!(
-            (inf.map_log_potential() - dense.map_log_potential()).abs()
+            (inf.map().log_potential - dense.map().log_potential).abs()
                 <= 1e-9 * dense.log_z().abs().max(1.0)
         );
         assert_eq!(t.num_trees_realised(), dense.num_trees());
@@ -140,14 +138,14 @@ fn full_family_equals_the_dense_trellis() {
         let n = jet.len();
         let t = SparseTrellis::from_clusters(n, (1..1u128 << n).collect::<Vec<_>>()).unwrap();
         let inf = t.infer(&model).unwrap();
-        let dense = Trellis::new(model.dense().unwrap()).unwrap();
+        let dense = Trellis::new(&model).unwrap();
         assert!(
             (inf.log_z() - dense.log_z()).abs() <= 1e-9 * dense.log_z().abs(),
             "{}",
             jet.id
         );
         assert!(
-            (inf.map_log_potential() - dense.map_log_potential()).abs()
+            (inf.map().log_potential - dense.map().log_potential).abs()
                 <= 1e-9 * dense.log_z().abs()
         );
         // The truth tree alone: the MAP is the truth.
@@ -155,7 +153,7 @@ fn full_family_equals_the_dense_trellis() {
         let one = SparseTrellis::from_trees(n, [truth]).unwrap();
         let inf = one.infer(&model).unwrap();
         let want = tree_log_potential(&model, truth).unwrap();
-        assert!((inf.map_log_potential() - want).abs() <= 1e-12 * want.abs());
+        assert!((inf.map().log_potential - want).abs() <= 1e-12 * want.abs());
         assert!((inf.log_z() - want).abs() <= 1e-12 * want.abs());
     }
 }
@@ -194,7 +192,7 @@ fn samples_follow_the_restricted_posterior() {
     let m = realised.len();
     assert!(m >= 5, "the family should realise several trees ({m})");
     let log_z = oracle::log_sum_exp(realised.iter().map(|r| r.1));
-    let model = Pairwise::new(&weights, PairwiseCost::Hcc, 0.7).unwrap();
+    let model = Hcc::new(&weights, 0.7).unwrap();
     let inf = t.infer(&model).unwrap();
     let k = 100_000;
     let check = |samples: &[trellis::Tree], want: &HashMap<String, f64>| -> (f64, f64) {

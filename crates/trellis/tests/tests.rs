@@ -1,16 +1,28 @@
 //! Correctness tests of the `trellis` crate, in one test binary.
 //!
-//! - `oracle`: an independent brute-force enumerator of all `(2n-3)!!` trees
-//!   (and the test models shared by the other modules);
-//! - `properties`: property tests against the oracle for `n <= 7`;
-//! - `numerics`: invariants and closed forms beyond brute force (`n` up to 18);
-//! - `sampling`: the exact sampler against the exact posterior, with derived bounds;
+//! - `aloi`: MAP costs against the exact optima shipped with the ALOI subsets;
+//! - `astar`: exact A* against the DP and brute force, heuristic admissibility
+//!   against every sub-problem's optimum, approximate A* invariants, errors;
+//! - `baselines`: greedy, beam search and linkage against the reference
+//!   implementations (Ginkgo jets, ALOI) and against exact inference;
+//! - `data`: access to the shared reference data (`../shared/data`), skipped
+//!   with a message when absent;
+//! - `ddt`: the Dirichlet diffusion tree sampler against densities by
+//!   quadrature, triplet constraints and their errors;
 //! - `flat`: the flat cluster trellis against brute force over all Bell(n)
 //!   partitions for `n <= 8` (log Z, MAP, marginals, sampling, sparse and
 //!   tree-consistent families, Perturb-and-MAP);
-//! - `aloi`: MAP costs against the exact optima shipped with the ALOI subsets;
-//! - `astar`: exact A* against the DP and brute force, heuristic admissibility
-//!   against every sub-problem's optimum, approximate A* invariants, errors.
+//! - `ginkgo`: the Ginkgo likelihood and the exact trellis on jets against the
+//!   reference answers (log Z, MAP, trees of non-zero likelihood);
+//! - `numerics`: invariants and closed forms beyond brute force (`n` up to 18);
+//! - `oracle`: an independent brute-force enumerator of all `(2n-3)!!` trees
+//!   (and the test models shared by the other modules);
+//! - `properties`: property tests against the oracle for `n <= 7`;
+//! - `sampling`: the exact sampler against the exact posterior, with derived bounds;
+//! - `simulator`: the Ginkgo jet simulator against its distributions and the
+//!   reference jets;
+//! - `sparse`: the sparse trellis against brute force over the trees it
+//!   realises and against the dense trellis on the full family.
 
 mod aloi;
 mod astar;
