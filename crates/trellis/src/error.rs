@@ -161,6 +161,14 @@ impl Error {
         })
     }
 
+    /// The same parse error, naming the file it came from.
+    pub(crate) fn with_path(self, file: &std::path::Path) -> Error {
+        match self.kind {
+            ErrorKind::Parse { path: None, detail } => Error::parse(Some(file), detail),
+            kind => Error::new(kind),
+        }
+    }
+
     pub(crate) fn parse(path: Option<&std::path::Path>, detail: impl Into<String>) -> Error {
         Error::new(ErrorKind::Parse {
             path: path.map(|p| p.to_path_buf()),

@@ -12,31 +12,43 @@
 //!
 //! # The three core types
 //!
-//! - A [`Potential`] is the model: `log ψ(L, R)` for two disjoint clusters
-//!   given as bitmasks ([`Mask`]). The built-in [`Hcc`] (hierarchical
-//!   correlation clustering) and [`Dasgupta`] (Dasgupta's cost) models are
-//!   Gibbs potentials `-β · cost` over a validated weight matrix ([`Weights`]).
-//!   Your own model implements the trait (see [`models`] for an example).
+//! - A [`Model`] says what is scored: `log ψ(L, R)` of splitting a cluster
+//!   into two, from the clusters' summaries ([`Summarize`]: the summary of one
+//!   point, and of the union of two clusters). The built-in [`Hcc`]
+//!   (hierarchical correlation clustering) and [`Dasgupta`] (Dasgupta's cost)
+//!   are Gibbs potentials `-β · cost` over a validated weight matrix
+//!   ([`Weights`]); [`ginkgo::Ginkgo`] is the jet likelihood. Your own model
+//!   implements the two traits (see [`models`]) and runs on every algorithm.
 //! - A [`Trellis`] is built from a model by the *inside* pass: `log Z` and the
 //!   MAP value of every cluster, bottom-up by size. From it: [`Trellis::log_z`],
-//!   [`Trellis::map_tree`], [`Trellis::sample`] (paper Algorithm 2).
+//!   [`Trellis::map`] (a [`ScoredTree`]) and exact samples
+//!   ([`Trellis::samples`], paper Algorithm 2).
 //! - [`Marginals`] come from one *outside* pass over the trellis: the
 //!   probability of every cluster at once (the paper recomputes one DP per
 //!   cluster) and of any sub-hierarchy.
 //!
+//! Results own their data or share the trellis's tables through an `Arc`,
+//! so a caller (a Python object, a web handler) can keep a posterior and
+//! answer marginal or sample requests later. Long computations take
+//! [`Options`]: a memory limit checked before anything is allocated, a time
+//! limit, and a progress callback that can cancel.
+//!
 //! Trees are [`Tree`] values (nested JSON lists or Newick); [`count`] gives exact
-//! tree counts in arbitrary precision.
+//! tree and partition counts in arbitrary precision.
 //!
-//! # Beyond the dense trellis
+//! # The crate's layout
 //!
-//! - [`astar`]: A* search for the MAP tree on a lazily built trellis (exact
-//!   with an admissible heuristic, or approximate on a growing sparse
-//!   trellis), up to 128 points;
-//! - [`sparse`]: exact inference restricted to a sparse trellis;
-//! - [`flat`]: the flat cluster trellis (partitions instead of hierarchies);
-//! - [`ddt`]: Dirichlet diffusion tree MCMC with triplet constraints, for
-//!   interactive Bayesian hierarchical clustering;
-//! - [`baselines`], [`ginkgo`]: baselines and the jet physics model.
+//! | module | what |
+//! |---|---|
+//! | [`models`] | the model traits ([`Summarize`], [`Model`], [`Search`], [`Energy`]) and the built-in weight models |
+//! | `dense` | the dense hierarchical trellis: inside pass and kernel, outside pass ([`Marginals`]), [`Sampler`] |
+//! | [`flat`] | the flat trellis: partitions instead of hierarchies |
+//! | [`sparse`] | exact inference restricted to a family of clusters, hierarchical or flat |
+//! | [`astar`] | A* search for the MAP tree, exact and approximate, up to 128 points |
+//! | [`baselines`] | greedy and beam search on any model; classic linkage |
+//! | [`ginkgo`] | the jet shower model: likelihood, simulator, jets files, sparse trellises for jets |
+//! | [`ddt`] | Dirichlet diffusion tree MCMC with triplet constraints (interactive clustering) |
+//! | foundations | sets ([`Mask`], [`Set`], [`Points`]), trees, weights, [`io`], [`count`], [`random`], [`Options`], errors |
 //!
 //! # Example
 //!
@@ -54,7 +66,7 @@
 //!     vec![-0.6, -0.5, -0.4, 0.9, 0.0],
 //! ])?)?;
 //! let trellis = Trellis::new(Hcc::new(&w, 2.0)?)?;
-//! let map = trellis.map_tree();
+//! let map = &trellis.map().tree;
 //! // The root split separates the groups. (Inside {0, 1, 2} every weight is
 //! // positive, and then every sub-tree costs the same: each pair is cut once.)
 //! assert!(map.clusters().contains(&vec![0, 1, 2]));
@@ -79,7 +91,9 @@
 //! Both passes run in scaled arithmetic (a mantissa and a wide power of two)
 //! or in log space, so `log Z` does not overflow for any `n ≤ 30` and any
 //! finite potentials. `n` is limited to [`MAX_POINTS`] = 30 and, before any
-//! allocation, to the memory available ([`check_memory`]).
+//! allocation, to the memory available ([`check_memory`]). With the
+//! `parallel` feature (default) the passes run on rayon's thread pool;
+//! without it the crate never starts a thread.
 //!
 //! # Testing
 //!

@@ -37,3 +37,4 @@ mod properties;
 mod sampling;
 mod simulator;
 mod sparse;
+mod sparse_inference;

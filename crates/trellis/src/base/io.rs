@@ -25,17 +25,22 @@ pub fn read_matrix(path: &Path, allow_header: bool) -> Result<Matrix> {
     let is_npy = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+    let with_path = |e: Error| e.with_path(path);
     if is_npy {
-        parse_npy(&bytes).map_err(|detail| Error::parse(Some(path), detail))
+        parse_npy(&bytes).map_err(with_path)
     } else {
         let text = String::from_utf8(bytes)
             .map_err(|_| Error::parse(Some(path), "the file is not UTF-8 text (CSV expected)"))?;
-        parse_csv(&text, allow_header).map_err(|detail| Error::parse(Some(path), detail))
+        parse_csv(&text, allow_header).map_err(with_path)
     }
 }
 
 /// Parses CSV text into a matrix (see the module docs).
-pub fn parse_csv(text: &str, allow_header: bool) -> std::result::Result<Matrix, String> {
+pub fn parse_csv(text: &str, allow_header: bool) -> Result<Matrix> {
+    parse_csv_text(text, allow_header).map_err(|detail| Error::parse(None, detail))
+}
+
+fn parse_csv_text(text: &str, allow_header: bool) -> std::result::Result<Matrix, String> {
     let mut rows: Vec<Vec<f64>> = Vec::new();
     let mut width = None;
     let mut first = true;
@@ -106,7 +111,11 @@ fn parse_number(field: &str) -> Option<f64> {
 }
 
 /// Parses the bytes of a `.npy` file.
-pub fn parse_npy(bytes: &[u8]) -> std::result::Result<Matrix, String> {
+pub fn parse_npy(bytes: &[u8]) -> Result<Matrix> {
+    parse_npy_bytes(bytes).map_err(|detail| Error::parse(None, detail))
+}
+
+fn parse_npy_bytes(bytes: &[u8]) -> std::result::Result<Matrix, String> {
     if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
         return Err("not a .npy file (missing the \\x93NUMPY magic string)".into());
     }
@@ -245,13 +254,15 @@ mod tests {
         assert!(
             parse_csv("a,b\n1,2\n", false)
                 .unwrap_err()
+                .to_string()
                 .contains("not a number")
         );
-        assert!(parse_csv("1,2\n3\n", false).unwrap_err().contains("line 2"));
+        assert!(parse_csv("1,2\n3\n", false).unwrap_err().to_string().contains("line 2"));
         assert!(parse_csv("1,x\n3,4\n", true).is_ok()); // first row is a header
         assert!(
             parse_csv("1,2\n3,x\n", true)
                 .unwrap_err()
+                .to_string()
                 .contains("column 2")
         );
         assert!(parse_csv("", false).is_err());
@@ -283,7 +294,7 @@ mod tests {
 
     #[test]
     fn npy_errors() {
-        assert!(parse_npy(b"hello").unwrap_err().contains("magic"));
+        assert!(parse_npy(b"hello").unwrap_err().to_string().contains("magic"));
         let m = Matrix {
             rows: 2,
             cols: 2,
@@ -293,11 +304,12 @@ mod tests {
         assert!(
             parse_npy(&bytes[..bytes.len() - 3])
                 .unwrap_err()
+                .to_string()
                 .contains("truncated")
         );
         let mut bad = bytes.clone();
         let at = bad.windows(3).position(|w| w == b"<f8").unwrap();
         bad[at + 1] = b'i';
-        assert!(parse_npy(&bad).unwrap_err().contains("unsupported dtype"));
+        assert!(parse_npy(&bad).unwrap_err().to_string().contains("unsupported dtype"));
     }
 }

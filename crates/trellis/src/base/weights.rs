@@ -78,11 +78,12 @@ pub enum Similarity {
     ExpNeg,
 }
 
-/// A validated symmetric weight matrix with a zero diagonal.
+/// A validated symmetric weight matrix with a zero diagonal. Its entries are
+/// shared: cloning it (as every model built from it does) is cheap.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Weights {
     n: usize,
-    w: Vec<f64>,
+    w: std::sync::Arc<[f64]>,
 }
 
 impl Weights {
@@ -122,7 +123,7 @@ impl Weights {
                 w[j * n + i] = v;
             }
         }
-        Ok(Weights { n, w })
+        Ok(Weights { n, w: w.into() })
     }
 
     /// Similarities between the rows of `points` (one point per row), optionally
@@ -211,7 +212,7 @@ impl Weights {
                 "the similarities overflowed (the coordinates are too large for f64)",
             ));
         }
-        let mut weights = Weights { n, w };
+        let mut weights = Weights { n, w: w.into() };
         if center {
             weights.center();
         }
@@ -230,13 +231,15 @@ impl Weights {
             .map(|(i, j)| self.w[i * n + j])
             .sum::<f64>()
             / pairs;
+        let mut w = self.w.to_vec();
         for i in 0..n {
             for j in 0..n {
                 if i != j {
-                    self.w[i * n + j] -= mean;
+                    w[i * n + j] -= mean;
                 }
             }
         }
+        self.w = w.into();
     }
 
     /// Number of points.

@@ -282,6 +282,21 @@ impl Sampler {
         }
     }
 
+    /// Runs `iters` iterations with a time limit and a progress callback
+    /// (stage `"mcmc"`, counting iterations, called every 1024 of them; it may
+    /// cancel). Stopped early, the chain keeps the iterations it made.
+    pub fn run_with(&mut self, iters: usize, options: &crate::Options<'_>) -> Result<()> {
+        let mut ticker = crate::base::run::Ticker::new(options, "mcmc", iters as u64)?;
+        let mut done = 0;
+        while done < iters {
+            let batch = (iters - done).min(1024);
+            self.run(batch);
+            done += batch;
+            ticker.advance(batch as u64)?;
+        }
+        Ok(())
+    }
+
     // ---------------------------------------------------------------- messages
 
     /// Recomputes the message and subtree density of internal node `v` from its children.
@@ -884,47 +899,16 @@ impl Sampler {
             return Ok(Tree::Leaf(leaves[0] as usize));
         }
         let t = &self.tree;
-        // Components of the Aho graph (union-find over positions).
-        let mut pos: HashMap<u32, usize> = HashMap::with_capacity(leaves.len());
+        // Components of the Aho graph.
+        let mut pos: HashMap<usize, usize> = HashMap::with_capacity(leaves.len());
         for (i, &l) in leaves.iter().enumerate() {
-            pos.insert(l, i);
+            pos.insert(l as usize, i);
         }
-        let mut uf: Vec<usize> = (0..leaves.len()).collect();
-        fn find(uf: &mut [usize], mut x: usize) -> usize {
-            while uf[x] != x {
-                uf[x] = uf[uf[x]];
-                x = uf[x];
-            }
-            x
-        }
-        for tr in &trips {
-            let (x, y) = (
-                find(&mut uf, pos[&(tr.a as u32)]),
-                find(&mut uf, pos[&(tr.b as u32)]),
-            );
-            if x != y {
-                uf[x] = y;
-            }
-        }
-        let mut comp_of = vec![usize::MAX; leaves.len()];
-        let mut comps: Vec<Vec<u32>> = Vec::new();
-        for (i, &l) in leaves.iter().enumerate() {
-            let r = find(&mut uf, i);
-            if comp_of[r] == usize::MAX {
-                comp_of[r] = comps.len();
-                comps.push(Vec::new());
-            }
-            comps[comp_of[r]].push(l);
-        }
-        if comps.len() == 1 {
-            let tr = trips[0];
-            return Err(Error::new(crate::ErrorKind::UnrealisableTriplets {
-                a: tr.a,
-                b: tr.b,
-                c: tr.c,
-                points: leaves.len(),
-            }));
-        }
+        let as_usize: Vec<usize> = leaves.iter().map(|&l| l as usize).collect();
+        let comps: Vec<Vec<u32>> = super::triplets::aho_components(&as_usize, &trips, |x| pos[&x])?
+            .into_iter()
+            .map(|c| c.into_iter().map(|l| l as u32).collect())
+            .collect();
         // The current tree's split of these leaves.
         let g = leaves[1..].iter().fold(leaves[0], |g, &l| t.lca(g, l));
         let first = t.kids[g as usize][0];

@@ -116,8 +116,14 @@ impl Points {
     /// # Errors
     ///
     /// A missing header, a non-numeric or non-finite feature, ragged rows,
-    /// duplicate names, no rows.
-    pub fn parse_csv(text: &str) -> std::result::Result<Points, String> {
+    /// duplicate names, no rows ([`ErrorKind::Parse`](crate::ErrorKind::Parse)).
+    pub fn parse_csv(text: &str) -> Result<Points> {
+        Points::parse_csv_text(text).map_err(|detail| {
+            crate::error::Error::new(crate::ErrorKind::Parse { path: None, detail })
+        })
+    }
+
+    fn parse_csv_text(text: &str) -> std::result::Result<Points, String> {
         let mut lines = text
             .lines()
             .enumerate()

@@ -95,8 +95,7 @@ pub(crate) fn check(n: usize, triplets: &[Triplet]) -> Result<()> {
 /// BUILD on a subset of `0..n` in the given leaf order (the order breaks ties).
 pub(crate) fn build_on(n: usize, leaves: &[usize], triplets: &[Triplet]) -> Result<Tree> {
     let mut pos = vec![usize::MAX; n];
-    let mut uf = Vec::new();
-    rec(leaves.to_vec(), triplets.to_vec(), &mut pos, &mut uf)
+    rec(leaves.to_vec(), triplets.to_vec(), &mut pos)
 }
 
 /// BUILD on `leaves` after shuffling them (a random resolution of the freedom BUILD has).
@@ -111,47 +110,42 @@ pub(crate) fn build_random<R: Rng>(
     build_on(n, &order, triplets)
 }
 
-fn find(uf: &mut [usize], mut x: usize) -> usize {
-    while uf[x] != x {
-        uf[x] = uf[uf[x]];
-        x = uf[x];
+/// The connected components of the Aho graph of `triplets` over `leaves`
+/// (an edge `a - b` for every triplet `({a, b}, c)`), each in the order of
+/// `leaves`, the components in order of first appearance; `position(x)` is
+/// the index of leaf `x` in `leaves`. With more than one leaf, a single
+/// component means no tree satisfies the triplets: the error names one.
+pub(crate) fn aho_components(
+    leaves: &[usize],
+    triplets: &[Triplet],
+    position: impl Fn(usize) -> usize,
+) -> Result<Vec<Vec<usize>>> {
+    fn find(uf: &mut [usize], mut x: usize) -> usize {
+        while uf[x] != x {
+            uf[x] = uf[uf[x]];
+            x = uf[x];
+        }
+        x
     }
-    x
-}
-
-fn rec(
-    leaves: Vec<usize>,
-    trips: Vec<Triplet>,
-    pos: &mut Vec<usize>,
-    uf: &mut Vec<usize>,
-) -> Result<Tree> {
-    if leaves.len() == 1 {
-        return Ok(Tree::Leaf(leaves[0]));
-    }
-    for (i, &l) in leaves.iter().enumerate() {
-        pos[l] = i;
-    }
-    uf.clear();
-    uf.extend(0..leaves.len());
-    for t in &trips {
-        let (x, y) = (find(uf, pos[t.a]), find(uf, pos[t.b]));
+    let mut uf: Vec<usize> = (0..leaves.len()).collect();
+    for t in triplets {
+        let (x, y) = (find(&mut uf, position(t.a)), find(&mut uf, position(t.b)));
         if x != y {
             uf[x] = y;
         }
     }
-    // Components in order of first appearance.
     let mut comp_of = vec![usize::MAX; leaves.len()];
     let mut comps: Vec<Vec<usize>> = Vec::new();
     for (i, &leaf) in leaves.iter().enumerate() {
-        let r = find(uf, i);
+        let r = find(&mut uf, i);
         if comp_of[r] == usize::MAX {
             comp_of[r] = comps.len();
             comps.push(Vec::new());
         }
         comps[comp_of[r]].push(leaf);
     }
-    if comps.len() == 1 {
-        let t = trips[0];
+    if comps.len() == 1 && leaves.len() > 1 {
+        let t = triplets[0];
         return Err(Error::new(ErrorKind::UnrealisableTriplets {
             a: t.a,
             b: t.b,
@@ -159,6 +153,17 @@ fn rec(
             points: leaves.len(),
         }));
     }
+    Ok(comps)
+}
+
+fn rec(leaves: Vec<usize>, trips: Vec<Triplet>, pos: &mut Vec<usize>) -> Result<Tree> {
+    if leaves.len() == 1 {
+        return Ok(Tree::Leaf(leaves[0]));
+    }
+    for (i, &l) in leaves.iter().enumerate() {
+        pos[l] = i;
+    }
+    let mut comps = aho_components(&leaves, &trips, |x| pos[x])?;
     comps.sort_by_key(|c| std::cmp::Reverse(c.len()));
     let (mut left, mut right) = (Vec::new(), Vec::new());
     for c in comps {
@@ -182,8 +187,8 @@ fn rec(
         }
     }
     drop(side);
-    let l = rec(left, tl, pos, uf)?;
-    let r = rec(right, tr, pos, uf)?;
+    let l = rec(left, tl, pos)?;
+    let r = rec(right, tr, pos)?;
     Ok(Tree::node(l, r))
 }
 

@@ -26,6 +26,55 @@
 
 use crate::base::scaled::{Acc, Scaled, ZERO_EXP};
 
+/// The four-stream enumeration shared by the kernels: every subset `x` of
+/// `base | h1 | h2` (two high bits `h1`, `h2` outside `base`), as four
+/// interleaved streams (`x` = `sub`, `sub | h2`, `sub | h1`, `sub | h1 | h2` for
+/// each subset `sub` of `base`, in decreasing order), so each step of the loop
+/// runs four independent dependency chains. `$visit!(x, size, acc...)` is
+/// invoked with the stream's accumulators (`$a0` .. `$a3`, token groups) and
+/// `size` = the number of points of `x` plus `$offset`. With `$skip_top`, the
+/// top set `base | h1 | h2` is left out; with `$skip_empty`, the empty set.
+/// The first and last rounds are peeled, so the hot loop has no branch.
+macro_rules! four_streams {
+    ($base:expr, $h1:expr, $h2:expr, $offset:expr, skip_top: $skip_top:expr,
+     skip_empty: $skip_empty:expr, $visit:ident, [$($a0:tt)*] [$($a1:tt)*] [$($a2:tt)*] [$($a3:tt)*]) => {{
+        let (base, h1, h2) = ($base, $h1, $h2);
+        let offset: usize = $offset;
+        // First round: sub = base. (`pc` is unused by kernels that ignore sizes.)
+        #[allow(unused_variables)]
+        let pc = base.count_ones() as usize + offset;
+        if !($skip_empty && base == 0) {
+            $visit!(base, pc, $($a0)*);
+        }
+        $visit!(base | h2, pc + 1, $($a1)*);
+        $visit!(base | h1, pc + 1, $($a2)*);
+        if !$skip_top {
+            $visit!(base | h1 | h2, pc + 2, $($a3)*);
+        }
+        if base != 0 {
+            let mut sub = (base - 1) & base;
+            while sub != 0 {
+                #[allow(unused_variables)]
+                let pc = sub.count_ones() as usize + offset;
+                $visit!(sub, pc, $($a0)*);
+                $visit!(sub | h2, pc + 1, $($a1)*);
+                $visit!(sub | h1, pc + 1, $($a2)*);
+                $visit!(sub | h1 | h2, pc + 2, $($a3)*);
+                sub = (sub - 1) & base;
+            }
+            // Last round: sub = 0.
+            if !$skip_empty {
+                $visit!(0, offset, $($a0)*);
+            }
+            $visit!(h2, offset + 1, $($a1)*);
+            $visit!(h1, offset + 1, $($a2)*);
+            $visit!(h1 | h2, offset + 2, $($a3)*);
+        }
+    }};
+}
+
+pub(crate) use four_streams;
+
 /// Largest magnitude, in nats, that any log-value of the scaled-arithmetic
 /// kernels may reach: their scaled numbers keep a power of two in an `i32`,
 /// and sums of three exponents must stay clear of `i32` overflow. About
@@ -164,8 +213,8 @@ pub(crate) fn sweep_fast(
     let right = &right[..=last];
     let f = &factors.f;
     macro_rules! visit {
-        ($l:expr, $size:expr, $b:ident, $s:ident) => {{
-            let l = $l;
+        ($sub:expr, $size:expr, $b:ident $s:ident) => {{
+            let l = low | $sub;
             let (x, y) = (&left[l as usize & last], &right[(s ^ l) as usize & last]);
             let v = x.key + y.key;
             $b = if v > $b { v } else { $b };
@@ -179,25 +228,9 @@ pub(crate) fn sweep_fast(
         f64::NEG_INFINITY,
     );
     let (mut s0, mut s1, mut s2, mut s3) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
-    // First round: sub = base; the fourth stream's left part is `s` itself.
-    let pc = base.count_ones() as usize;
-    let l0 = low | base;
-    visit!(l0, 1 + pc, b0, s0);
-    visit!(l0 | h2, 2 + pc, b1, s1);
-    visit!(l0 | h1, 2 + pc, b2, s2);
-    if whole {
-        visit!(s, 3 + pc, b3, s3);
-    }
-    let mut sub = base;
-    while sub != 0 {
-        sub = (sub - 1) & base;
-        let pc = sub.count_ones() as usize;
-        let l0 = low | sub;
-        visit!(l0, 1 + pc, b0, s0);
-        visit!(l0 | h2, 2 + pc, b1, s1);
-        visit!(l0 | h1, 2 + pc, b2, s2);
-        visit!(l0 | h1 | h2, 3 + pc, b3, s3);
-    }
+    // The left part is `low | sub`; it is `s` itself only for the top set.
+    four_streams!(base, h1, h2, 1, skip_top: !whole, skip_empty: false, visit,
+        [b0 s0] [b1 s1] [b2 s2] [b3 s3]);
     let total = (s0 + s1) + (s2 + s3);
     if total.is_nan() || total < f64::from_bits(((1023 - 200) as u64) << 52) {
         return None;
@@ -232,13 +265,18 @@ pub(crate) fn sweep(
     // no-op that lets the compiler drop the bounds checks of the hot loop.
     let last = left.len() - 1;
     let right = &right[..=last];
-    macro_rules! term {
-        ($l:expr) => {{
-            let (a, b) = (&left[$l as usize & last], &right[(s ^ $l) as usize & last]);
-            let v = a.key + b.key;
-            let d = (a.exp + b.exp - e_ref).max(-1023);
+    macro_rules! visit {
+        ($sub:expr, $size:expr, $b:ident $a:ident $s:ident) => {{
+            let l = low | $sub;
+            let (x, y) = (&left[l as usize & last], &right[(s ^ l) as usize & last]);
+            let v = x.key + y.key;
+            let d = (x.exp + y.exp - e_ref).max(-1023);
             let scale = f64::from_bits(((d + 1023) as u64) << 52);
-            (v, a.mant * b.mant * scale)
+            if v > $b {
+                $b = v;
+                $a = l;
+            }
+            $s += x.mant * y.mant * scale;
         }};
     }
     // One accumulator per stream: four independent dependency chains.
@@ -250,34 +288,8 @@ pub(crate) fn sweep(
     );
     let (mut a0, mut a1, mut a2, mut a3) = (0 as Mask, 0 as Mask, 0 as Mask, 0 as Mask);
     let (mut s0, mut s1, mut s2, mut s3) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
-    macro_rules! visit {
-        ($l:expr, $b:ident, $a:ident, $s:ident) => {{
-            let l = $l;
-            let (v, t) = term!(l);
-            if v > $b {
-                $b = v;
-                $a = l;
-            }
-            $s += t;
-        }};
-    }
-    // First round: the fourth stream's left part is `s` itself.
-    let l0 = low | base;
-    visit!(l0, b0, a0, s0);
-    visit!(l0 | h2, b1, a1, s1);
-    visit!(l0 | h1, b2, a2, s2);
-    if whole {
-        visit!(s, b3, a3, s3);
-    }
-    let mut sub = base;
-    while sub != 0 {
-        sub = (sub - 1) & base;
-        let l0 = low | sub;
-        visit!(l0, b0, a0, s0);
-        visit!(l0 | h2, b1, a1, s1);
-        visit!(l0 | h1, b2, a2, s2);
-        visit!(l0 | h1 | h2, b3, a3, s3);
-    }
+    four_streams!(base, h1, h2, 1, skip_top: !whole, skip_empty: false, visit,
+        [b0 a0 s0] [b1 a1 s1] [b2 a2 s2] [b3 a3 s3]);
     let best = [b0, b1, b2, b3];
     let arg = [a0, a1, a2, a3];
     let total = (s0 + s1) + (s2 + s3);

@@ -34,7 +34,7 @@ use crate::base::run::{Options, Ticker};
 use crate::base::scaled::{Acc, LogSumExp, Scaled, ZERO_EXP};
 use crate::base::set::{Mask, lowest};
 use crate::base::tree::Tree;
-use crate::dense::kernel::level_max_exp;
+use crate::dense::kernel::{four_streams, level_max_exp};
 use crate::dense::levels::{solve_level, update_by_size};
 use crate::dense::potentials::SeparableTables;
 use crate::dense::{Inside, Trellis};
@@ -216,20 +216,14 @@ fn outside_cluster<const VARYING: bool>(
         let d = (e - e_ref).max(-1023);
         m * f64::from_bits(((d + 1023) as u64) << 52)
     };
-    let (mut s0, mut s1, mut s2, mut s3) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
-    let mut sub = base;
-    loop {
-        if sub != 0 {
-            s0 += scaled(term!(sub));
-        }
-        s1 += scaled(term!(sub | h2));
-        s2 += scaled(term!(sub | h1));
-        s3 += scaled(term!(sub | h1 | h2));
-        if sub == 0 {
-            break;
-        }
-        sub = (sub - 1) & base;
+    macro_rules! visit {
+        ($t:expr, $size:expr, $s:ident) => {
+            $s += scaled(term!($t))
+        };
     }
+    let (mut s0, mut s1, mut s2, mut s3) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    four_streams!(base, h1, h2, 0, skip_top: false, skip_empty: true, visit,
+        [s0] [s1] [s2] [s3]);
     let total = (s0 + s1) + (s2 + s3);
     if total.is_nan() || total < f64::from_bits(((1023 - 900) as u64) << 52) {
         return finish::<VARYING>(exact(), h);

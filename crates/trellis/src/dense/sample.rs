@@ -21,7 +21,9 @@ use std::sync::Arc;
 
 use rand::{Rng, RngExt};
 
+use crate::base::run::{Options, Ticker};
 use crate::base::set::{Mask, for_each_split, lowest};
+use crate::error::Result;
 use crate::base::tree::Tree;
 use crate::dense::{Inside, Trellis};
 use crate::models::Model;
@@ -65,6 +67,27 @@ impl<M: Model> Trellis<M> {
         let mut rng = crate::random::rng(seed);
         let mut sampler = self.sampler();
         (0..k).map(|_| sampler.sample(&mut rng)).collect()
+    }
+
+    /// [`Trellis::samples`], delivering each sample to `each` as it is drawn
+    /// (so many samples need not be held in memory), with a time limit and a
+    /// progress callback (stage `"sample"`, counting samples; it may cancel).
+    /// The same seed gives the same samples as [`Trellis::samples`].
+    pub fn samples_with(
+        &self,
+        k: usize,
+        seed: u64,
+        options: &Options<'_>,
+        mut each: impl FnMut(Tree) -> Result<()>,
+    ) -> Result<()> {
+        let mut ticker = Ticker::new(options, "sample", k as u64)?;
+        let mut rng = crate::random::rng(seed);
+        let mut sampler = self.sampler();
+        for _ in 0..k {
+            each(sampler.sample(&mut rng))?;
+            ticker.advance(1)?;
+        }
+        Ok(())
     }
 }
 
