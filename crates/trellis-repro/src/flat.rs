@@ -1,4 +1,4 @@
-//! `trellis experiment flat`: the gene-expression analysis of the flat
+//! `trellis-repro flat`: the gene-expression analysis of the flat
 //! cluster trellis paper (§5.3), on an expression matrix or on a seeded
 //! synthetic stand-in for the paper's TCGA data (which is not redistributable
 //! here).
