@@ -55,115 +55,6 @@ pub struct BenchArgs {
     /// log Z + MAP, then every cluster marginal and the pairwise matrix.
     #[arg(long, conflicts_with_all = ["jets", "general", "marginals"])]
     flat: bool,
-    /// Time exact A* against the exact DP's MAP (same optimum, checked): random
-    /// weights for hcc and dasgupta, simulated jets for --model ginkgo (heuristic h0).
-    /// Reports vertices explored and splits scored against the DP's.
-    #[arg(long, conflicts_with_all = ["jets", "general", "marginals", "flat"])]
-    astar: bool,
-}
-
-#[derive(Serialize)]
-struct AstarRow {
-    n: usize,
-    model: String,
-    dp_s: f64,
-    dp_splits: u64,
-    astar_s: f64,
-    explored: u64,
-    splits: u64,
-    splits_per_s: f64,
-    splits_over_3n: f64,
-    cost: f64,
-}
-
-/// Exact A* against the DP on one problem per size.
-fn bench_astar(args: &BenchArgs) -> Result<String> {
-    use trellis::astar::{self, DasguptaSearch, GinkgoHeuristic, GinkgoSearch, HccSearch, Options};
-    use trellis::ginkgo::{Ginkgo, Variant, generate_jet};
-    let mut out = String::new();
-    if !args.json {
-        out += &format!(
-            "exact A* vs the exact DP (MAP + log Z), {} model, best of {} runs\n   N   DP (s)    \
-             DP splits   A* (s)  explored     A* splits   splits/s   splits/3^N\n",
-            format!("{:?}", args.model).to_lowercase(),
-            args.repeats.max(1)
-        );
-    }
-    for &n in &args.sizes {
-        trellis::check_memory(n, Workload::Inside, None)?;
-        let (dp_s, dp, astar_s, o) = match args.model {
-            ModelKind::Ginkgo | ModelKind::GinkgoLegacy => {
-                let variant = if args.model == ModelKind::Ginkgo {
-                    Variant::Current
-                } else {
-                    Variant::Legacy
-                };
-                let jet =
-                    generate_jet(&crate::astar_experiment::jet_params(n), args.seed, 0, n, n)?;
-                let merge = Ginkgo::new(&jet, variant);
-                let (dp_s, dp) = best_of(args.repeats, || {
-                    Ok(-Trellis::new(merge.dense()?)?.map_log_potential())
-                })?;
-                let model = GinkgoSearch::new(&jet, variant, GinkgoHeuristic::H0)?;
-                let (a_s, o) = best_of(args.repeats, || {
-                    Ok(astar::exact(&model, &Options::default())?)
-                })?;
-                (dp_s, dp, a_s, o)
-            }
-            _ => {
-                let w = random_weights(n, args.seed)?;
-                let w = if args.model == ModelKind::Dasgupta {
-                    absolute(&w)?
-                } else {
-                    w
-                };
-                let (dp_s, dp) = with_cost_model!(args.model, &w, 1.0, |model| {
-                    best_of(args.repeats, || {
-                        Ok(-Trellis::new(&model)?.map_log_potential())
-                    })?
-                });
-                let (a_s, o) = if args.model == ModelKind::Hcc {
-                    let m = HccSearch::new(&w, 1.0)?;
-                    best_of(args.repeats, || Ok(astar::exact(&m, &Options::default())?))?
-                } else {
-                    let m = DasguptaSearch::new(&w, 1.0)?;
-                    best_of(args.repeats, || Ok(astar::exact(&m, &Options::default())?))?
-                };
-                (dp_s, dp, a_s, o)
-            }
-        };
-        if (o.cost - dp).abs() > 1e-7 * dp.abs().max(1.0) {
-            anyhow::bail!("A* and the DP disagree at N = {n}: {} vs {dp}", o.cost);
-        }
-        let row = AstarRow {
-            n,
-            model: format!("{:?}", args.model).to_lowercase(),
-            dp_s,
-            dp_splits: total_splits(n) as u64,
-            astar_s,
-            explored: o.explored,
-            splits: o.splits,
-            splits_per_s: o.splits as f64 / astar_s,
-            splits_over_3n: o.splits as f64 / 3f64.powi(n as i32),
-            cost: o.cost,
-        };
-        if args.json {
-            out += &(serde_json::to_string(&row)? + "\n");
-        } else {
-            out += &format!(
-                "{:>4} {:>8.4} {:>12} {:>8.4} {:>9} {:>13} {:>10.3e} {:>12.3e}\n",
-                row.n,
-                row.dp_s,
-                row.dp_splits,
-                row.astar_s,
-                row.explored,
-                row.splits,
-                row.splits_per_s,
-                row.splits_over_3n
-            );
-        }
-    }
-    Ok(out)
 }
 
 #[derive(Serialize)]
@@ -331,7 +222,7 @@ fn absolute(w: &Weights) -> Result<Weights> {
 }
 
 /// Runs `f` `repeats` times; the fastest wall time in seconds and the last result.
-pub(crate) fn best_of<T>(repeats: usize, mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
+fn best_of<T>(repeats: usize, mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
     let mut best = f64::INFINITY;
     let mut last = None;
     for _ in 0..repeats.max(1) {
@@ -375,11 +266,10 @@ pub fn run(args: &BenchArgs) -> Result<String> {
     if args.flat {
         return bench_flat(args);
     }
-    if args.astar {
-        return bench_astar(args);
-    }
     if matches!(args.model, ModelKind::Ginkgo | ModelKind::GinkgoLegacy) {
-        anyhow::bail!("--model ginkgo is benchmarked with --jets FILE or with --astar");
+        anyhow::bail!(
+            "--model ginkgo is benchmarked with --jets FILE (A* against the DP: trellis-repro astar-bench)"
+        );
     }
     let mut out = String::new();
     if !args.json {

@@ -1,7 +1,7 @@
 //! `trellis interactive`: interactive Bayesian hierarchical clustering with the
 //! Dirichlet diffusion tree (Vikram & Dasgupta 2016): the simulated interactive
-//! loop, posterior samples under triplet constraints, the paper's Fig. 6 / S3
-//! experiment, and a sampler benchmark.
+//! loop, posterior samples under triplet constraints, and a sampler benchmark.
+//! (The paper's Fig. 6 / S3 experiment is `trellis-repro interactive`.)
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -10,16 +10,12 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
-use rayon::prelude::*;
 use serde_json::json;
 use trellis::ErrorKind;
-use trellis::baselines::{Linkage, linkage};
 use trellis::ddt::{
     Hierarchy, LcaDepths, LoopOptions, Model, Params, Points, Rebuild, Record, Sampler, Simulation,
-    Strategy, Triplet, triplet_distance,
+    Strategy, Triplet,
 };
-
-use crate::svg::{Plot, Series, Style};
 
 #[derive(Subcommand, Debug)]
 pub enum InteractiveCommand {
@@ -29,9 +25,6 @@ pub enum InteractiveCommand {
     Simulate(SimulateArgs),
     /// Draw trees from the DDT posterior under triplet constraints (Newick lines).
     Sample(SampleArgs),
-    /// The paper's Fig. 6 / S3: triplet distance after each query for every strategy,
-    /// the vanilla DDT and average linkage, averaged over seeds (table and SVG).
-    Experiment(ExperimentArgs),
     /// Measure the sampler's speed (MH proposals per second on one core).
     Bench(BenchArgs),
 }
@@ -112,7 +105,7 @@ impl StrategyArg {
     }
 }
 
-/// The loop's options shared by `simulate` and `experiment`.
+/// The loop's options of `simulate`.
 #[derive(Args, Debug, Clone)]
 pub struct LoopArgs {
     /// Target tree in Newick (any number of children per node) over the point names.
@@ -193,30 +186,6 @@ pub struct SampleArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct ExperimentArgs {
-    #[command(flatten)]
-    pub model: DdtArgs,
-    #[command(flatten)]
-    pub run: LoopArgs,
-    /// Runs per strategy (seeds 0..N-1), averaged.
-    #[arg(long, default_value_t = 4, value_name = "N")]
-    pub seeds: u64,
-    /// Write the plot (triplet distance against queries) to this SVG file.
-    #[arg(long, value_name = "FILE.svg")]
-    pub svg: Option<PathBuf>,
-    /// Title of the plot.
-    #[arg(
-        long,
-        default_value = "Triplet distance to the target",
-        value_name = "TEXT"
-    )]
-    pub title: String,
-    /// Print one JSON object with every curve instead of a Markdown table.
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Args, Debug)]
 pub struct BenchArgs {
     /// Points (CSV as for simulate) [default: 150 synthetic points in 4 dimensions, 3 clusters].
     #[arg(long, value_name = "FILE.csv")]
@@ -239,7 +208,6 @@ pub fn run(cmd: &InteractiveCommand) -> Result<String> {
     match cmd {
         InteractiveCommand::Simulate(a) => simulate(a),
         InteractiveCommand::Sample(a) => sample(a),
-        InteractiveCommand::Experiment(a) => experiment(a),
         InteractiveCommand::Bench(a) => bench(a),
     }
 }
@@ -511,172 +479,6 @@ fn sample(a: &SampleArgs) -> Result<String> {
         out.push_str(&s.tree().to_newick(names));
         out.push('\n');
     }
-    Ok(out)
-}
-
-const CURVES: [StrategyArg; 6] = [
-    StrategyArg::Vanilla,
-    StrategyArg::Simple,
-    StrategyArg::Random,
-    StrategyArg::Active,
-    StrategyArg::Interleaved,
-    StrategyArg::Smart,
-];
-
-fn experiment(a: &ExperimentArgs) -> Result<String> {
-    if a.seeds == 0 {
-        bail!("--seeds must be at least 1");
-    }
-    let points0 = read_points(&a.model, 0)?;
-    let target = read_target(&a.run.target, &points0)?;
-    // Average linkage on Euclidean distances (seed 0's points when jittered).
-    let n = points0.len();
-    let mut dist = vec![0.0; n * n];
-    for i in 0..n {
-        for j in 0..n {
-            dist[i * n + j] = points0
-                .row(i)
-                .iter()
-                .zip(points0.row(j))
-                .map(|(x, y)| (x - y) * (x - y))
-                .sum::<f64>()
-                .sqrt();
-        }
-    }
-    let avg_tree = linkage(&dist, n, Linkage::Average)?;
-    let (avg_td, resolved) = triplet_distance(&target, &LcaDepths::from_tree(&avg_tree, n)?);
-    let runs: Vec<(StrategyArg, u64)> = CURVES
-        .iter()
-        .flat_map(|&s| (0..a.seeds).map(move |seed| (s, seed)))
-        .collect();
-    let start = Instant::now();
-    let results: Vec<Result<Vec<f64>>> = runs
-        .par_iter()
-        .map(|&(s, seed)| {
-            let points = read_points(&a.model, seed)?;
-            let model = model_of(&a.model, &points)?;
-            let options = loop_options(&a.run, s.strategy())?;
-            let (records, _) = run_loop(
-                model,
-                target.clone(),
-                options,
-                a.run.rebuild,
-                a.run.queries,
-                seed,
-            )?;
-            Ok(records.iter().map(|r| r.triplet_distance).collect())
-        })
-        .collect();
-    let seconds = start.elapsed().as_secs_f64();
-    let mut curves: Vec<(StrategyArg, Vec<f64>, Vec<f64>)> = Vec::new();
-    for (k, &s) in CURVES.iter().enumerate() {
-        let mut sum = vec![0.0; a.run.queries + 1];
-        let mut sq = vec![0.0; a.run.queries + 1];
-        for r in &results[k * a.seeds as usize..(k + 1) * a.seeds as usize] {
-            let r = r.as_ref().map_err(|e| anyhow!("{e:#}"))?;
-            for (q, &td) in r.iter().enumerate() {
-                sum[q] += td;
-                sq[q] += td * td;
-            }
-        }
-        let m = a.seeds as f64;
-        let mean: Vec<f64> = sum.iter().map(|x| x / m).collect();
-        let sd: Vec<f64> = sq
-            .iter()
-            .zip(&mean)
-            .map(|(q, mu)| (q / m - mu * mu).max(0.0).sqrt())
-            .collect();
-        curves.push((s, mean, sd));
-    }
-    if let Some(path) = &a.svg {
-        let step = a.run.queries.div_ceil(200).max(1);
-        let colors = [
-            "#7f7f7f", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#d62728",
-        ];
-        let plot = Plot {
-            title: a.title.clone(),
-            x_label: format!("queries (one every {} iterations)", a.run.iters_per_query),
-            y_label: "triplet distance to the target".into(),
-            log_x: false,
-            series: curves
-                .iter()
-                .zip(colors)
-                .map(|((s, mean, _), color)| Series {
-                    label: if *s == StrategyArg::Vanilla {
-                        "vanilla DDT".into()
-                    } else {
-                        s.name().into()
-                    },
-                    color,
-                    style: Style::Line,
-                    // At most about 200 points per curve keeps the file small.
-                    points: mean
-                        .iter()
-                        .enumerate()
-                        .filter(|(q, _)| q % step == 0 || *q == mean.len() - 1)
-                        .map(|(q, &y)| (q as f64, y, 0.0))
-                        .collect(),
-                })
-                .collect(),
-            hlines: vec![("average linkage".into(), avg_td, "#000000")],
-        };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)?;
-        }
-        std::fs::write(path, plot.render())
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    let q = a.run.queries;
-    if a.json {
-        let v = json!({
-            "points": n,
-            "resolved_target_triplets": resolved,
-            "queries": q,
-            "iters_per_query": a.run.iters_per_query,
-            "seeds": a.seeds,
-            "seconds": seconds,
-            "average_linkage": avg_td,
-            "curves": curves.iter().map(|(s, mean, sd)| json!({
-                "strategy": s.name(), "mean": mean, "sd": sd,
-            })).collect::<Vec<_>>(),
-        });
-        return Ok(serde_json::to_string(&v)? + "\n");
-    }
-    let mut cols: Vec<usize> = [0, q / 10, q / 4, q / 2, 3 * q / 4, q].to_vec();
-    cols.dedup();
-    let mut out = String::new();
-    writeln!(
-        out,
-        "Triplet distance (mean ± sd over {} seeds) after k queries, one every {} iterations; \
-         {n} points, {resolved} resolved target triplets; {seconds:.1} s.\n",
-        a.seeds, a.run.iters_per_query
-    )?;
-    write!(out, "| strategy |")?;
-    for c in &cols {
-        write!(out, " k = {c} |")?;
-    }
-    write!(out, "\n|---|")?;
-    for _ in &cols {
-        write!(out, "---|")?;
-    }
-    out.push('\n');
-    for (s, mean, sd) in &curves {
-        let label = if *s == StrategyArg::Vanilla {
-            "vanilla DDT"
-        } else {
-            s.name()
-        };
-        write!(out, "| {label} |")?;
-        for &c in &cols {
-            write!(out, " {:.3} ± {:.3} |", mean[c], sd[c])?;
-        }
-        out.push('\n');
-    }
-    write!(out, "| average linkage |")?;
-    for _ in &cols {
-        write!(out, " {avg_td:.3} |")?;
-    }
-    out.push('\n');
     Ok(out)
 }
 

@@ -2,7 +2,8 @@
 //!
 //! A thin front-end over the `trellis` library: it reads inputs, builds a model,
 //! runs the library and prints JSON, Newick or a readable summary. Errors go to
-//! stderr with exit code 2 and nothing on stdout.
+//! stderr with exit code 2 and nothing on stdout. The reproductions of the
+//! papers' experiments live in their own binary, `trellis-repro`.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -11,22 +12,18 @@ use std::process::ExitCode;
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 
 mod astar;
-mod astar_experiment;
 mod baselines;
 mod batch;
 mod bench;
 mod commands;
 mod demo;
-mod experiment;
 mod flat;
-mod flat_experiment;
 mod generate;
 mod input;
 mod interactive;
 mod output;
 mod progress;
 mod sparse;
-mod svg;
 
 /// Exact inference over all binary hierarchies of a dataset with the cluster trellis:
 /// partition function, MAP tree, every cluster marginal and exact posterior samples,
@@ -75,9 +72,6 @@ enum Command {
     /// Ginkgo jets: the toy parton-shower simulator.
     #[command(subcommand)]
     Ginkgo(GinkgoCommand),
-    /// Reproduce the papers' experiments.
-    #[command(subcommand)]
-    Experiment(ExperimentCommand),
     /// The exact number of binary hierarchies over N points, (2N-3)!!.
     Count(CountArgs),
     /// Run every exact inference on a built-in dataset (12 iris flowers).
@@ -180,19 +174,6 @@ pub enum SimilarityKind {
 enum GinkgoCommand {
     /// Simulate jets with their true trees and write them as a jets file (JSON) on stdout.
     Generate(generate::GenerateArgs),
-}
-
-#[derive(Subcommand, Debug)]
-enum ExperimentCommand {
-    /// The jet results of the trellis paper (Table 1, Figs. 6 and 7) on a jets file.
-    Ginkgo(experiment::GinkgoExperimentArgs),
-    /// The gene-expression analysis of the flat trellis paper (§5.3, Figs. 2-5):
-    /// pairwise energies vs exact pairwise marginals, exact vs Perturb-and-MAP.
-    Flat(flat_experiment::FlatExperimentArgs),
-    /// The A* paper's experiments: Ginkgo jets (Figs. 5-7: cost, time, explored
-    /// fraction of greedy, beam search, exact DP, exact and approximate A*) and ALOI
-    /// hierarchical correlation clustering (Figs. 8-9).
-    Astar(astar_experiment::AstarExperimentArgs),
 }
 
 #[derive(Args, Debug)]
@@ -344,9 +325,6 @@ fn run(cli: Cli) -> anyhow::Result<String> {
         Command::Astar(a) => astar::run(&a, progress),
         Command::Flat(c) => flat::run(&c, progress),
         Command::Ginkgo(GinkgoCommand::Generate(a)) => generate::run(&a),
-        Command::Experiment(ExperimentCommand::Ginkgo(a)) => experiment::ginkgo(&a),
-        Command::Experiment(ExperimentCommand::Flat(a)) => flat_experiment::flat(&a),
-        Command::Experiment(ExperimentCommand::Astar(a)) => astar_experiment::astar(&a),
         Command::Demo => demo::run(),
         Command::Bench(a) => bench::run(&a),
         Command::Interactive(c) => interactive::run(&c),

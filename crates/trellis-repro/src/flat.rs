@@ -1,4 +1,4 @@
-//! `trellis experiment flat`: the gene-expression analysis of the flat
+//! `trellis-repro flat`: the gene-expression analysis of the flat
 //! cluster trellis paper (§5.3), on an expression matrix or on a seeded
 //! synthetic stand-in for the paper's TCGA data (which is not redistributable
 //! here).
@@ -24,19 +24,21 @@
 //! The synthetic data: `--samples` patients in `--subtypes` subtypes (sizes
 //! in proportion 9:7:4:..., named A1, A2, ..., B1, ...), `--genes` genes with
 //! a log-normal base level `N(1, 2²)` in log space; each subtype shifts a
-//! random 5% of the genes by `±N(1.5, 0.5²)`, each patient a random 2% by
-//! `±N(1, 0.3²)` (heterogeneity within a subtype), and measurement noise is
-//! `N(0, 0.6²)`; expression values are the exponentials (FPKM-like).
+//! random 3% of the genes by `±N(1, 0.3²)`, each patient a random 5% by
+//! `±N(1.5, 0.3²)` (heterogeneity within a subtype), and measurement noise is
+//! `N(0, 0.6²)`; expression values are the exponentials (FPKM-like). Every
+//! draw comes from one generator, `trellis::random::rng(seed)`, with the
+//! library's normal sampler (`trellis::random::standard_normal`).
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Result, bail};
 use clap::Args;
-use rand::{RngExt, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
+use rand::RngExt;
 use serde::Serialize;
 use trellis::flat::{CorrelationClustering, FlatTrellis, perturb_and_map};
+use trellis::random::{SeededRng, standard_normal};
 use trellis::{Matrix, Weights};
 
 use crate::svg::{Heatmap, Plot, Series, Style};
@@ -78,15 +80,13 @@ pub struct FlatExperimentArgs {
     pub json: bool,
 }
 
-/// A normal deviate (Box-Muller).
-fn normal(rng: &mut Xoshiro256PlusPlus, mean: f64, sd: f64) -> f64 {
-    let u: f64 = rng.random::<f64>().max(f64::MIN_POSITIVE);
-    let v: f64 = rng.random();
-    mean + sd * (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+/// A normal deviate `N(mean, sd²)`.
+fn normal(rng: &mut SeededRng, mean: f64, sd: f64) -> f64 {
+    mean + sd * standard_normal(rng)
 }
 
 /// Per-gene shifts: with probability `p`, `±N(m, sd²)`; otherwise 0.
-fn shifts(rng: &mut Xoshiro256PlusPlus, genes: usize, p: f64, m: f64, sd: f64) -> Vec<f64> {
+fn shifts(rng: &mut SeededRng, genes: usize, p: f64, m: f64, sd: f64) -> Vec<f64> {
     (0..genes)
         .map(|_| {
             if rng.random::<f64>() < p {
@@ -101,7 +101,7 @@ fn shifts(rng: &mut Xoshiro256PlusPlus, genes: usize, p: f64, m: f64, sd: f64) -
 
 /// The synthetic expression matrix and its sample names.
 fn synthetic(samples: usize, genes: usize, subtypes: usize, seed: u64) -> (Vec<String>, Matrix) {
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut rng = trellis::random::rng(seed);
     // Subtype sizes in proportion 9:7:4:3:2:... (the largest first).
     let weights: Vec<f64> = (0..subtypes)
         .map(|t| [9.0, 7.0, 4.0, 3.0].get(t).copied().unwrap_or(2.0))

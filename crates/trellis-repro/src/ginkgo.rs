@@ -1,4 +1,4 @@
-//! `trellis experiment ginkgo`: the jet results of the trellis paper (§4.2),
+//! `trellis-repro ginkgo`: the jet results of the trellis paper (§4.2),
 //! reproduced on a jets file, for both likelihood variants.
 //!
 //! - **Table 1**: mean ± standard deviation over the jets of the

@@ -1,4 +1,4 @@
-//! `trellis experiment astar`: the A* paper's experiments (Figs. 5-9).
+//! `trellis-repro astar`: the A* paper's experiments (Figs. 5-9).
 //!
 //! - **Ginkgo jets** (§5): simulated jets of each leaf count; greedy, beam
 //!   search, the exact trellis DP, exact A* (`h0`, `h1`) and approximate A*.
@@ -19,8 +19,8 @@ use trellis::baselines::{self as agglomerative, Linkage};
 use trellis::ginkgo::{Ginkgo, Jet, SimulatorParams, Variant, generate_jet};
 use trellis::{Matrix, Pairwise, PairwiseCost, Tree, Trellis, Weights};
 
-use crate::bench::best_of;
 use crate::svg::{Plot, Series, Style};
+use crate::timing::best_of;
 
 #[derive(Args, Debug)]
 pub struct AstarExperimentArgs {
@@ -85,7 +85,7 @@ struct Report {
 /// The jet simulator settings per leaf count, so that jets of that size are
 /// typical: QCD-like up to 12 leaves, W-like above with a lower cut for more
 /// leaves.
-pub(crate) fn jet_params(n: usize) -> SimulatorParams {
+pub fn jet_params(n: usize) -> SimulatorParams {
     let mut p = if n <= 12 {
         SimulatorParams::qcd()
     } else {

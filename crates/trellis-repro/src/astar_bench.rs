@@ -1,0 +1,184 @@
+//! `trellis-repro astar-bench`: exact A* against the exact trellis DP (MAP +
+//! log Z) on one problem per size: wall time (the fastest of the repeats),
+//! vertices explored and splits scored against the DP's. Random weights,
+//! uniform in [-1, 1] (seeded), for hcc and Dasgupta (`|w|`); one simulated
+//! jet per size for the Ginkgo likelihood (heuristic h0). Every row checks
+//! that both find the same optimum.
+
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use rand::RngExt;
+use serde::Serialize;
+use trellis::{Dasgupta, Hcc, Matrix, Trellis, Weights, Workload, total_splits};
+
+use crate::astar::jet_params;
+use crate::timing::best_of;
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModelKind {
+    /// Hierarchical correlation clustering.
+    Hcc,
+    /// Dasgupta's cost.
+    Dasgupta,
+    /// The Ginkgo jet likelihood (current reference form; root split at lambda_root).
+    Ginkgo,
+    /// The Ginkgo likelihood of the trellis paper's tables (legacy form).
+    GinkgoLegacy,
+}
+
+#[derive(Args, Debug)]
+pub struct AstarBenchArgs {
+    /// Numbers of points to measure, comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "10,14,18,20",
+        value_name = "N,..."
+    )]
+    sizes: Vec<usize>,
+    /// Runs per size; the fastest is reported.
+    #[arg(long, default_value_t = 3, value_name = "R")]
+    repeats: usize,
+    /// Model of the split potential.
+    #[arg(long, value_enum, default_value = "hcc")]
+    model: ModelKind,
+    /// Seed of the random weights (of the simulated jets for --model ginkgo).
+    #[arg(long, default_value_t = 1, value_name = "S")]
+    seed: u64,
+    /// Print one JSON object per size instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct AstarRow {
+    n: usize,
+    model: String,
+    dp_s: f64,
+    dp_splits: u64,
+    astar_s: f64,
+    explored: u64,
+    splits: u64,
+    splits_per_s: f64,
+    splits_over_3n: f64,
+    cost: f64,
+}
+
+/// Exact A* against the DP on one problem per size.
+pub fn run(args: &AstarBenchArgs) -> Result<String> {
+    use trellis::astar::{self, DasguptaSearch, GinkgoHeuristic, GinkgoSearch, HccSearch, Options};
+    use trellis::ginkgo::{Ginkgo, Variant, generate_jet};
+    let mut out = String::new();
+    if !args.json {
+        out += &format!(
+            "exact A* vs the exact DP (MAP + log Z), {} model, best of {} runs\n   N   DP (s)    \
+             DP splits   A* (s)  explored     A* splits   splits/s   splits/3^N\n",
+            format!("{:?}", args.model).to_lowercase(),
+            args.repeats.max(1)
+        );
+    }
+    for &n in &args.sizes {
+        trellis::check_memory(n, Workload::Inside, None)?;
+        let (dp_s, dp, astar_s, o) = match args.model {
+            ModelKind::Ginkgo | ModelKind::GinkgoLegacy => {
+                let variant = if args.model == ModelKind::Ginkgo {
+                    Variant::Current
+                } else {
+                    Variant::Legacy
+                };
+                let jet = generate_jet(&jet_params(n), args.seed, 0, n, n)?;
+                let merge = Ginkgo::new(&jet, variant);
+                let (dp_s, dp) = best_of(args.repeats, || {
+                    Ok(-Trellis::new(merge.dense()?)?.map_log_potential())
+                })?;
+                let model = GinkgoSearch::new(&jet, variant, GinkgoHeuristic::H0)?;
+                let (a_s, o) = best_of(args.repeats, || {
+                    Ok(astar::exact(&model, &Options::default())?)
+                })?;
+                (dp_s, dp, a_s, o)
+            }
+            ModelKind::Hcc => {
+                let w = random_weights(n, args.seed)?;
+                let model = Hcc::new(&w, 1.0)?;
+                let (dp_s, dp) = best_of(args.repeats, || {
+                    Ok(-Trellis::new(&model)?.map_log_potential())
+                })?;
+                let m = HccSearch::new(&w, 1.0)?;
+                let (a_s, o) =
+                    best_of(args.repeats, || Ok(astar::exact(&m, &Options::default())?))?;
+                (dp_s, dp, a_s, o)
+            }
+            ModelKind::Dasgupta => {
+                let w = absolute(&random_weights(n, args.seed)?)?;
+                let model = Dasgupta::new(&w, 1.0)?;
+                let (dp_s, dp) = best_of(args.repeats, || {
+                    Ok(-Trellis::new(&model)?.map_log_potential())
+                })?;
+                let m = DasguptaSearch::new(&w, 1.0)?;
+                let (a_s, o) =
+                    best_of(args.repeats, || Ok(astar::exact(&m, &Options::default())?))?;
+                (dp_s, dp, a_s, o)
+            }
+        };
+        if (o.cost - dp).abs() > 1e-7 * dp.abs().max(1.0) {
+            anyhow::bail!("A* and the DP disagree at N = {n}: {} vs {dp}", o.cost);
+        }
+        let row = AstarRow {
+            n,
+            model: format!("{:?}", args.model).to_lowercase(),
+            dp_s,
+            dp_splits: total_splits(n) as u64,
+            astar_s,
+            explored: o.explored,
+            splits: o.splits,
+            splits_per_s: o.splits as f64 / astar_s,
+            splits_over_3n: o.splits as f64 / 3f64.powi(n as i32),
+            cost: o.cost,
+        };
+        if args.json {
+            out += &(serde_json::to_string(&row)? + "\n");
+        } else {
+            out += &format!(
+                "{:>4} {:>8.4} {:>12} {:>8.4} {:>9} {:>13} {:>10.3e} {:>12.3e}\n",
+                row.n,
+                row.dp_s,
+                row.dp_splits,
+                row.astar_s,
+                row.explored,
+                row.splits,
+                row.splits_per_s,
+                row.splits_over_3n
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// Symmetric weights uniform in [-1, 1], seeded.
+fn random_weights(n: usize, seed: u64) -> Result<Weights> {
+    let mut rng = trellis::random::rng(seed);
+    let mut data = vec![0.0; n * n];
+    for i in 0..n {
+        for j in i + 1..n {
+            let v: f64 = rng.random_range(-1.0..1.0);
+            data[i * n + j] = v;
+            data[j * n + i] = v;
+        }
+    }
+    Ok(Weights::from_matrix(&Matrix {
+        rows: n,
+        cols: n,
+        data,
+    })?)
+}
+
+/// `|w|`: Dasgupta's cost needs similarities >= 0.
+fn absolute(w: &Weights) -> Result<Weights> {
+    let n = w.n();
+    let data = (0..n * n).map(|k| w.get(k / n, k % n).abs()).collect();
+    Ok(Weights::from_matrix(&Matrix {
+        rows: n,
+        cols: n,
+        data,
+    })?)
+}

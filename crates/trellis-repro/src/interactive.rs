@@ -1,0 +1,402 @@
+//! `trellis-repro interactive`: the experiment of *Interactive Bayesian
+//! Hierarchical Clustering* (Vikram & Dasgupta 2016, Fig. 6 / S3): the
+//! simulated interactive loop of the Dirichlet diffusion tree sampler run for
+//! every query strategy over several seeds, the triplet distance to the target
+//! after each query, against the vanilla DDT and average linkage.
+//!
+//! The model and loop options are those of `trellis interactive simulate`
+//! (this crate keeps its own copy of their parsing, so that it depends on the
+//! library only).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Args, ValueEnum};
+use rayon::prelude::*;
+use serde_json::json;
+use trellis::baselines::{Linkage, linkage};
+use trellis::ddt::{
+    Hierarchy, LcaDepths, LoopOptions, Model, Params, Points, Rebuild, Record, Sampler, Simulation,
+    Strategy, triplet_distance,
+};
+
+use crate::svg::{Plot, Series, Style};
+
+/// The DDT model options (defaults: the reference's c = 1, mu0 = data mean, Sigma0 = I/2).
+#[derive(Args, Debug, Clone)]
+pub struct DdtArgs {
+    /// Points: CSV with a header row; the first column is the point's name (the leaf
+    /// names of the target tree), the others are numeric features.
+    #[arg(long, value_name = "FILE.csv")]
+    pub points: PathBuf,
+
+    /// Divergence constant c of the divergence function a(t) = c / (1 - t).
+    #[arg(long = "c", default_value_t = 1.0, value_name = "C")]
+    pub c: f64,
+
+    /// Brownian-motion variance per unit time, the diagonal of Sigma: a number or a
+    /// fraction such as 1/9 (the same in every dimension), or var/K for each feature's
+    /// sample variance divided by K. The reference's settings: Iris 1/9, Zoo var/4,
+    /// 20 Newsgroups var/2.
+    #[arg(long, default_value = "var/2", value_name = "SPEC")]
+    pub sigma: String,
+
+    /// Variance of the start location at t = 0 (Sigma0, same syntax as --sigma).
+    /// Its mean is the data mean.
+    #[arg(long, default_value = "1/2", value_name = "SPEC")]
+    pub sigma0: String,
+
+    /// Leaf observation noise, in units of Sigma (as if the leaves were observed at
+    /// time 1 + eps); keeps the posterior proper when points coincide. 0 is allowed
+    /// when no two points are equal.
+    #[arg(long, default_value_t = 0.01, value_name = "EPS")]
+    pub leaf_noise: f64,
+
+    /// Add N(0, SD^2) noise to every feature before modelling, seeded by --seed (the
+    /// reference used 0.01 for Zoo).
+    #[arg(long, default_value_t = 0.0, value_name = "SD")]
+    pub jitter: f64,
+}
+
+/// The loop's options (the same flags as `trellis interactive simulate`).
+#[derive(Args, Debug, Clone)]
+pub struct LoopArgs {
+    /// Target tree in Newick (any number of children per node) over the point names.
+    #[arg(long, value_name = "TREE.nwk")]
+    pub target: PathBuf,
+
+    /// Number of queries.
+    #[arg(long, value_name = "Q")]
+    pub queries: usize,
+
+    /// Sampler iterations (one SPR and one time proposal each) between queries.
+    #[arg(long, default_value_t = 100, value_name = "I")]
+    pub iters_per_query: usize,
+
+    /// Points shown by a subtree query (random, active, interleaved).
+    #[arg(long, default_value_t = 10, value_name = "S")]
+    pub subset_size: usize,
+
+    /// Random subsets an active query chooses from (L in the paper).
+    #[arg(long, default_value_t = 20, value_name = "L")]
+    pub candidates: usize,
+
+    /// How a violated triplet rebuilds the subtree under LCA(a, b) with BUILD:
+    /// `guided` follows the current tree's splits and times as far as the constraints
+    /// allow; `balanced` splits the components by size in random order with times
+    /// halving downwards (the reference code's choice).
+    #[arg(long, value_enum, default_value_t = RebuildArg::Guided)]
+    pub rebuild: RebuildArg,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RebuildArg {
+    /// Follow the current tree.
+    Guided,
+    /// Size-balanced, random order (the reference code).
+    Balanced,
+}
+
+#[derive(Args, Debug)]
+pub struct ExperimentArgs {
+    #[command(flatten)]
+    pub model: DdtArgs,
+    #[command(flatten)]
+    pub run: LoopArgs,
+    /// Runs per strategy (seeds 0..N-1), averaged.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub seeds: u64,
+    /// Write the plot (triplet distance against queries) to this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub svg: Option<PathBuf>,
+    /// Title of the plot.
+    #[arg(
+        long,
+        default_value = "Triplet distance to the target",
+        value_name = "TEXT"
+    )]
+    pub title: String,
+    /// Print one JSON object with every curve instead of a Markdown table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The curves of the experiment, in plot order: each strategy (vanilla: no
+/// queries) and its name.
+const CURVES: [(Strategy, &str); 6] = [
+    (Strategy::Vanilla, "vanilla"),
+    (Strategy::Simple, "simple"),
+    (Strategy::Random, "random"),
+    (Strategy::Active, "active"),
+    (Strategy::Interleaved, "interleaved"),
+    (Strategy::Smart, "smart"),
+];
+
+/// A curve's label in the table and the plot.
+fn label(s: Strategy, name: &'static str) -> &'static str {
+    if s == Strategy::Vanilla {
+        "vanilla DDT"
+    } else {
+        name
+    }
+}
+
+fn read_text(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+fn read_points(args: &DdtArgs, seed: u64) -> Result<Points> {
+    let text = read_text(&args.points)?;
+    let mut points = Points::parse_csv(&text)
+        .map_err(|e| anyhow!("cannot parse {}: {e}", args.points.display()))?;
+    if points.len() < 3 {
+        bail!(
+            "{} has {} points; interactive clustering needs at least 3",
+            args.points.display(),
+            points.len()
+        );
+    }
+    if !(args.jitter >= 0.0 && args.jitter.is_finite()) {
+        bail!("--jitter must be >= 0 and finite, got {}", args.jitter);
+    }
+    if args.jitter > 0.0 {
+        points.jitter(args.jitter, seed ^ 0x71_77e5);
+    }
+    Ok(points)
+}
+
+/// A variance spec: `X`, `X/Y`, `var` or `var/K`.
+fn variance_spec(spec: &str, points: &Points, flag: &str) -> Result<Vec<f64>> {
+    let bad = || {
+        anyhow!("{flag} must be a positive number, a fraction such as 1/9, or var/K, got {spec:?}")
+    };
+    let s = spec.trim();
+    let (head, div) = match s.split_once('/') {
+        Some((h, k)) => (h.trim(), k.trim().parse::<f64>().map_err(|_| bad())?),
+        None => (s, 1.0),
+    };
+    if !(div > 0.0 && div.is_finite()) {
+        return Err(bad());
+    }
+    let v: Vec<f64> = if head == "var" {
+        points.variance().iter().map(|v| v / div).collect()
+    } else {
+        let x: f64 = head.parse().map_err(|_| bad())?;
+        vec![x / div; points.dim()]
+    };
+    if let Some(j) = v.iter().position(|x| !(*x > 0.0 && x.is_finite())) {
+        bail!(
+            "{flag} {spec:?} gives variance {} for feature {j} (it must be positive; a \
+             constant feature has sample variance 0)",
+            v[j]
+        );
+    }
+    Ok(v)
+}
+
+fn model_of(args: &DdtArgs, points: &Points) -> Result<Model> {
+    let params = Params {
+        c: args.c,
+        sigma: variance_spec(&args.sigma, points, "--sigma")?,
+        sigma0: variance_spec(&args.sigma0, points, "--sigma0")?,
+        mu0: points.mean(),
+        leaf_noise: args.leaf_noise,
+    };
+    Ok(Model::new(points, params)?)
+}
+
+fn read_target(path: &Path, points: &Points) -> Result<LcaDepths> {
+    let text = read_text(path)?;
+    let h = Hierarchy::parse_newick(&text)
+        .map_err(|e| anyhow!("cannot parse the target {}: {e}", path.display()))?;
+    h.lca_depths(points.names())
+        .map_err(|e| anyhow!("the target {} does not fit the points: {e}", path.display()))
+}
+
+fn loop_options(run: &LoopArgs, strategy: Strategy) -> Result<LoopOptions> {
+    if run.subset_size < 3 {
+        bail!("--subset-size must be at least 3, got {}", run.subset_size);
+    }
+    if run.candidates == 0 {
+        bail!("--candidates must be at least 1");
+    }
+    Ok(LoopOptions {
+        strategy,
+        iters_per_query: run.iters_per_query,
+        subset_size: run.subset_size,
+        candidates: run.candidates,
+    })
+}
+
+fn run_loop(
+    model: Model,
+    target: LcaDepths,
+    options: LoopOptions,
+    rebuild: RebuildArg,
+    queries: usize,
+    seed: u64,
+) -> Result<(Vec<Record>, Simulation)> {
+    let mut sampler = Sampler::new(model, seed);
+    sampler.set_rebuild(match rebuild {
+        RebuildArg::Guided => Rebuild::Guided,
+        RebuildArg::Balanced => Rebuild::Balanced,
+    });
+    let mut sim = Simulation::new(sampler, target, options, seed)?;
+    let mut records = vec![sim.record(None)];
+    for _ in 0..queries {
+        records.push(sim.next_query()?);
+    }
+    Ok((records, sim))
+}
+
+/// Runs every curve and returns the Markdown table (or the JSON object).
+pub fn experiment(a: &ExperimentArgs) -> Result<String> {
+    if a.seeds == 0 {
+        bail!("--seeds must be at least 1");
+    }
+    let points0 = read_points(&a.model, 0)?;
+    let target = read_target(&a.run.target, &points0)?;
+    // Average linkage on Euclidean distances (seed 0's points when jittered).
+    let n = points0.len();
+    let mut dist = vec![0.0; n * n];
+    for i in 0..n {
+        for j in 0..n {
+            dist[i * n + j] = points0
+                .row(i)
+                .iter()
+                .zip(points0.row(j))
+                .map(|(x, y)| (x - y) * (x - y))
+                .sum::<f64>()
+                .sqrt();
+        }
+    }
+    let avg_tree = linkage(&dist, n, Linkage::Average)?;
+    let (avg_td, resolved) = triplet_distance(&target, &LcaDepths::from_tree(&avg_tree, n)?);
+    let runs: Vec<(Strategy, u64)> = CURVES
+        .iter()
+        .flat_map(|&(s, _)| (0..a.seeds).map(move |seed| (s, seed)))
+        .collect();
+    let start = Instant::now();
+    let results: Vec<Result<Vec<f64>>> = runs
+        .par_iter()
+        .map(|&(s, seed)| {
+            let points = read_points(&a.model, seed)?;
+            let model = model_of(&a.model, &points)?;
+            let options = loop_options(&a.run, s)?;
+            let (records, _) = run_loop(
+                model,
+                target.clone(),
+                options,
+                a.run.rebuild,
+                a.run.queries,
+                seed,
+            )?;
+            Ok(records.iter().map(|r| r.triplet_distance).collect())
+        })
+        .collect();
+    let seconds = start.elapsed().as_secs_f64();
+    // (name, label, mean, sd) per curve.
+    let mut curves: Vec<(&str, &str, Vec<f64>, Vec<f64>)> = Vec::new();
+    for (k, &(s, name)) in CURVES.iter().enumerate() {
+        let mut sum = vec![0.0; a.run.queries + 1];
+        let mut sq = vec![0.0; a.run.queries + 1];
+        for r in &results[k * a.seeds as usize..(k + 1) * a.seeds as usize] {
+            let r = r.as_ref().map_err(|e| anyhow!("{e:#}"))?;
+            for (q, &td) in r.iter().enumerate() {
+                sum[q] += td;
+                sq[q] += td * td;
+            }
+        }
+        let m = a.seeds as f64;
+        let mean: Vec<f64> = sum.iter().map(|x| x / m).collect();
+        let sd: Vec<f64> = sq
+            .iter()
+            .zip(&mean)
+            .map(|(q, mu)| (q / m - mu * mu).max(0.0).sqrt())
+            .collect();
+        curves.push((name, label(s, name), mean, sd));
+    }
+    if let Some(path) = &a.svg {
+        let step = a.run.queries.div_ceil(200).max(1);
+        let colors = [
+            "#7f7f7f", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#d62728",
+        ];
+        let plot = Plot {
+            title: a.title.clone(),
+            x_label: format!("queries (one every {} iterations)", a.run.iters_per_query),
+            y_label: "triplet distance to the target".into(),
+            log_x: false,
+            series: curves
+                .iter()
+                .zip(colors)
+                .map(|((_, label, mean, _), color)| Series {
+                    label: label.to_string(),
+                    color,
+                    style: Style::Line,
+                    // At most about 200 points per curve keeps the file small.
+                    points: mean
+                        .iter()
+                        .enumerate()
+                        .filter(|(q, _)| q % step == 0 || *q == mean.len() - 1)
+                        .map(|(q, &y)| (q as f64, y, 0.0))
+                        .collect(),
+                })
+                .collect(),
+            hlines: vec![("average linkage".into(), avg_td, "#000000")],
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(path, plot.render())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    let q = a.run.queries;
+    if a.json {
+        let v = json!({
+            "points": n,
+            "resolved_target_triplets": resolved,
+            "queries": q,
+            "iters_per_query": a.run.iters_per_query,
+            "seeds": a.seeds,
+            "seconds": seconds,
+            "average_linkage": avg_td,
+            "curves": curves.iter().map(|(name, _, mean, sd)| json!({
+                "strategy": name, "mean": mean, "sd": sd,
+            })).collect::<Vec<_>>(),
+        });
+        return Ok(serde_json::to_string(&v)? + "\n");
+    }
+    let mut cols: Vec<usize> = [0, q / 10, q / 4, q / 2, 3 * q / 4, q].to_vec();
+    cols.dedup();
+    let mut out = String::new();
+    writeln!(
+        out,
+        "Triplet distance (mean ± sd over {} seeds) after k queries, one every {} iterations; \
+         {n} points, {resolved} resolved target triplets; {seconds:.1} s.\n",
+        a.seeds, a.run.iters_per_query
+    )?;
+    write!(out, "| strategy |")?;
+    for c in &cols {
+        write!(out, " k = {c} |")?;
+    }
+    write!(out, "\n|---|")?;
+    for _ in &cols {
+        write!(out, "---|")?;
+    }
+    out.push('\n');
+    for (_, label, mean, sd) in &curves {
+        write!(out, "| {label} |")?;
+        for &c in &cols {
+            write!(out, " {:.3} ± {:.3} |", mean[c], sd[c])?;
+        }
+        out.push('\n');
+    }
+    write!(out, "| average linkage |")?;
+    for _ in &cols {
+        write!(out, " {avg_td:.3} |")?;
+    }
+    out.push('\n');
+    Ok(out)
+}

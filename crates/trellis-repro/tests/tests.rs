@@ -1,0 +1,9 @@
+//! Integration tests of the `trellis-repro` command: one binary, one module per
+//! reproduction.
+
+mod util;
+
+mod astar;
+mod flat;
+mod ginkgo;
+mod interactive;
