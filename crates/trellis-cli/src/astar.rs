@@ -7,19 +7,16 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
-use trellis::astar::{
-    self, ApproxOptions, Candidates, DasguptaSearch, GinkgoHeuristic, GinkgoSearch, HccSearch,
-    Outcome, SearchModel,
-};
+use trellis::astar::{self, ApproxOptions, Candidates, Outcome};
 use trellis::baselines::{self as agglomerative, Linkage};
-use trellis::ginkgo::{Ginkgo, Jet, Variant};
-use trellis::{MergeModel, Pairwise, PairwiseCost, Tree, Weights};
+use trellis::ginkgo::{Ginkgo, Heuristic, Jet, Variant};
+use trellis::{Model, Options, Search, Tree, Weights};
 
 use crate::batch::per_jet;
 use crate::commands::to_json;
 use crate::input::{Input, ginkgo_variant, load, memory_limit};
 use crate::progress::Bar;
-use crate::{ModelArgs, ModelKind};
+use crate::{ModelArgs, ModelKind, with_cost_model};
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HeuristicKind {
@@ -148,52 +145,46 @@ fn approx_options(args: &AstarArgs) -> ApproxOptions {
             Candidates::TopK
         },
         seed: args.seed,
-        time_limit: args.time_limit.map(Duration::from_secs_f64),
-        max_bytes: max_bytes(args),
         weight: args.weight.or(Some(1.0)).filter(|_| !args.auto_weight),
         max_explored: (args.max_explored > 0).then_some(args.max_explored),
     }
 }
 
-fn max_bytes(args: &AstarArgs) -> u64 {
-    memory_limit(&args.model).unwrap_or_else(|| astar::Options::default().max_bytes)
-}
-
-fn search<M: SearchModel>(
+fn search<M: Search>(
     model: &M,
-    init: impl FnOnce() -> Vec<Tree>,
+    init: impl FnOnce() -> Result<Vec<Tree>>,
     args: &AstarArgs,
 ) -> Result<Outcome> {
+    let options = Options {
+        memory_limit: memory_limit(&args.model),
+        time_limit: args.time_limit.map(Duration::from_secs_f64),
+        ..Options::default()
+    };
     Ok(if args.approx {
-        astar::approximate(model, &init(), &approx_options(args))?
+        astar::approximate(model, &init()?, &approx_options(args), &options)?
     } else {
-        let options = astar::Options {
-            max_bytes: max_bytes(args),
-            time_limit: args.time_limit.map(Duration::from_secs_f64),
-        };
         astar::exact(model, &options)?
     })
 }
 
-/// The beam-search trees of a merge model (best first).
-fn beam_trees<M: MergeModel>(model: &M, width: usize) -> Vec<Tree> {
-    agglomerative::beam_search(model, width)
+/// The beam-search trees of a model (best first).
+fn beam_trees<M: Model>(model: &M, width: usize) -> Result<Vec<Tree>> {
+    Ok(agglomerative::beam_search(model, width)?
         .into_iter()
         .map(|a| a.tree)
-        .collect()
+        .collect())
 }
 
 fn jet_outcome(jet: &Jet, variant: Variant, args: &AstarArgs) -> Result<AstarJson> {
     let heuristic = match args.heuristic.unwrap_or(HeuristicKind::H0) {
-        HeuristicKind::H0 => GinkgoHeuristic::H0,
-        HeuristicKind::H1 => GinkgoHeuristic::H1,
+        HeuristicKind::H0 => Heuristic::H0,
+        HeuristicKind::H1 => Heuristic::H1,
     };
-    let model = GinkgoSearch::new(jet, variant, heuristic)?;
+    let model = Ginkgo::new(jet, variant).with_heuristic(heuristic);
     let init = || {
-        let merge = Ginkgo::new(jet, variant);
-        let mut trees = beam_trees(&merge, beam_width(args, jet.len()));
-        trees.push(agglomerative::greedy(&merge).tree);
-        trees
+        let mut trees = beam_trees(&model, beam_width(args, jet.len()))?;
+        trees.push(agglomerative::greedy(&model)?.tree);
+        Ok(trees)
     };
     let out = search(&model, init, args)?;
     Ok(json(jet.len(), out, heuristic_name(args)))
@@ -214,9 +205,9 @@ fn heuristic_name(args: &AstarArgs) -> &'static str {
 fn json(n: usize, o: Outcome, heuristic: &'static str) -> AstarJson {
     AstarJson {
         n,
-        log_potential: o.log_potential + 0.0,
+        log_potential: o.best.log_potential + 0.0,
         cost: o.cost + 0.0,
-        tree: o.tree,
+        tree: o.best.tree,
         explored: o.explored,
         exact: o.exact,
         splits: o.splits,
@@ -230,23 +221,18 @@ fn json(n: usize, o: Outcome, heuristic: &'static str) -> AstarJson {
 fn weights_outcome(weights: &Weights, args: &AstarArgs) -> Result<AstarJson> {
     let n = weights.n();
     let beta = args.model.beta;
-    let cost = match args.model.model {
-        ModelKind::Hcc => PairwiseCost::Hcc,
-        _ => PairwiseCost::Dasgupta,
-    };
-    let init = || {
-        let merge = Pairwise::new(weights, cost, 1.0).expect("validated weights");
-        let mut trees = beam_trees(&merge, beam_width(args, n));
-        let d = agglomerative::distances_from_similarities(weights);
-        if let Ok(t) = agglomerative::linkage(&d, n, Linkage::Average) {
-            trees.push(t);
-        }
-        trees
-    };
-    let out = match cost {
-        PairwiseCost::Hcc => search(&HccSearch::new(weights, beta)?, init, args)?,
-        PairwiseCost::Dasgupta => search(&DasguptaSearch::new(weights, beta)?, init, args)?,
-    };
+    let out = with_cost_model!(args.model.model, weights, beta, |model| {
+        let init = || {
+            // The initial trees rank merges by cost, whatever beta is.
+            let mut trees = beam_trees(&model.with_beta(1.0)?, beam_width(args, n))?;
+            let d = agglomerative::distances_from_similarities(weights);
+            if let Ok(t) = agglomerative::linkage(&d, n, Linkage::Average) {
+                trees.push(t);
+            }
+            Ok(trees)
+        };
+        search(&model, init, args)?
+    });
     Ok(json(n, out, heuristic_name(args)))
 }
 

@@ -7,12 +7,12 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use trellis::baselines::{self as agglomerative, Linkage};
 use trellis::ginkgo::{Ginkgo, Jet};
-use trellis::{Pairwise, Tree};
+use trellis::{Model, Tree, Weights};
 
-use crate::ModelArgs;
 use crate::batch::per_jet;
-use crate::commands::{TreeJson, cost_kind, weights_tree_output};
+use crate::commands::{TreeJson, weights_tree_output};
 use crate::input::{Input, ginkgo_variant, load};
+use crate::{ModelArgs, with_cost_model};
 
 /// Output flags shared by the baselines.
 #[derive(Args, Debug)]
@@ -79,7 +79,21 @@ fn jet_tree_json(jet: &Jet, model: &Ginkgo, tree: Tree) -> Result<TreeJson> {
     })
 }
 
-/// Runs `search` on the input of `args` and prints its tree like `map`.
+/// The problem a baseline runs on.
+#[derive(Clone, Copy)]
+enum Problem<'a> {
+    Weights(&'a Weights),
+    Jet(&'a Jet),
+}
+
+/// A search of a baseline over any model (greedy and beam search), or over
+/// the distances of the problem (linkage).
+trait Baseline: Sync {
+    /// The tree of the search on `model` of `problem`.
+    fn search<M: Model>(&self, model: &M, problem: Problem<'_>) -> Result<Tree>;
+}
+
+/// Runs a baseline on the input of `args` and prints its tree like `map`.
 /// `work(n)` estimates the cost of one search over `n` points (progress bar).
 fn run(
     args: &ModelArgs,
@@ -87,8 +101,7 @@ fn run(
     progress: bool,
     work: impl Fn(usize) -> u64 + Sync,
     title: &str,
-    search_weights: impl Fn(&Pairwise) -> Result<Tree>,
-    search_jet: impl Fn(&Jet, &Ginkgo) -> Result<Tree> + Sync,
+    baseline: &impl Baseline,
 ) -> Result<String> {
     match load(args, None)? {
         Input::Jets(file) => {
@@ -99,14 +112,15 @@ fn run(
                 |jet| work(jet.len()),
                 |_, jet| {
                     let model = Ginkgo::new(jet, variant);
-                    jet_tree_json(jet, &model, search_jet(jet, &model)?)
+                    jet_tree_json(jet, &model, baseline.search(&model, Problem::Jet(jet))?)
                 },
             )
         }
         Input::Weights(weights) => {
             // Search at beta = 1 (the choices do not depend on beta > 0), report -beta * cost.
-            let model = Pairwise::new(&weights, cost_kind(args)?, 1.0)?;
-            let tree = search_weights(&model)?;
+            let problem = Problem::Weights(&weights);
+            let tree = with_cost_model!(args.model, &weights, 1.0, |m| baseline
+                .search(&m, problem)?);
             weights_tree_output(args, &weights, tree, title, output.json, output.newick)
         }
     }
@@ -117,6 +131,14 @@ fn cubic(n: usize) -> u64 {
     (n as u64).pow(3)
 }
 
+struct Greedy;
+
+impl Baseline for Greedy {
+    fn search<M: Model>(&self, model: &M, _: Problem<'_>) -> Result<Tree> {
+        Ok(agglomerative::greedy(model)?.tree)
+    }
+}
+
 pub fn greedy(a: &GreedyArgs, progress: bool) -> Result<String> {
     run(
         &a.model,
@@ -124,34 +146,41 @@ pub fn greedy(a: &GreedyArgs, progress: bool) -> Result<String> {
         progress,
         cubic,
         "Greedy hierarchy",
-        |m| Ok(agglomerative::greedy(m).tree),
-        |_, m| Ok(agglomerative::greedy(m).tree),
+        &Greedy,
     )
+}
+
+/// Beam search, `None`: the paper's default width.
+struct Beam(Option<usize>);
+
+impl Beam {
+    fn width(&self, n: usize) -> usize {
+        self.0
+            .unwrap_or_else(|| agglomerative::default_beam_width(n))
+    }
+}
+
+impl Baseline for Beam {
+    fn search<M: Model>(&self, model: &M, _: Problem<'_>) -> Result<Tree> {
+        let width = self.width(model.num_points());
+        Ok(agglomerative::beam_search(model, width)?
+            .swap_remove(0)
+            .tree)
+    }
 }
 
 pub fn beam(a: &BeamArgs, progress: bool) -> Result<String> {
     if a.width == Some(0) {
         anyhow::bail!("--width must be at least 1");
     }
-    let width = |n: usize| {
-        a.width
-            .unwrap_or_else(|| agglomerative::default_beam_width(n))
-    };
+    let beam = Beam(a.width);
     run(
         &a.model,
         &a.output,
         progress,
-        |n| width(n) as u64 * cubic(n),
+        |n| beam.width(n) as u64 * cubic(n),
         "Beam-search hierarchy",
-        |m| {
-            let n = trellis::MergeModel::num_points(m);
-            Ok(agglomerative::beam_search(m, width(n)).swap_remove(0).tree)
-        },
-        |jet, m| {
-            Ok(agglomerative::beam_search(m, width(jet.len()))
-                .swap_remove(0)
-                .tree)
-        },
+        &beam,
     )
 }
 
@@ -177,6 +206,23 @@ fn jet_angles(jet: &Jet) -> Vec<f64> {
     d
 }
 
+/// Linkage on the distances of the problem: `max(w) - w` for weights, the
+/// angles between leaves for jets.
+struct ClassicLinkage(Linkage);
+
+impl Baseline for ClassicLinkage {
+    fn search<M: Model>(&self, _: &M, problem: Problem<'_>) -> Result<Tree> {
+        Ok(match problem {
+            Problem::Weights(w) => agglomerative::linkage(
+                &agglomerative::distances_from_similarities(w),
+                w.n(),
+                self.0,
+            )?,
+            Problem::Jet(jet) => agglomerative::linkage(&jet_angles(jet), jet.len(), self.0)?,
+        })
+    }
+}
+
 pub fn linkage(a: &LinkageArgs, progress: bool) -> Result<String> {
     let method = match a.method {
         LinkageMethod::Single => Linkage::Single,
@@ -190,11 +236,6 @@ pub fn linkage(a: &LinkageArgs, progress: bool) -> Result<String> {
         progress,
         cubic,
         &format!("{:?} linkage hierarchy", a.method),
-        |m| {
-            let n = trellis::MergeModel::num_points(m);
-            let d = agglomerative::distances_from_similarities(m.weights());
-            Ok(agglomerative::linkage(&d, n, method)?)
-        },
-        |jet, _| Ok(agglomerative::linkage(&jet_angles(jet), jet.len(), method)?),
+        &ClassicLinkage(method),
     )
 }

@@ -8,7 +8,7 @@
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 use serde::Serialize;
-use trellis::ginkgo::{DenseGinkgo, Ginkgo, Jet, JetsFile, Variant};
+use trellis::ginkgo::{Ginkgo, Jet, JetsFile, Variant};
 use trellis::{MAX_POINTS, Trellis, total_splits};
 
 use crate::progress::Bar;
@@ -100,7 +100,7 @@ pub fn check_dense(file: &JetsFile) -> Result<()> {
 
 /// The exact trellis of one jet, or an error pointing to the sparse trellis
 /// for jets too large for it.
-pub fn dense_trellis(jet: &Jet, variant: Variant) -> Result<Trellis<DenseGinkgo>> {
+pub fn dense_trellis(jet: &Jet, variant: Variant) -> Result<Trellis<Ginkgo>> {
     if jet.len() > MAX_POINTS {
         anyhow::bail!(
             "has {} leaves; the exact trellis supports at most {MAX_POINTS}: use --sparse beam or \
@@ -108,6 +108,5 @@ pub fn dense_trellis(jet: &Jet, variant: Variant) -> Result<Trellis<DenseGinkgo>
             jet.len()
         );
     }
-    let dense = Ginkgo::new(jet, variant).dense()?;
-    Ok(Trellis::new(dense)?)
+    Ok(Trellis::new(Ginkgo::new(jet, variant))?)
 }

@@ -11,7 +11,7 @@ use clap::Args;
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
-use trellis::{General, Matrix, Potential, Trellis, Weights, Workload, total_splits};
+use trellis::{General, Matrix, Model, Trellis, Weights, Workload, total_splits};
 
 use crate::{ModelKind, with_cost_model};
 
@@ -81,7 +81,7 @@ fn bench_flat(args: &BenchArgs) -> Result<String> {
     for &n in &args.sizes {
         let w = random_weights(n, args.seed)?;
         let started = Instant::now();
-        let model = trellis::flat::CorrelationClustering::new(&w, 1.0)?;
+        let model = trellis::CorrelationClustering::new(&w, 1.0)?;
         let tables_s = started.elapsed().as_secs_f64();
         let (inside_s, t) = best_of(args.repeats, || {
             Ok(trellis::flat::FlatTrellis::new(&model)?)
@@ -144,7 +144,7 @@ fn bench_jets(args: &BenchArgs, path: &std::path::Path) -> Result<String> {
             .par_iter()
             .map(|jet| {
                 let t = crate::batch::dense_trellis(jet, variant)?;
-                Ok(t.map_log_potential() + t.log_z())
+                Ok(t.map().log_potential + t.log_z())
             })
             .collect::<Result<Vec<f64>>>()
     })?;
@@ -234,7 +234,7 @@ fn best_of<T>(repeats: usize, mut f: impl FnMut() -> Result<T>) -> Result<(f64, 
     Ok((best, last.unwrap()))
 }
 
-fn measure<P: Potential>(model: P, tables_s: f64, args: &BenchArgs, n: usize) -> Result<Row> {
+fn measure<M: Model>(model: M, tables_s: f64, args: &BenchArgs, n: usize) -> Result<Row> {
     let splits = total_splits(n) as u64;
     let model = &model;
     let (inside_s, trellis) = best_of(args.repeats, || Ok(Trellis::new(model)?))?;

@@ -7,14 +7,12 @@
 use anyhow::{Result, bail};
 use serde::Serialize;
 use trellis::ginkgo::{Ginkgo, Jet};
-use trellis::{
-    MergeModel, Options, Potential, Tree, Trellis, Workload, total_splits, tree_log_potential,
-};
+use trellis::{Model, Search, Tree, Trellis, Workload, total_splits, tree_log_potential};
 
 use crate::batch::{dense_trellis, dense_work, per_jet};
 use crate::input::{Input, ginkgo_variant, load, memory_limit};
 use crate::output::{self, leaf_index};
-use crate::progress::Bar;
+use crate::progress::{Bar, options};
 use crate::{ModelArgs, with_cost_model};
 
 /// Largest N accepted by `count` (the number has about N·log10(2N) digits).
@@ -24,18 +22,13 @@ const MAX_COUNT_N: usize = 100_000;
 const WARN_SPLITS_PER_S: f64 = 5e8;
 
 /// Builds the trellis with a progress bar and the memory limit of the arguments.
-pub fn build<P: Potential>(model: P, args: &ModelArgs, progress: bool) -> Result<Trellis<P>> {
+pub fn build<M: Model>(model: M, args: &ModelArgs, progress: bool) -> Result<Trellis<M>> {
     let n = model.num_points();
     let splits = total_splits(n) as u64;
     warn_if_long(n, splits as f64);
     let bar = Bar::new(progress, splits);
     let callback = bar.callback();
-    let options = Options {
-        memory_limit: memory_limit(args),
-        progress: callback
-            .as_ref()
-            .map(|f| f as &(dyn Fn(&str, u64, u64) + Sync)),
-    };
+    let options = options(memory_limit(args), callback.as_ref());
     Ok(Trellis::with_options(model, &options)?)
 }
 
@@ -75,14 +68,6 @@ pub struct TreeJson {
     pub tree: Tree,
 }
 
-/// The summary of a tree's root cluster under a merge model.
-fn summary<M: MergeModel>(model: &M, tree: &Tree) -> M::Cluster {
-    match tree {
-        Tree::Leaf(i) => model.leaf(*i),
-        Tree::Node(l, r) => model.merge(&summary(model, l), &summary(model, r)),
-    }
-}
-
 /// A tree over a weight matrix with its cost (from the weights, any number of
 /// points, independent of β) and `log_potential = -β · cost`.
 pub fn weights_tree_json(
@@ -90,14 +75,22 @@ pub fn weights_tree_json(
     weights: &trellis::Weights,
     tree: Tree,
 ) -> Result<TreeJson> {
-    let model = trellis::Pairwise::new(weights, cost_kind(args)?, 1.0)?;
-    let cost = -tree_log_potential(&model, &tree)?;
+    let cost = with_cost_model!(args.model, weights, 1.0, |model| trellis::tree_cost(
+        &model, &tree
+    )?);
     Ok(TreeJson {
         n: weights.n(),
         log_potential: clean(-args.beta * cost),
         cost: Some(cost),
         tree,
     })
+}
+
+/// The cost of the split of `l ∪ r` into `l` and `r` under a model.
+pub fn split_cost<M: Search>(model: &M, l: &Tree, r: &Tree) -> f64 {
+    let node = Tree::node(l.clone(), r.clone());
+    let cost = |t: &Tree| trellis::tree_cost(model, t).unwrap_or(f64::NAN);
+    cost(&node) - cost(l) - cost(r)
 }
 
 /// Prints a tree over a weight matrix as `map` does: JSON, Newick, or a
@@ -112,7 +105,6 @@ pub fn weights_tree_output(
     json: bool,
     newick: bool,
 ) -> Result<String> {
-    let model = trellis::Pairwise::new(weights, cost_kind(args)?, 1.0)?;
     let out = weights_tree_json(args, weights, tree)?;
     let cost = out.cost.expect("a cost model");
     if json {
@@ -125,9 +117,10 @@ pub fn weights_tree_output(
         "{title} of {} points ({:?} model): cost {cost:.6}, log potential {:.6} at beta {}\n",
         out.n, args.model, out.log_potential, args.beta
     );
-    s += &output::dendrogram(&out.tree, &leaf_index, &|l, r| {
-        let c = -model.log_potential(&summary(&model, l), &summary(&model, r));
-        Some(format!("cost {c:.4}"))
+    with_cost_model!(args.model, weights, 1.0, |model| {
+        s += &output::dendrogram(&out.tree, &leaf_index, &|l, r| {
+            Some(format!("cost {:.4}", split_cost(&model, l, r)))
+        })
     });
     Ok(s)
 }
@@ -138,9 +131,9 @@ pub fn map(args: &ModelArgs, json: bool, newick: bool, progress: bool) -> Result
             let t = dense_trellis(jet, variant(args))?;
             Ok(TreeJson {
                 n: jet.len(),
-                log_potential: t.map_log_potential(),
+                log_potential: t.map().log_potential,
                 cost: None,
-                tree: t.map_tree(),
+                tree: t.map().tree.clone(),
             })
         }),
         // The MAP tree does not depend on beta > 0: search at beta = 1 so that
@@ -149,7 +142,9 @@ pub fn map(args: &ModelArgs, json: bool, newick: bool, progress: bool) -> Result
             let tree = with_cost_model!(args.model, &weights, 1.0, |model| build(
                 model, args, progress
             )?
-            .map_tree());
+            .map()
+            .tree
+            .clone());
             weights_tree_output(args, &weights, tree, "MAP hierarchy", json, newick)
         }
     }
@@ -190,14 +185,6 @@ pub fn score(args: &ModelArgs, tree: Option<&str>, truth: bool, json: bool) -> R
             weights_tree_output(args, &weights, tree, "Tree", json, false)
         }
     }
-}
-
-pub fn cost_kind(args: &ModelArgs) -> Result<trellis::PairwiseCost> {
-    Ok(match args.model {
-        crate::ModelKind::Hcc => trellis::PairwiseCost::Hcc,
-        crate::ModelKind::Dasgupta => trellis::PairwiseCost::Dasgupta,
-        other => bail!("--model {other:?} is not a cost model over weights"),
-    })
 }
 
 #[derive(Serialize)]
@@ -242,7 +229,7 @@ pub(crate) struct ClusterJson {
 }
 
 #[derive(Serialize)]
-struct MarginalsJson {
+pub(crate) struct MarginalsJson {
     n: usize,
     log_z: f64,
     clusters: Vec<ClusterJson>,
@@ -251,8 +238,8 @@ struct MarginalsJson {
 }
 
 /// Every cluster marginal (and the sub-hierarchy's) of a built trellis.
-fn marginals_json<P: Potential>(
-    trellis: &Trellis<P>,
+fn marginals_json<M: Model>(
+    trellis: &Trellis<M>,
     args: &ModelArgs,
     min_p: f64,
     subtree: Option<&Tree>,
@@ -263,12 +250,7 @@ fn marginals_json<P: Potential>(
     let marginals = {
         let bar = Bar::new(progress, terms);
         let callback = bar.callback();
-        trellis.marginals_with(&Options {
-            memory_limit: memory_limit(args),
-            progress: callback
-                .as_ref()
-                .map(|f| f as &(dyn Fn(&str, u64, u64) + Sync)),
-        })?
+        trellis.marginals_with(&options(memory_limit(args), callback.as_ref()))?
     };
     let subtree_p = match subtree {
         Some(t) => {

@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 use anyhow::Result;
-use trellis::{CostModel, Hcc, Matrix, Similarity, Trellis, Weights};
+use trellis::{Hcc, Matrix, Similarity, Trellis, Weights, tree_cost};
 
 use crate::output;
 
@@ -55,13 +55,16 @@ pub fn run() -> Result<String> {
 
     let t = Instant::now();
     let map_trellis = Trellis::new(Hcc::new(&weights, 1.0)?)?;
-    let tree = map_trellis.map_tree();
+    let tree = map_trellis.map().tree.clone();
     let model = map_trellis.model();
-    let cost = model.tree_cost(&tree);
+    let cost = tree_cost(model, &tree)?;
     let map_time = t.elapsed();
     s += &format!("MAP hierarchy (lowest cost {cost:.4}; found in {map_time:.2?}):\n");
     s += &output::dendrogram(&tree, &label, &|l, r| {
-        Some(format!("cost {:.3}", model.split_cost(l.mask(), r.mask())))
+        Some(format!(
+            "cost {:.3}",
+            crate::commands::split_cost(model, l, r)
+        ))
     });
 
     let t = Instant::now();

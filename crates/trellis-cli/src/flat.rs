@@ -1,16 +1,20 @@
 //! `trellis flat ...`: exact inference over all flat clusterings (partitions).
 
-use anyhow::{Result, bail};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
 use clap::{ArgGroup, Args, Subcommand, ValueEnum};
 use serde::Serialize;
-use trellis::flat::{CorrelationClustering, FlatTrellis, Partition, perturb_and_map};
-use trellis::{Options, Weights};
+use trellis::baselines::{Linkage, distances_from_similarities, linkage};
+use trellis::flat::{FlatTrellis, Partition, ScoredPartition, perturb_and_map, tree_partitions};
+use trellis::sparse::SparseTrellis;
+use trellis::{CorrelationClustering, Energy, Points, Set, Summarize, Tree, Weights};
 
 use crate::DataArgs;
 use crate::commands::{ClusterJson, to_json};
 use crate::input::read_weights;
 use crate::output;
-use crate::progress::Bar;
+use crate::progress::{Bar, options};
 
 #[derive(Subcommand, Debug)]
 pub enum FlatCommand {
@@ -57,10 +61,41 @@ pub struct FlatModelArgs {
     pub max_memory: Option<f64>,
 }
 
+/// A family of clusters for a sparse flat trellis.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlatFamily {
+    /// The partitions that cut one hierarchy into some of its nodes (linear time): the
+    /// hierarchy of --tree, or by default the average-linkage tree of the weights.
+    Tree,
+    /// The partitions made of the clusters listed in --clusters FILE, a family closed under
+    /// recursive complement (flat paper, Definition 5); up to 128 points.
+    Clusters,
+}
+
+/// The flags of a sparse flat trellis, shared by `map`, `logz` and `sample`.
+#[derive(Args, Debug)]
+pub struct FlatSparseArgs {
+    /// Restrict the partitions to a family of clusters (approximate; beyond the 30 points of
+    /// the full trellis). The JSON output adds "num_partitions_realised" (a decimal string)
+    /// and "sparsity" (that number over Bell(N)).
+    #[arg(long, value_enum)]
+    sparse: Option<FlatFamily>,
+    /// With --sparse tree: the hierarchy, a nested JSON list or Newick over all points
+    /// [default: average linkage on max(w) - w].
+    #[arg(long, value_name = "TREE", requires = "sparse")]
+    tree: Option<String>,
+    /// With --sparse clusters: one cluster per line, 0-based point indices separated by
+    /// spaces or commas (the whole set is added).
+    #[arg(long, value_name = "FILE", requires = "sparse")]
+    clusters: Option<PathBuf>,
+}
+
 #[derive(Args, Debug)]
 pub struct MapArgs {
     #[command(flatten)]
     model: FlatModelArgs,
+    #[command(flatten)]
+    sparse: FlatSparseArgs,
     /// Print one JSON object {"n", "log_energy", "clusters": [[..], ..]}.
     #[arg(long)]
     json: bool,
@@ -70,6 +105,8 @@ pub struct MapArgs {
 pub struct LogzArgs {
     #[command(flatten)]
     model: FlatModelArgs,
+    #[command(flatten)]
+    sparse: FlatSparseArgs,
     /// Print one JSON object {"n", "log_z"}.
     #[arg(long)]
     json: bool,
@@ -95,6 +132,8 @@ pub struct MarginalsArgs {
 pub struct SampleArgs {
     #[command(flatten)]
     model: FlatModelArgs,
+    #[command(flatten)]
+    sparse: FlatSparseArgs,
     /// Number of samples.
     #[arg(short = 'n', long = "num-samples", value_name = "K")]
     num_samples: usize,
@@ -143,16 +182,161 @@ fn build(
     let n = w.n();
     let bar = Bar::new(progress, (3u64.pow(n.min(40) as u32) - 1) / 2);
     let callback = bar.callback();
-    let options = Options {
-        memory_limit: a.max_memory.map(|g| (g * (1u64 << 30) as f64) as u64),
-        progress: callback
-            .as_ref()
-            .map(|f| f as &(dyn Fn(&str, u64, u64) + Sync)),
-    };
+    let limit = a.max_memory.map(|g| (g * (1u64 << 30) as f64) as u64);
     Ok(FlatTrellis::with_options(
         CorrelationClustering::new(w, beta)?,
-        &options,
+        &options(limit, callback.as_ref()),
     )?)
+}
+
+/// The inference over all partitions, or over those of a family.
+struct Flat {
+    n: usize,
+    energy: CorrelationClustering,
+    log_z: f64,
+    map: ScoredPartition,
+    samples: Box<dyn Fn(usize, u64) -> Vec<Partition>>,
+    /// With a family: the number of partitions it realises (a decimal string)
+    /// and its share of Bell(N).
+    family: Option<(String, f64)>,
+}
+
+/// The clusters of a `--clusters` file.
+fn read_clusters(path: &PathBuf, n: usize) -> Result<Vec<Set>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read --clusters {}", path.display()))?;
+    let mut out = Vec::new();
+    for (k, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut set: Set = 0;
+        for field in line
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|f| !f.is_empty())
+        {
+            let i: usize = field.parse().map_err(|_| {
+                anyhow::anyhow!("--clusters line {}: {field:?} is not a point index", k + 1)
+            })?;
+            if i >= n {
+                bail!(
+                    "--clusters line {}: point {i} is out of range (N = {n})",
+                    k + 1
+                );
+            }
+            set |= 1u128 << i;
+        }
+        out.push(set);
+    }
+    Ok(out)
+}
+
+/// Runs the inference asked for by `a` and `sparse` at `beta`.
+fn infer(a: &FlatModelArgs, sparse: &FlatSparseArgs, beta: f64, progress: bool) -> Result<Flat> {
+    let w = weights(a)?;
+    let n = w.n();
+    let energy = CorrelationClustering::new(&w, beta)?;
+    let family = |realised: &dyn std::fmt::Display, share: f64| Some((realised.to_string(), share));
+    match sparse.sparse {
+        None => {
+            if sparse.tree.is_some() || sparse.clusters.is_some() {
+                bail!("--tree and --clusters choose the family of --sparse");
+            }
+            let t = build(a, &w, beta, progress)?;
+            let t = std::sync::Arc::new(t);
+            let s = std::sync::Arc::clone(&t);
+            Ok(Flat {
+                n,
+                energy,
+                log_z: t.log_z(),
+                map: t.map().clone(),
+                samples: Box::new(move |k, seed| s.samples(k, seed)),
+                family: None,
+            })
+        }
+        Some(FlatFamily::Tree) => {
+            if sparse.clusters.is_some() {
+                bail!("--clusters goes with --sparse clusters, not --sparse tree");
+            }
+            let tree = match &sparse.tree {
+                Some(text) => Tree::parse(text)?,
+                None => linkage(&distances_from_similarities(&w), n, Linkage::Average)?,
+            };
+            let cuts = tree_partitions(&energy, &tree)?;
+            let share =
+                cuts.num_partitions() / trellis::count::bell(n).to_string().parse::<f64>()?;
+            let realised = format!("{:.0}", cuts.num_partitions());
+            Ok(Flat {
+                n,
+                energy,
+                log_z: cuts.log_z(),
+                map: cuts.map().clone(),
+                family: family(&realised, share),
+                samples: Box::new(move |k, seed| cuts.samples(k, seed)),
+            })
+        }
+        Some(FlatFamily::Clusters) => {
+            if sparse.tree.is_some() {
+                bail!("--tree goes with --sparse tree, not --sparse clusters");
+            }
+            let Some(path) = &sparse.clusters else {
+                bail!("--sparse clusters needs --clusters FILE");
+            };
+            if n > trellis::sparse::MAX_SPARSE_POINTS {
+                bail!(
+                    "{n} points is too many for a sparse trellis, which supports at most {}",
+                    trellis::sparse::MAX_SPARSE_POINTS
+                );
+            }
+            let t = SparseTrellis::flat(n, read_clusters(path, n)?)?;
+            let inf = t.infer_flat(&energy)?;
+            Ok(Flat {
+                n,
+                energy,
+                log_z: inf.log_z(),
+                map: inf.map().clone(),
+                family: family(&t.num_partitions_realised(), t.sparsity()),
+                samples: Box::new(move |k, seed| inf.samples(k, seed)),
+            })
+        }
+    }
+}
+
+/// `log E` of a partition at `beta`.
+fn log_energy(w: &CorrelationClustering, p: &Partition) -> f64 {
+    p.iter()
+        .map(|c| w.log_energy(&w.summary(Points::List(c))))
+        .sum()
+}
+
+/// A JSON output with the family's counts when there is one.
+#[derive(Serialize)]
+struct WithFamily<T> {
+    #[serde(flatten)]
+    result: T,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    num_partitions_realised: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sparsity: Option<f64>,
+}
+
+fn with_family<T: Serialize>(result: T, f: &Flat) -> Result<String> {
+    to_json(&WithFamily {
+        result,
+        num_partitions_realised: f.family.as_ref().map(|x| x.0.clone()),
+        sparsity: f.family.as_ref().map(|x| x.1),
+    })
+}
+
+fn family_line(f: &Flat) -> String {
+    match &f.family {
+        Some((realised, share)) => format!(
+            "(over the {realised} partitions of the family, {share:.3e} of all {})\n",
+            output::approx(&trellis::count::bell(f.n))
+        ),
+        None => String::new(),
+    }
 }
 
 fn partition_text(p: &Partition) -> String {
@@ -180,39 +364,42 @@ struct MapJson {
 pub fn run(cmd: &FlatCommand, progress: bool) -> Result<String> {
     match cmd {
         FlatCommand::Map(a) => {
-            let w = weights(&a.model)?;
             // The MAP does not depend on beta > 0: search at beta = 1, report beta * (weight kept).
-            let t = build(&a.model, &w, 1.0, progress)?;
-            let clusters = t.map_clustering();
-            let log_energy = a.model.beta * t.map_log_energy() + 0.0;
+            let f = infer(&a.model, &a.sparse, 1.0, progress)?;
+            let clusters = f.map.clusters.clone();
+            let log_energy = a.model.beta * f.map.log_energy + 0.0;
             if a.json {
-                to_json(&MapJson {
-                    n: w.n(),
-                    log_energy,
-                    clusters,
-                })
+                with_family(
+                    MapJson {
+                        n: f.n,
+                        log_energy,
+                        clusters,
+                    },
+                    &f,
+                )
             } else {
                 Ok(format!(
-                    "MAP partition of {} points into {} clusters: log energy {log_energy:.6} at beta {}\n{}\n",
-                    w.n(),
+                    "MAP partition of {} points into {} clusters: log energy {log_energy:.6} at beta {}\n{}{}\n",
+                    f.n,
                     clusters.len(),
                     a.model.beta,
+                    family_line(&f),
                     partition_text(&clusters)
                 ))
             }
         }
         FlatCommand::Logz(a) => {
-            let w = weights(&a.model)?;
-            let t = build(&a.model, &w, a.model.beta, progress)?;
+            let f = infer(&a.model, &a.sparse, a.model.beta, progress)?;
             if a.json {
-                to_json(&serde_json::json!({"n": w.n(), "log_z": t.log_z()}))
+                with_family(serde_json::json!({"n": f.n, "log_z": f.log_z}), &f)
             } else {
                 Ok(format!(
-                    "log Z = {:.10}\n({} points, {} partitions, beta {})\n",
-                    t.log_z(),
-                    w.n(),
-                    output::approx(&t.num_partitions()),
-                    a.model.beta
+                    "log Z = {:.10}\n({} points, {} partitions, beta {})\n{}",
+                    f.log_z,
+                    f.n,
+                    output::approx(&trellis::count::bell(f.n)),
+                    a.model.beta,
+                    family_line(&f)
                 ))
             }
         }
@@ -270,18 +457,17 @@ pub fn run(cmd: &FlatCommand, progress: bool) -> Result<String> {
             Ok(s)
         }
         FlatCommand::Sample(a) => {
-            let w = weights(&a.model)?;
-            let t = build(&a.model, &w, a.model.beta, progress)?;
-            let samples = t.samples(a.num_samples, a.seed);
+            let f = infer(&a.model, &a.sparse, a.model.beta, progress)?;
+            let samples = (f.samples)(a.num_samples, a.seed);
             if a.json {
-                to_json(&serde_json::json!({"n": w.n(), "samples": samples}))
+                with_family(serde_json::json!({"n": f.n, "samples": samples}), &f)
             } else {
-                let mut s = String::new();
+                let mut s = family_line(&f);
                 for p in &samples {
                     s += &format!(
                         "{}   log P = {:.6}\n",
                         partition_text(p),
-                        t.log_probability(p)?
+                        log_energy(&f.energy, p) - f.log_z
                     );
                 }
                 Ok(s)

@@ -205,6 +205,8 @@ struct LogzArgs {
 struct MarginalsArgs {
     #[command(flatten)]
     model: ModelArgs,
+    #[command(flatten)]
+    sparse: sparse::SparseArgs,
     /// Only list clusters with probability >= P (clusters with p = 0 are never listed).
     #[arg(long, default_value_t = 0.0, value_name = "P")]
     min_p: f64,
@@ -278,10 +280,28 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("error: {e:#}");
+            match flag_hint(&e) {
+                Some(hint) => eprintln!("error: {e:#}; {hint}"),
+                None => eprintln!("error: {e:#}"),
+            }
             ExitCode::from(2)
         }
     }
+}
+
+/// The command-line flags that address a library error (the library's
+/// messages name no flags).
+fn flag_hint(e: &anyhow::Error) -> Option<&'static str> {
+    use trellis::ErrorKind;
+    let kind = e
+        .chain()
+        .find_map(|c| c.downcast_ref::<trellis::Error>())?
+        .kind();
+    Some(match kind {
+        ErrorKind::SearchBudget { .. } => "raise --max-memory, or use --approx",
+        ErrorKind::TimeLimit { .. } => "raise --time-limit, or use --approx",
+        _ => return None,
+    })
 }
 
 /// Runs a command and returns everything it prints on stdout, so that an error
@@ -303,6 +323,12 @@ fn run(cli: Cli) -> anyhow::Result<String> {
         Command::Map(a) => commands::map(&a.model, a.json, a.newick, progress),
         Command::Logz(a) if a.sparse.sparse.is_some() => sparse::logz(&a.model, &a.sparse, a.json),
         Command::Logz(a) => commands::logz(&a.model, a.json, progress),
+        Command::Marginals(a) if a.sparse.sparse.is_some() => {
+            if a.subtree.is_some() {
+                anyhow::bail!("--subtree is not available with --sparse");
+            }
+            sparse::marginals(&a.model, &a.sparse, a.min_p, a.top, a.json)
+        }
         Command::Marginals(a) => commands::marginals(
             &a.model,
             a.min_p,

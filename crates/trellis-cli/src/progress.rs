@@ -1,6 +1,9 @@
 //! Progress bars on stderr for runs that take more than about a second.
 
+use std::ops::ControlFlow;
+
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use trellis::{Options, Progress, ProgressFn};
 
 /// Work (splits or outside terms) below which no bar is drawn: well under a second.
 const MIN_WORK: u64 = 300_000_000;
@@ -26,19 +29,32 @@ impl Bar {
         Bar { bar: Some(bar) }
     }
 
-    /// The callback the library calls with `(stage, done, total)`.
-    pub fn callback(&self) -> Option<impl Fn(&str, u64, u64) + Sync + '_> {
+    /// The callback the library calls with its progress (it never cancels).
+    pub fn callback(&self) -> Option<impl Fn(Progress<'_>) -> ControlFlow<()> + Sync + '_> {
         self.bar.as_ref().map(|bar| {
-            move |stage: &str, done: u64, total: u64| {
-                if bar.length() != Some(total) {
-                    bar.set_length(total);
+            move |p: Progress<'_>| {
+                if bar.length() != Some(p.total) {
+                    bar.set_length(p.total);
                 }
-                if bar.message() != stage {
-                    bar.set_message(stage.to_string());
+                if bar.message() != p.stage {
+                    bar.set_message(p.stage.to_string());
                 }
-                bar.set_position(done);
+                bar.set_position(p.done);
+                ControlFlow::Continue(())
             }
         })
+    }
+}
+
+/// Library options with a memory limit and, when there is one, a bar's callback.
+pub fn options<'a>(
+    memory_limit: Option<u64>,
+    callback: Option<&'a (impl Fn(Progress<'_>) -> ControlFlow<()> + Sync + 'a)>,
+) -> Options<'a> {
+    Options {
+        memory_limit,
+        progress: callback.map(|f| f as ProgressFn<'a>),
+        ..Options::default()
     }
 }
 

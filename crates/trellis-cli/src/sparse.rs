@@ -1,23 +1,23 @@
-//! `--sparse beam|simulator`: `map`, `logz` and `sample` on a sparse trellis
-//! (paper §3) instead of the full one, for problems too large for it. The
-//! JSON output adds `"num_trees_realised"` (the exact number of trees the
-//! sparse trellis realises, a decimal string) and `"sparsity"` (that number
-//! over `(2N-3)!!`).
+//! `--sparse beam|simulator`: `map`, `logz`, `marginals` and `sample` on a
+//! sparse trellis (paper §3) instead of the full one, for problems too large
+//! for it. The JSON output adds `"num_trees_realised"` (the exact number of
+//! trees the sparse trellis realises, a decimal string) and `"sparsity"`
+//! (that number over `(2N-3)!!`).
 
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use trellis::ginkgo::{Ginkgo, Jet, LeafOrdering, SparseJet, beam_trees, simulator_trees};
 use trellis::sparse::{SparseInference, SparseTrellis};
-use trellis::{Pairwise, Tree};
+use trellis::{Tree, set_points};
 
-use crate::ModelArgs;
 use crate::batch::per_jet;
 use crate::commands::{
-    LogzJson, SamplesJson, TreeJson, cost_kind, to_json, variant, weights_tree_json,
+    ClusterJson, LogzJson, SamplesJson, TreeJson, to_json, variant, weights_tree_json,
     weights_tree_output,
 };
 use crate::input::{Input, load};
+use crate::{ModelArgs, with_cost_model};
 
 /// How a sparse trellis is built.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,7 +99,7 @@ impl SparseArgs {
         let k = self.trees()?;
         match self.sparse.expect("--sparse") {
             SparseKind::Beam => {
-                let trees = beam_trees(&Ginkgo::new(jet, v), k);
+                let trees = beam_trees(&Ginkgo::new(jet, v), k)?;
                 Ok(SparseJet::new(jet, v, &trees, LeafOrdering::Given)?)
             }
             SparseKind::Simulator => {
@@ -110,13 +110,14 @@ impl SparseArgs {
         }
     }
 
-    /// The sparse trellis of a weight matrix (beam search only) and its model at `beta`.
+    /// The sparse trellis of a weight matrix (beam search only) and the
+    /// inference on it of the model at `beta`.
     fn weights(
         &self,
         args: &ModelArgs,
         weights: &trellis::Weights,
         beta: f64,
-    ) -> Result<(SparseTrellis, Pairwise)> {
+    ) -> Result<(SparseTrellis, SparseInference)> {
         if self.sparse == Some(SparseKind::Simulator) {
             bail!(
                 "--sparse simulator needs jets (--jets); use --sparse beam for weights and points"
@@ -125,10 +126,17 @@ impl SparseArgs {
         if self.ordering.is_some() {
             bail!("--ordering applies to --sparse simulator");
         }
-        let search = Pairwise::new(weights, cost_kind(args)?, 1.0)?;
-        let trees = beam_trees(&search, self.trees()?);
+        if weights.n() > trellis::sparse::MAX_SPARSE_POINTS {
+            bail!(
+                "{} points is too many for a sparse trellis, which supports at most {}",
+                weights.n(),
+                trellis::sparse::MAX_SPARSE_POINTS
+            );
+        }
+        let trees = with_cost_model!(args.model, weights, 1.0, |m| beam_trees(&m, self.trees()?)?);
         let trellis = SparseTrellis::from_trees(weights.n(), &trees)?;
-        Ok((trellis, Pairwise::new(weights, cost_kind(args)?, beta)?))
+        let inference = with_cost_model!(args.model, weights, beta, |m| trellis.infer(&m)?);
+        Ok((trellis, inference))
     }
 }
 
@@ -152,8 +160,7 @@ fn run<T: Serialize + Send>(
             },
         ),
         Input::Weights(weights) => {
-            let (trellis, model) = sparse.weights(args, &weights, beta_for_weights)?;
-            let inf = trellis.infer(&model)?;
+            let (trellis, inf) = sparse.weights(args, &weights, beta_for_weights)?;
             weights_result(&weights, &trellis, &inf)
         }
     }
@@ -175,15 +182,16 @@ pub fn map(args: &ModelArgs, sparse: &SparseArgs, json: bool, newick: bool) -> R
         sparse,
         1.0,
         |sj, inf, _| {
+            let map = inf.map();
             Ok(TreeJson {
                 n: sj.order.len(),
-                log_potential: inf.map_log_potential(),
+                log_potential: map.log_potential,
                 cost: None,
-                tree: sj.to_jet_leaves(&inf.map_tree()),
+                tree: sj.to_jet_leaves(&map.tree),
             })
         },
         |weights, trellis, inf| {
-            let tree = inf.map_tree().canonical();
+            let tree = inf.map().tree.canonical();
             if json {
                 to_json(&with_sparsity(
                     weights_tree_json(args, weights, tree)?,
@@ -276,6 +284,70 @@ pub fn sample(
                 Ok(summary_line(trellis)
                     + &samples.iter().map(|t| format!("{t}\n")).collect::<String>())
             }
+        },
+    )
+}
+
+/// The marginals of the vertices of a sparse trellis, as `marginals` prints them.
+#[derive(Serialize)]
+struct SparseMarginalsJson {
+    n: usize,
+    log_z: f64,
+    clusters: Vec<ClusterJson>,
+}
+
+fn marginals_json(
+    n: usize,
+    inf: &SparseInference,
+    min_p: f64,
+    leaf: impl Fn(usize) -> usize,
+) -> SparseMarginalsJson {
+    SparseMarginalsJson {
+        n,
+        log_z: inf.log_z(),
+        clusters: inf
+            .marginals()
+            .clusters(min_p)
+            .into_iter()
+            .map(|(c, p)| {
+                let mut members: Vec<usize> = set_points(c).map(&leaf).collect();
+                members.sort_unstable();
+                ClusterJson { members, p }
+            })
+            .collect(),
+    }
+}
+
+pub fn marginals(
+    args: &ModelArgs,
+    sparse: &SparseArgs,
+    min_p: f64,
+    top: usize,
+    json: bool,
+) -> Result<String> {
+    run(
+        args,
+        sparse,
+        args.beta,
+        |sj, inf, _| Ok(marginals_json(sj.order.len(), inf, min_p, |r| sj.order[r])),
+        |weights, trellis, inf| {
+            let out = marginals_json(weights.n(), inf, min_p, |i| i);
+            if json {
+                return to_json(&with_sparsity(out, trellis));
+            }
+            let mut s = format!(
+                "log Z = {:.10} over the realised trees\n{}{} clusters of the sparse trellis have \
+                 p > 0; the {} most probable:\n",
+                out.log_z,
+                summary_line(trellis),
+                out.clusters.len(),
+                top.min(out.clusters.len())
+            );
+            for c in out.clusters.iter().take(top) {
+                let names: Vec<String> = c.members.iter().map(usize::to_string).collect();
+                s += &format!("  {:.6}  {{{}}}\n", c.p, names.join(", "));
+            }
+            Ok(s)
         },
     )
 }

@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde::Serialize;
-use trellis::astar::{self, ApproxOptions, GinkgoHeuristic, GinkgoSearch, HccSearch, SearchModel};
+use trellis::astar::{self, ApproxOptions};
 use trellis::baselines::{self as agglomerative, Linkage};
-use trellis::ginkgo::{Ginkgo, Jet, SimulatorParams, Variant, generate_jet};
-use trellis::{Matrix, Pairwise, PairwiseCost, Tree, Trellis, Weights};
+use trellis::ginkgo::{Ginkgo, Heuristic, Jet, SimulatorParams, Variant, generate_jet};
+use trellis::{Hcc, Matrix, Options, Tree, Trellis, Weights, tree_cost};
 
 use crate::svg::{Plot, Series, Style};
 use crate::timing::best_of;
@@ -109,8 +109,8 @@ fn approx_options(seed: u64) -> ApproxOptions {
 fn jet_runs(jet: &Jet, exact: bool, seed: u64) -> Result<Vec<Run>> {
     let n = jet.len();
     let merge = Ginkgo::new(jet, Variant::Current);
-    let h0 = GinkgoSearch::new(jet, Variant::Current, GinkgoHeuristic::H0)?;
-    let cost_of = |t: &Tree| h0.tree_cost(t);
+    let h0 = merge.clone().with_heuristic(Heuristic::H0);
+    let cost_of = |t: &Tree| tree_cost(&h0, t).unwrap_or(f64::NAN);
     let mut runs = Vec::new();
     let mut push = |method, cost: f64, seconds, splits, explored| {
         runs.push(Run {
@@ -123,11 +123,11 @@ fn jet_runs(jet: &Jet, exact: bool, seed: u64) -> Result<Vec<Run>> {
             explored,
         })
     };
-    let (s, greedy) = best_of(1, || Ok(agglomerative::greedy(&merge).tree))?;
+    let (s, greedy) = best_of(1, || Ok(agglomerative::greedy(&merge)?.tree))?;
     push("greedy", cost_of(&greedy), s, None, None);
     let (s, beams) = best_of(1, || {
         Ok(
-            agglomerative::beam_search(&merge, agglomerative::compact_beam_width(n))
+            agglomerative::beam_search(&merge, agglomerative::compact_beam_width(n))?
                 .into_iter()
                 .map(|a| a.tree)
                 .collect::<Vec<_>>(),
@@ -135,26 +135,28 @@ fn jet_runs(jet: &Jet, exact: bool, seed: u64) -> Result<Vec<Run>> {
     })?;
     push("beam", cost_of(&beams[0]), s, None, None);
     if exact {
-        let (s, dp) = best_of(1, || Ok(-Trellis::new(merge.dense()?)?.map_log_potential()))?;
+        let (s, dp) = best_of(1, || Ok(-Trellis::new(&merge)?.map().log_potential))?;
         push("dp", dp, s, Some(trellis::total_splits(n) as u64), None);
-        for (name, h) in [
-            ("astar-h0", GinkgoHeuristic::H0),
-            ("astar-h1", GinkgoHeuristic::H1),
-        ] {
-            let model = GinkgoSearch::new(jet, Variant::Current, h)?;
-            let (s, o) = best_of(1, || Ok(astar::exact(&model, &astar::Options::default())?))?;
+        for (name, h) in [("astar-h0", Heuristic::H0), ("astar-h1", Heuristic::H1)] {
+            let model = merge.clone().with_heuristic(h);
+            let (s, o) = best_of(1, || Ok(astar::exact(&model, &Options::default())?))?;
             push(name, o.cost, s, Some(o.splits), Some(o.explored));
         }
     }
     // Approximate A* starts from the beam-search trees and the greedy tree;
     // its time includes building them.
     let (s, o) = best_of(1, || {
-        let mut init = agglomerative::beam_search(&merge, agglomerative::compact_beam_width(n))
+        let mut init = agglomerative::beam_search(&merge, agglomerative::compact_beam_width(n))?
             .into_iter()
             .map(|a| a.tree)
             .collect::<Vec<_>>();
-        init.push(agglomerative::greedy(&merge).tree);
-        Ok(astar::approximate(&h0, &init, &approx_options(seed))?)
+        init.push(agglomerative::greedy(&merge)?.tree);
+        Ok(astar::approximate(
+            &h0,
+            &init,
+            &approx_options(seed),
+            &Options::default(),
+        )?)
     })?;
     push("approx-astar", o.cost, s, Some(o.splits), Some(o.explored));
     Ok(runs)
@@ -245,7 +247,7 @@ fn aloi_runs(dir: &Path, exact_max: usize, seed: u64) -> Result<Vec<Run>> {
             continue;
         }
         eprintln!("ALOI {id} ({n} points)");
-        let model = HccSearch::new(&w, 1.0)?;
+        let model = Hcc::new(&w, 1.0)?;
         let mut push = |method, cost: f64, seconds, splits, explored| {
             runs.push(Run {
                 dataset: id.clone(),
@@ -259,20 +261,24 @@ fn aloi_runs(dir: &Path, exact_max: usize, seed: u64) -> Result<Vec<Run>> {
         };
         let d = agglomerative::distances_from_similarities(&w);
         let (s, greedy) = best_of(1, || Ok(agglomerative::linkage(&d, n, Linkage::Average)?))?;
-        push("greedy", model.tree_cost(&greedy), s, None, None);
+        push("greedy", tree_cost(&model, &greedy)?, s, None, None);
         if n <= exact_max {
-            let (s, o) = best_of(1, || Ok(astar::exact(&model, &astar::Options::default())?))?;
+            let (s, o) = best_of(1, || Ok(astar::exact(&model, &Options::default())?))?;
             push("astar", o.cost, s, Some(o.splits), Some(o.explored));
         }
         let (s, o) = best_of(1, || {
-            let merge = Pairwise::new(&w, PairwiseCost::Hcc, 1.0)?;
             let mut init: Vec<Tree> =
-                agglomerative::beam_search(&merge, agglomerative::compact_beam_width(n))
+                agglomerative::beam_search(&model, agglomerative::compact_beam_width(n))?
                     .into_iter()
                     .map(|a| a.tree)
                     .collect();
             init.push(greedy.clone());
-            Ok(astar::approximate(&model, &init, &approx_options(seed))?)
+            Ok(astar::approximate(
+                &model,
+                &init,
+                &approx_options(seed),
+                &Options::default(),
+            )?)
         })?;
         push("approx-astar", o.cost, s, Some(o.splits), Some(o.explored));
     }

@@ -9,7 +9,8 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use rand::RngExt;
 use serde::Serialize;
-use trellis::{Dasgupta, Hcc, Matrix, Trellis, Weights, Workload, total_splits};
+use trellis::astar::{self, Outcome};
+use trellis::{Dasgupta, Hcc, Matrix, Options, Search, Trellis, Weights, Workload, total_splits};
 
 use crate::astar::jet_params;
 use crate::timing::best_of;
@@ -64,9 +65,16 @@ struct AstarRow {
     cost: f64,
 }
 
+/// The DP's optimum and exact A*'s outcome on one model, each the best of `repeats` runs:
+/// `(DP seconds, DP cost, A* seconds, A* outcome)`.
+fn compare<M: Search>(model: &M, repeats: usize) -> Result<(f64, f64, f64, Outcome)> {
+    let (dp_s, dp) = best_of(repeats, || Ok(-Trellis::new(model)?.map().log_potential))?;
+    let (a_s, o) = best_of(repeats, || Ok(astar::exact(model, &Options::default())?))?;
+    Ok((dp_s, dp, a_s, o))
+}
+
 /// Exact A* against the DP on one problem per size.
 pub fn run(args: &AstarBenchArgs) -> Result<String> {
-    use trellis::astar::{self, DasguptaSearch, GinkgoHeuristic, GinkgoSearch, HccSearch, Options};
     use trellis::ginkgo::{Ginkgo, Variant, generate_jet};
     let mut out = String::new();
     if !args.json {
@@ -87,37 +95,15 @@ pub fn run(args: &AstarBenchArgs) -> Result<String> {
                     Variant::Legacy
                 };
                 let jet = generate_jet(&jet_params(n), args.seed, 0, n, n)?;
-                let merge = Ginkgo::new(&jet, variant);
-                let (dp_s, dp) = best_of(args.repeats, || {
-                    Ok(-Trellis::new(merge.dense()?)?.map_log_potential())
-                })?;
-                let model = GinkgoSearch::new(&jet, variant, GinkgoHeuristic::H0)?;
-                let (a_s, o) = best_of(args.repeats, || {
-                    Ok(astar::exact(&model, &Options::default())?)
-                })?;
-                (dp_s, dp, a_s, o)
+                compare(&Ginkgo::new(&jet, variant), args.repeats)?
             }
-            ModelKind::Hcc => {
-                let w = random_weights(n, args.seed)?;
-                let model = Hcc::new(&w, 1.0)?;
-                let (dp_s, dp) = best_of(args.repeats, || {
-                    Ok(-Trellis::new(&model)?.map_log_potential())
-                })?;
-                let m = HccSearch::new(&w, 1.0)?;
-                let (a_s, o) =
-                    best_of(args.repeats, || Ok(astar::exact(&m, &Options::default())?))?;
-                (dp_s, dp, a_s, o)
-            }
+            ModelKind::Hcc => compare(
+                &Hcc::new(&random_weights(n, args.seed)?, 1.0)?,
+                args.repeats,
+            )?,
             ModelKind::Dasgupta => {
                 let w = absolute(&random_weights(n, args.seed)?)?;
-                let model = Dasgupta::new(&w, 1.0)?;
-                let (dp_s, dp) = best_of(args.repeats, || {
-                    Ok(-Trellis::new(&model)?.map_log_potential())
-                })?;
-                let m = DasguptaSearch::new(&w, 1.0)?;
-                let (a_s, o) =
-                    best_of(args.repeats, || Ok(astar::exact(&m, &Options::default())?))?;
-                (dp_s, dp, a_s, o)
+                compare(&Dasgupta::new(&w, 1.0)?, args.repeats)?
             }
         };
         if (o.cost - dp).abs() > 1e-7 * dp.abs().max(1.0) {

@@ -37,7 +37,8 @@ use anyhow::{Result, bail};
 use clap::Args;
 use rand::RngExt;
 use serde::Serialize;
-use trellis::flat::{CorrelationClustering, FlatTrellis, perturb_and_map};
+use trellis::CorrelationClustering;
+use trellis::flat::{FlatTrellis, perturb_and_map};
 use trellis::random::{SeededRng, standard_normal};
 use trellis::{Matrix, Weights};
 
@@ -377,7 +378,7 @@ pub fn flat(args: &FlatExperimentArgs) -> Result<String> {
         .iter()
         .map(|q| q.perturb_and_map - q.marginal)
         .collect();
-    let map = trellis.map_clustering();
+    let map = trellis.map().clusters.clone();
     let report = Report {
         data: source,
         names: names.clone(),
@@ -385,7 +386,7 @@ pub fn flat(args: &FlatExperimentArgs) -> Result<String> {
         beta: args.beta,
         log_z: trellis.log_z(),
         partitions: trellis.num_partitions().to_string(),
-        map_log_energy: trellis.map_log_energy(),
+        map_log_energy: trellis.map().log_energy,
         map_clusters: map
             .iter()
             .map(|c| c.iter().map(|&i| names[i].clone()).collect())

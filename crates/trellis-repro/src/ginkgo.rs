@@ -106,9 +106,9 @@ fn variant_name(v: Variant) -> &'static str {
 /// The log-likelihoods of the exact MAP, the beam search's best tree and the greedy tree.
 fn three_values(jet: &Jet, variant: Variant) -> Result<(f64, f64, f64)> {
     let model = Ginkgo::new(jet, variant);
-    let exact = Trellis::new(model.dense()?)?.map_log_potential();
-    let beam = beam_search(&model, default_beam_width(jet.len()))[0].log_potential;
-    Ok((exact, beam, greedy(&model).log_potential))
+    let exact = Trellis::new(&model)?.map().log_potential;
+    let beam = beam_search(&model, default_beam_width(jet.len()))?[0].log_potential;
+    Ok((exact, beam, greedy(&model)?.log_potential))
 }
 
 fn table1(jets: &[Jet], variant: Variant) -> Result<Table1> {
@@ -159,7 +159,7 @@ struct Posterior {
 /// Fig. 6: every tree's sampled frequency against its exact probability.
 fn posterior(jet: &Jet, variant: Variant, k: usize, seed: u64) -> Result<Posterior> {
     let model = Ginkgo::new(jet, variant);
-    let trellis = Trellis::new(model.dense()?)?;
+    let trellis = Trellis::new(model)?;
     let mut counts = std::collections::HashMap::new();
     for t in trellis.samples(k, seed) {
         *counts.entry(t.canonical().to_string()).or_insert(0usize) += 1;
@@ -249,7 +249,7 @@ fn evaluate(
             trellis
                 .infer(&model)
                 .ok()
-                .map(|inf| inf.map_log_potential() - greedy_value)
+                .map(|inf| inf.map().log_potential - greedy_value)
                 .filter(|v| v.is_finite())
         })
         .collect();
@@ -293,7 +293,7 @@ fn sparse_curve(
         .map(|i| {
             let jet = generate_jet(&params, training_seed, i, n, n)?;
             let model = Ginkgo::new(&jet, variant);
-            let best = beam_search(&model, default_beam_width(n))
+            let best = beam_search(&model, default_beam_width(n))?
                 .swap_remove(0)
                 .tree;
             Ok(to_positions(

@@ -2,8 +2,9 @@
 //! synthetic data, checked against the library's exact and Perturb-and-MAP
 //! marginals, and its refusals.
 
+use trellis::CorrelationClustering;
 use trellis::Weights;
-use trellis::flat::{CorrelationClustering, FlatTrellis, perturb_and_map};
+use trellis::flat::{FlatTrellis, perturb_and_map};
 
 use crate::util::*;
 

@@ -135,7 +135,7 @@ pub use dense::{Marginals, Sampler, Trellis, num_positive_trees};
 pub use error::{Error, ErrorKind, Result};
 pub use models::{
     Cluster, CorrelationClustering, Dasgupta, Energy, General, Hcc, Model, Search, Separable,
-    Summarize, tree_cost, tree_log_potential,
+    Summarize, Terms, tree_cost, tree_log_potential,
 };
 
 /// The README's code examples, compiled and run as doctests.

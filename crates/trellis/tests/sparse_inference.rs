@@ -47,6 +47,9 @@ fn random_family(n: usize, k: usize, extra: usize, g: &mut Gen) -> Vec<Set> {
     family
 }
 
+/// `log φ` of a tree given by its splits.
+type LogPhi<'a> = &'a dyn Fn(&[(Mask, Mask)]) -> f64;
+
 /// Checks every vertex marginal of `model` on `t` against the realised trees
 /// weighted by `log_phi`.
 fn check_marginals<M: trellis::Model>(
@@ -54,7 +57,7 @@ fn check_marginals<M: trellis::Model>(
     n: usize,
     t: &SparseTrellis,
     model: &M,
-    log_phi: &dyn Fn(&[(Mask, Mask)]) -> f64,
+    log_phi: LogPhi<'_>,
 ) {
     let vertices: HashSet<Set> = t.clusters().iter().copied().collect();
     let realised: Vec<(Vec<Mask>, f64)> = oracle::trees(n)
@@ -135,7 +138,10 @@ fn sparse_marginals_match_brute_force_over_the_realised_trees() {
     }
     assert_eq!(cases, 150);
     // Most families keep a tree of non-zero potential under the forbidden splits.
-    assert!(hash_cases >= 75, "only {hash_cases} cases with the hash model");
+    assert!(
+        hash_cases >= 75,
+        "only {hash_cases} cases with the hash model"
+    );
 }
 
 #[test]
@@ -242,7 +248,8 @@ fn tv_bound(m: usize, k: usize) -> f64 {
 /// Compares samples with the exact distribution `log_w` over `outcomes`.
 fn check_frequencies(what: &str, outcomes: &[Vec<Set>], log_w: &[f64], samples: &[Partition]) {
     let log_z = oracle::log_sum_exp(log_w.iter().copied());
-    let index: HashMap<&Vec<Set>, usize> = outcomes.iter().enumerate().map(|(i, o)| (o, i)).collect();
+    let index: HashMap<&Vec<Set>, usize> =
+        outcomes.iter().enumerate().map(|(i, o)| (o, i)).collect();
     let mut counts = vec![0usize; outcomes.len()];
     for s in samples {
         let i = index
@@ -270,7 +277,9 @@ fn flat_sparse_trellis_log_z_map_and_samples_match_brute_force() {
         let energy = |c: Set| cc.log_energy(&cc.summary(Points::Set(c)));
         // A closed family: the closure of a random tree's clusters (without
         // singletons, which would close it to every subset).
-        let tree = oracle::trees(n)[g.below(oracle::trees(n).len())].tree.clone();
+        let tree = oracle::trees(n)[g.below(oracle::trees(n).len())]
+            .tree
+            .clone();
         let seed = oracle::clusters_of(&tree).into_iter().map(|c| c as Set);
         let t = SparseTrellis::flat(n, closure(seed)).unwrap();
         let family: HashSet<Set> = t.clusters().iter().copied().collect();
@@ -288,7 +297,12 @@ fn flat_sparse_trellis_log_z_map_and_samples_match_brute_force() {
         let map_sets = as_sets(&inf.map().clusters);
         let map_value: f64 = map_sets.iter().map(|&c| energy(c)).sum();
         assert!((map_value - want_map).abs() <= 1e-9 * want_map.abs().max(1.0));
-        check_frequencies(&format!("flat sparse n {n}"), &outcomes, &log_w, &inf.samples(20_000, 3));
+        check_frequencies(
+            &format!("flat sparse n {n}"),
+            &outcomes,
+            &log_w,
+            &inf.samples(20_000, 3),
+        );
         // The same seed gives the same samples.
         assert_eq!(inf.samples(50, 11), inf.samples(50, 11));
     }
@@ -298,7 +312,13 @@ fn flat_sparse_trellis_log_z_map_and_samples_match_brute_force() {
 fn flat_sparse_samples_avoid_forbidden_clusters() {
     // Clusters holding both 0 and 1 are forbidden.
     let n = 5;
-    let f = |c: Set| if c & 0b11 == 0b11 { f64::NEG_INFINITY } else { 0.1 * c.count_ones() as f64 };
+    let f = |c: Set| {
+        if c & 0b11 == 0b11 {
+            f64::NEG_INFINITY
+        } else {
+            0.1 * c.count_ones() as f64
+        }
+    };
     let energy = FnEnergy { n, f };
     let t = SparseTrellis::flat(n, 1..1u128 << n).unwrap();
     let family: HashSet<Set> = t.clusters().iter().copied().collect();
@@ -321,7 +341,9 @@ fn tree_cuts_log_z_map_and_samples_match_brute_force() {
     for n in 2..=7 {
         let w = random_weights(n, &mut g);
         let cc = CorrelationClustering::new(&lib_weights(&w), 1.1).unwrap();
-        let tree: Tree = oracle::trees(n)[g.below(oracle::trees(n).len())].tree.clone();
+        let tree: Tree = oracle::trees(n)[g.below(oracle::trees(n).len())]
+            .tree
+            .clone();
         let nodes: HashSet<Set> = oracle::clusters_of(&tree)
             .into_iter()
             .map(|c| c as Set)
@@ -330,7 +352,11 @@ fn tree_cuts_log_z_map_and_samples_match_brute_force() {
         let outcomes = partitions_within(oracle::all(n) as Set, &nodes);
         let log_w: Vec<f64> = outcomes
             .iter()
-            .map(|p| p.iter().map(|&c| cc.log_energy(&cc.summary(Points::Set(c)))).sum())
+            .map(|p| {
+                p.iter()
+                    .map(|&c| cc.log_energy(&cc.summary(Points::Set(c))))
+                    .sum()
+            })
             .collect();
         let cuts = tree_partitions(&cc, &tree).unwrap();
         assert_eq!(cuts.num_partitions(), outcomes.len() as f64);
@@ -338,6 +364,11 @@ fn tree_cuts_log_z_map_and_samples_match_brute_force() {
         assert!((cuts.log_z() - want_z).abs() <= 1e-9 * want_z.abs().max(1.0));
         let want_map = log_w.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         assert!((cuts.map().log_energy - want_map).abs() <= 1e-9 * want_map.abs().max(1.0));
-        check_frequencies(&format!("tree cuts n {n}"), &outcomes, &log_w, &cuts.samples(20_000, 4));
+        check_frequencies(
+            &format!("tree cuts n {n}"),
+            &outcomes,
+            &log_w,
+            &cuts.samples(20_000, 4),
+        );
     }
 }

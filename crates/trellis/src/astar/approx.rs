@@ -3,8 +3,8 @@
 
 use std::time::Instant;
 
-use rand::seq::SliceRandom;
 use rand::RngExt;
+use rand::seq::SliceRandom;
 
 use super::engine::{
     Children, Engine, Outcome, all_splits, check_points, search_budget, single_point,
@@ -95,7 +95,13 @@ fn summary<M: Search + ?Sized>(model: &M, set: Set) -> M::Summary {
 }
 
 /// The summary of `set` with point `x` added (`added`) or removed.
-fn moved<M: Search + ?Sized>(model: &M, set: Set, s: &M::Summary, x: usize, added: bool) -> M::Summary {
+fn moved<M: Search + ?Sized>(
+    model: &M,
+    set: Set,
+    s: &M::Summary,
+    x: usize,
+    added: bool,
+) -> M::Summary {
     let cluster = Cluster {
         points: Points::Set(set),
         summary: s,
@@ -233,7 +239,12 @@ impl Sparse {
                             moved(model, a, &sa, x, true),
                             sb.clone(),
                         ));
-                        out.push(Candidate::new(a, b | bit, sa, moved(model, b, &sb, x, true)));
+                        out.push(Candidate::new(
+                            a,
+                            b | bit,
+                            sa,
+                            moved(model, b, &sb, x, true),
+                        ));
                     } else {
                         let (from, other, fs, os) = if a & bit != 0 {
                             (a, b, sa, sb)
@@ -671,9 +682,7 @@ fn small_exact<M: Search + ?Sized>(model: &M, v: Set) -> Option<(f64, Tree)> {
             let (a, b) = (low | sub, rest ^ sub);
             // No pruning on `cost[a] + cost[b]`: a split may cost less than
             // zero (a Ginkgo split likelihood above 1).
-            let total = cost[a]
-                + cost[b]
-                + model.split_cost(&stats[s], &stats[a], &stats[b]);
+            let total = cost[a] + cost[b] + model.split_cost(&stats[s], &stats[a], &stats[b]);
             if total < best {
                 best = total;
                 best_arg = a;

@@ -89,9 +89,9 @@ pub fn exact<M: Search + ?Sized>(model: &M, options: &Options<'_>) -> Result<Out
 /// The memory budget of a search: the limit given, or half the memory
 /// available (4 GiB when unknown).
 pub(super) fn search_budget(options: &Options<'_>) -> u64 {
-    options.memory_limit.unwrap_or_else(|| {
-        crate::base::memory::available_memory().unwrap_or(8 << 30) / 2
-    })
+    options
+        .memory_limit
+        .unwrap_or_else(|| crate::base::memory::available_memory().unwrap_or(8 << 30) / 2)
 }
 
 pub(super) fn check_points(n: usize) -> Result<usize> {
@@ -124,7 +124,11 @@ pub(super) fn single_point<M: Search + ?Sized>(model: &M) -> Outcome {
     }
 }
 
-pub(super) fn outcome<M: Search + ?Sized>(model: &M, tree: Tree, search: &Engine<'_, M>) -> Outcome {
+pub(super) fn outcome<M: Search + ?Sized>(
+    model: &M,
+    tree: Tree,
+    search: &Engine<'_, M>,
+) -> Outcome {
     let tree = tree.canonical();
     let cost = tree_cost(model, &tree).unwrap_or(f64::NAN);
     Outcome {

@@ -39,7 +39,7 @@
 //!
 //! # Heuristics and exactness
 //!
-//! Any model with the [`Search`] extension works: it supplies the split cost
+//! Any model with the [`Search`](crate::Search) extension works: it supplies the split cost
 //! (from the cluster summaries, so O(1) per split) and the heuristic. Built in:
 //!
 //! | model | heuristic | admissible |

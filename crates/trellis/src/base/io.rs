@@ -257,7 +257,12 @@ mod tests {
                 .to_string()
                 .contains("not a number")
         );
-        assert!(parse_csv("1,2\n3\n", false).unwrap_err().to_string().contains("line 2"));
+        assert!(
+            parse_csv("1,2\n3\n", false)
+                .unwrap_err()
+                .to_string()
+                .contains("line 2")
+        );
         assert!(parse_csv("1,x\n3,4\n", true).is_ok()); // first row is a header
         assert!(
             parse_csv("1,2\n3,x\n", true)
@@ -294,7 +299,12 @@ mod tests {
 
     #[test]
     fn npy_errors() {
-        assert!(parse_npy(b"hello").unwrap_err().to_string().contains("magic"));
+        assert!(
+            parse_npy(b"hello")
+                .unwrap_err()
+                .to_string()
+                .contains("magic")
+        );
         let m = Matrix {
             rows: 2,
             cols: 2,
@@ -310,6 +320,11 @@ mod tests {
         let mut bad = bytes.clone();
         let at = bad.windows(3).position(|w| w == b"<f8").unwrap();
         bad[at + 1] = b'i';
-        assert!(parse_npy(&bad).unwrap_err().to_string().contains("unsupported dtype"));
+        assert!(
+            parse_npy(&bad)
+                .unwrap_err()
+                .to_string()
+                .contains("unsupported dtype")
+        );
     }
 }

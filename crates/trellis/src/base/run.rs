@@ -79,7 +79,11 @@ pub(crate) struct Ticker<'a> {
 impl<'a> Ticker<'a> {
     /// A ticker for `total` units of `stage`; reports 0 done (and may be
     /// cancelled right away).
-    pub(crate) fn new(options: &Options<'a>, stage: &'static str, total: u64) -> Result<Ticker<'a>> {
+    pub(crate) fn new(
+        options: &Options<'a>,
+        stage: &'static str,
+        total: u64,
+    ) -> Result<Ticker<'a>> {
         let t = Ticker {
             f: options.progress,
             stage,

@@ -167,22 +167,37 @@ impl<S> Part<S> {
 /// The union of two clusters and `log ψ` of merging them (NaN read as `-∞`,
 /// an impossible merge); the part holding the lowest point is the left one.
 #[inline]
-fn merged<M: Model + ?Sized>(model: &M, a: &Part<M::Summary>, b: &Part<M::Summary>) -> (Part<M::Summary>, f64) {
+fn merged<M: Model + ?Sized>(
+    model: &M,
+    a: &Part<M::Summary>,
+    b: &Part<M::Summary>,
+) -> (Part<M::Summary>, f64) {
     let summary = model.merge(a.view(), b.view());
-    let (l, r) = if a.points[0] < b.points[0] { (a, b) } else { (b, a) };
+    let (l, r) = if a.points[0] < b.points[0] {
+        (a, b)
+    } else {
+        (b, a)
+    };
     let s = model.log_potential(&summary, &l.summary, &r.summary);
     let mut points = Vec::with_capacity(a.points.len() + b.points.len());
     points.extend_from_slice(&a.points);
     points.extend_from_slice(&b.points);
     points.sort_unstable();
-    (Part { points, summary }, if s.is_nan() { f64::NEG_INFINITY } else { s })
+    (
+        Part { points, summary },
+        if s.is_nan() { f64::NEG_INFINITY } else { s },
+    )
 }
 
 /// `log ψ` of merging two clusters (see [`merged`]).
 #[inline]
 fn score<M: Model + ?Sized>(model: &M, a: &Part<M::Summary>, b: &Part<M::Summary>) -> f64 {
     let summary = model.merge(a.view(), b.view());
-    let (l, r) = if a.points[0] < b.points[0] { (a, b) } else { (b, a) };
+    let (l, r) = if a.points[0] < b.points[0] {
+        (a, b)
+    } else {
+        (b, a)
+    };
     let s = model.log_potential(&summary, &l.summary, &r.summary);
     if s.is_nan() { f64::NEG_INFINITY } else { s }
 }

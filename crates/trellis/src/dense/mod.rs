@@ -116,7 +116,10 @@ impl<M: Model> std::fmt::Debug for Trellis<M> {
 /// kept once built.
 fn bytes_needed<M: Model + ?Sized>(model: &M) -> (u64, u64) {
     let (kept, build) = Potentials::<M::Summary>::bytes_per_subset(model);
-    ((kept + INSIDE_PEAK_BYTES).max(build), kept + memory::INSIDE_KEPT_BYTES)
+    (
+        (kept + INSIDE_PEAK_BYTES).max(build),
+        kept + memory::INSIDE_KEPT_BYTES,
+    )
 }
 
 impl<M: Model> Trellis<M> {
@@ -130,7 +133,11 @@ impl<M: Model> Trellis<M> {
     pub fn with_options(model: M, options: &Options<'_>) -> Result<Trellis<M>> {
         let n = model.num_points();
         let (peak, _) = bytes_needed(&model);
-        memory::check_dense(n, peak.saturating_mul(1u64 << n.min(63)), options.memory_limit)?;
+        memory::check_dense(
+            n,
+            peak.saturating_mul(1u64 << n.min(63)),
+            options.memory_limit,
+        )?;
         let mut ticker = Ticker::new(options, "inside", total_splits(n) as u64)?;
         let potentials = Potentials::new(&model);
         let size = 1usize << n;

@@ -83,7 +83,9 @@ impl<M: Model> Trellis<M> {
         let mut log_out = vec![f64::NEG_INFINITY; 1usize << n];
         log_out[self.root() as usize] = 0.0;
         match inside.potentials().scaled() {
-            Some(sep) => outside_separable(n, sep, inside.log_z_table(), &mut log_out, &mut ticker)?,
+            Some(sep) => {
+                outside_separable(n, sep, inside.log_z_table(), &mut log_out, &mut ticker)?
+            }
             None => outside_general(inside, &mut log_out, &mut ticker)?,
         }
         Ok(Marginals {

@@ -23,9 +23,9 @@ use rand::{Rng, RngExt};
 
 use crate::base::run::{Options, Ticker};
 use crate::base::set::{Mask, for_each_split, lowest};
-use crate::error::Result;
 use crate::base::tree::Tree;
 use crate::dense::{Inside, Trellis};
+use crate::error::Result;
 use crate::models::Model;
 
 /// Clusters at least this large get their split distribution cached.

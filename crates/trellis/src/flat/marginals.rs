@@ -59,7 +59,6 @@ impl<E: Energy> FlatTrellis<E> {
             pairwise: matrix,
         }
     }
-
 }
 
 /// Every cluster's marginal and the pairwise co-clustering matrix of a [`FlatTrellis`].
@@ -126,4 +125,3 @@ impl FlatMarginals {
         out
     }
 }
-

@@ -403,7 +403,6 @@ impl<E: Energy> FlatTrellis<E> {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

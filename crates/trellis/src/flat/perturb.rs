@@ -18,35 +18,35 @@ pub fn perturb_and_map(weights: &Weights, beta: f64, k: usize, seed: u64) -> Res
     check_beta(beta)?;
     let n = weights.n();
     let counts = par::collect_range(k, true, |s| {
-            let mut rng = crate::random::rng(crate::random::stream_seed(seed, s));
-            let mut w = vec![0.0; n * n];
-            for i in 0..n {
-                for j in i + 1..n {
-                    let u: f64 = rng.random();
-                    let gumbel = -(-(u.max(f64::MIN_POSITIVE)).ln()).ln();
-                    let v = beta * weights.get(i, j) + gumbel;
-                    w[i * n + j] = v;
-                    w[j * n + i] = v;
+        let mut rng = crate::random::rng(crate::random::stream_seed(seed, s));
+        let mut w = vec![0.0; n * n];
+        for i in 0..n {
+            for j in i + 1..n {
+                let u: f64 = rng.random();
+                let gumbel = -(-(u.max(f64::MIN_POSITIVE)).ln()).ln();
+                let v = beta * weights.get(i, j) + gumbel;
+                w[i * n + j] = v;
+                w[j * n + i] = v;
+            }
+        }
+        let perturbed = Weights::from_matrix(&Matrix {
+            rows: n,
+            cols: n,
+            data: w,
+        })?;
+        let t = FlatTrellis::new(CorrelationClustering::new(&perturbed, 1.0)?)?;
+        let mut together = vec![0u32; n * n];
+        for c in &t.map().clusters {
+            for (a, &i) in c.iter().enumerate() {
+                for &j in &c[a + 1..] {
+                    together[i * n + j] += 1;
                 }
             }
-            let perturbed = Weights::from_matrix(&Matrix {
-                rows: n,
-                cols: n,
-                data: w,
-            })?;
-            let t = FlatTrellis::new(CorrelationClustering::new(&perturbed, 1.0)?)?;
-            let mut together = vec![0u32; n * n];
-            for c in &t.map().clusters {
-                for (a, &i) in c.iter().enumerate() {
-                    for &j in &c[a + 1..] {
-                        together[i * n + j] += 1;
-                    }
-                }
-            }
-            Ok(together)
-        })
-        .into_iter()
-        .collect::<Result<Vec<_>>>()?;
+        }
+        Ok(together)
+    })
+    .into_iter()
+    .collect::<Result<Vec<_>>>()?;
     let frequency = |i: usize, j: usize| {
         let (a, b) = (i.min(j), i.max(j));
         counts.iter().map(|c| c[a * n + b] as f64).sum::<f64>() / k.max(1) as f64
@@ -59,4 +59,3 @@ pub fn perturb_and_map(weights: &Weights, beta: f64, k: usize, seed: u64) -> Res
         })
         .collect())
 }
-

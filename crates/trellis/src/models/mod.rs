@@ -135,8 +135,7 @@ pub trait Summarize: Sync {
     fn leaf(&self, i: usize) -> Self::Summary;
 
     /// The summary of the union of two disjoint clusters.
-    fn merge(&self, a: Cluster<'_, Self::Summary>, b: Cluster<'_, Self::Summary>)
-    -> Self::Summary;
+    fn merge(&self, a: Cluster<'_, Self::Summary>, b: Cluster<'_, Self::Summary>) -> Self::Summary;
 
     /// The summary of a non-empty set of points: its leaves merged one at a
     /// time in increasing order (override when there is a faster way).
@@ -186,12 +185,15 @@ pub trait Model: Summarize {
     }
 }
 
+/// `(P(S), C(S))` of a cluster from its summary, in a [`Separable`] form.
+pub type Terms<'m, S> = Box<dyn Fn(&S) -> (f64, f64) + Sync + 'm>;
+
 /// The separable form `log ψ(L, R) = f(|S|) · (P(S) + C(L) + C(R))`.
 pub struct Separable<'m, S> {
     /// `f(k)` for every cluster size `k = 0..=n` (for Gibbs models `-β·σ(k)`).
     pub factors: Vec<f64>,
     /// `(P(S), C(S))` of a cluster from its summary.
-    pub terms: Box<dyn Fn(&S) -> (f64, f64) + Sync + 'm>,
+    pub terms: Terms<'m, S>,
 }
 
 impl<S> std::fmt::Debug for Separable<'_, S> {
@@ -354,6 +356,9 @@ impl<M: Search> Search for General<M> {
     }
 }
 
+/// A visitor of `(parent, left, right)` summaries.
+type SplitVisitor<'a, S> = dyn FnMut(&S, &S, &S) + 'a;
+
 /// Walks a tree bottom-up, merging summaries, and calls `split(parent, left,
 /// right)` for every internal node with `left` the child holding the lowest
 /// point. The tree must be valid for the model's points.
@@ -365,7 +370,7 @@ fn for_each_tree_split<M: Summarize + ?Sized>(
     fn go<M: Summarize + ?Sized>(
         m: &M,
         t: &Tree,
-        split: &mut dyn FnMut(&M::Summary, &M::Summary, &M::Summary),
+        split: &mut SplitVisitor<'_, M::Summary>,
     ) -> (Vec<usize>, M::Summary) {
         match t {
             Tree::Leaf(i) => (vec![*i], m.leaf(*i)),

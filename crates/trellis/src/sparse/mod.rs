@@ -156,7 +156,11 @@ impl SparseTrellis {
         Ok(t)
     }
 
-    fn build(n: usize, kind: Kind, clusters: impl IntoIterator<Item = Set>) -> Result<SparseTrellis> {
+    fn build(
+        n: usize,
+        kind: Kind,
+        clusters: impl IntoIterator<Item = Set>,
+    ) -> Result<SparseTrellis> {
         let all = full_set(n);
         let mut vertices: Vec<Set> = vec![all];
         for c in clusters {
@@ -543,9 +547,10 @@ impl SparseInference {
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Tree {
         self.tree_at(self.log_z.len() - 1, &mut |k| {
             let kids = &self.family.children[k];
-            let weights = kids.iter().zip(&self.weights[k]).map(|(&(l, r), psi)| {
-                psi + self.log_z[l as usize] + self.log_z[r as usize]
-            });
+            let weights = kids
+                .iter()
+                .zip(&self.weights[k])
+                .map(|(&(l, r), psi)| psi + self.log_z[l as usize] + self.log_z[r as usize]);
             draw(rng, self.log_z[k], None, weights).unwrap_or(0)
         })
     }
