@@ -8,3 +8,4 @@ mod errors;
 mod flat;
 mod interactive;
 mod jets;
+mod sparse;

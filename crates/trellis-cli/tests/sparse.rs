@@ -1,0 +1,360 @@
+//! `marginals --sparse` and `flat ... --sparse`, checked against brute force
+//! computed here: over the trees (partitions) the family realises.
+
+use std::collections::HashSet;
+
+use crate::util::{dir, file, json, run, weights, weights_csv};
+
+fn s(p: &std::path::Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn log_sum_exp(xs: &[f64]) -> f64 {
+    let m = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    m + xs.iter().map(|x| (x - m).exp()).sum::<f64>().ln()
+}
+
+/// A binary tree as nested point sets: every internal node's `(left, right)`.
+#[derive(Clone, Debug)]
+enum T {
+    Leaf(usize),
+    Node(Box<T>, Box<T>),
+}
+
+impl T {
+    fn mask(&self) -> u32 {
+        match self {
+            T::Leaf(i) => 1 << i,
+            T::Node(l, r) => l.mask() | r.mask(),
+        }
+    }
+
+    fn splits(&self, out: &mut Vec<(u32, u32)>) {
+        if let T::Node(l, r) = self {
+            out.push((l.mask(), r.mask()));
+            l.splits(out);
+            r.splits(out);
+        }
+    }
+}
+
+/// Every binary tree over the points of `s`.
+fn trees(s: u32) -> Vec<T> {
+    if s.count_ones() == 1 {
+        return vec![T::Leaf(s.trailing_zeros() as usize)];
+    }
+    let low = s & s.wrapping_neg();
+    let rest = s ^ low;
+    let mut out = Vec::new();
+    let mut sub = rest;
+    loop {
+        sub = sub.wrapping_sub(1) & rest;
+        let (l, r) = (low | sub, rest ^ sub);
+        for a in trees(l) {
+            for b in trees(r) {
+                out.push(T::Node(Box::new(a.clone()), Box::new(b)));
+            }
+        }
+        if sub == 0 {
+            break;
+        }
+    }
+    out
+}
+
+/// Hierarchical correlation clustering's cost of a split.
+fn hcc_cost(w: &[Vec<f64>], l: u32, r: u32) -> f64 {
+    let pts = |m: u32| (0..32).filter(move |i| m >> i & 1 == 1);
+    let mut c = 0.0;
+    for i in pts(l) {
+        for j in pts(r) {
+            c += w[i][j].max(0.0);
+        }
+    }
+    for part in [l, r] {
+        for i in pts(part) {
+            for j in pts(part).filter(|&j| j > i) {
+                c += (-w[i][j]).max(0.0);
+            }
+        }
+    }
+    c
+}
+
+fn members_mask(v: &serde_json::Value) -> u32 {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .fold(0, |m, i| m | 1 << i.as_u64().unwrap())
+}
+
+#[test]
+fn sparse_marginals_equal_brute_force_over_the_realised_trees() {
+    let d = dir("sparse_marginals");
+    let n = 6;
+    let w = weights(n, 4);
+    let path = file(&d, "w.csv", &weights_csv(n, 4));
+    let beta = 1.7;
+    let out = json(&[
+        "marginals",
+        "--model",
+        "hcc",
+        "--weights",
+        s(&path),
+        "--beta",
+        "1.7",
+        "--sparse",
+        "beam",
+        "--trees",
+        "4",
+        "--json",
+    ]);
+    let listed: Vec<(u32, f64)> = out["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (members_mask(&c["members"]), c["p"].as_f64().unwrap()))
+        .collect();
+    assert!(!listed.is_empty());
+    // Every cluster of positive marginal is in a realised tree, and hcc gives every
+    // tree a positive potential: the realised trees are those made of listed clusters.
+    let root = (1u32 << n) - 1;
+    let family: HashSet<u32> = listed.iter().map(|c| c.0).chain([root]).collect();
+    let realised: Vec<(Vec<(u32, u32)>, f64)> = trees(root)
+        .into_iter()
+        .filter_map(|t| {
+            let mut splits = Vec::new();
+            t.splits(&mut splits);
+            splits
+                .iter()
+                .all(|&(l, r)| family.contains(&(l | r)))
+                .then(|| {
+                    let log_phi =
+                        -beta * splits.iter().map(|&(l, r)| hcc_cost(&w, l, r)).sum::<f64>();
+                    (splits, log_phi)
+                })
+        })
+        .collect();
+    assert_eq!(
+        out["num_trees_realised"].as_str().unwrap(),
+        realised.len().to_string()
+    );
+    let log_z = log_sum_exp(&realised.iter().map(|r| r.1).collect::<Vec<_>>());
+    assert!((out["log_z"].as_f64().unwrap() - log_z).abs() < 1e-9);
+    let mut total = 0.0;
+    for &(c, p) in &listed {
+        let want: f64 = realised
+            .iter()
+            .filter(|r| r.0.iter().any(|&(l, r)| l | r == c))
+            .map(|r| (r.1 - log_z).exp())
+            .sum();
+        assert!((p - want).abs() < 1e-9, "cluster {c:#b}: {p} vs {want}");
+        total += p;
+    }
+    assert!((total - (n as f64 - 2.0)).abs() < 1e-9, "{total}");
+    // Readable output and the refusal of --subtree.
+    let text = run(&[
+        "marginals",
+        "--model",
+        "hcc",
+        "--weights",
+        s(&path),
+        "--sparse",
+        "beam",
+    ]);
+    assert!(text.status.success());
+    assert!(String::from_utf8_lossy(&text.stdout).contains("sparse trellis"));
+    let refused = run(&[
+        "marginals",
+        "--model",
+        "hcc",
+        "--weights",
+        s(&path),
+        "--sparse",
+        "beam",
+        "--subtree",
+        "[0,1]",
+    ]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(refused.stdout.is_empty());
+}
+
+/// Every partition of the points of `s` made of sets of `family`.
+fn partitions_within(s: u32, family: &HashSet<u32>) -> Vec<Vec<u32>> {
+    if s == 0 {
+        return vec![Vec::new()];
+    }
+    let low = s & s.wrapping_neg();
+    let mut out = Vec::new();
+    for &c in family {
+        if c & low != 0 && c & !s == 0 {
+            for mut rest in partitions_within(s ^ c, family) {
+                rest.push(c);
+                out.push(rest);
+            }
+        }
+    }
+    out
+}
+
+fn inside_weight(w: &[Vec<f64>], c: u32) -> f64 {
+    let pts: Vec<usize> = (0..32).filter(|i| c >> i & 1 == 1).collect();
+    let mut s = 0.0;
+    for (a, &i) in pts.iter().enumerate() {
+        for &j in &pts[a + 1..] {
+            s += w[i][j];
+        }
+    }
+    s
+}
+
+/// Checks `flat logz`, `flat map` and `flat sample` with `sparse` flags
+/// against brute force over the partitions made of `family`.
+fn check_flat_family(w: &[Vec<f64>], path: &str, sparse: &[&str], family: &HashSet<u32>) {
+    let n = w.len();
+    let beta = 0.9;
+    let parts = partitions_within((1 << n) - 1, family);
+    let log_e: Vec<f64> = parts
+        .iter()
+        .map(|p| beta * p.iter().map(|&c| inside_weight(w, c)).sum::<f64>())
+        .collect();
+    let args = |cmd: &'static str| -> Vec<String> {
+        let mut v: Vec<String> = [
+            "flat",
+            cmd,
+            "--model",
+            "cc",
+            "--weights",
+            path,
+            "--beta",
+            "0.9",
+        ]
+        .iter()
+        .map(|x| x.to_string())
+        .collect();
+        v.extend(sparse.iter().map(|x| x.to_string()));
+        v.push("--json".into());
+        v
+    };
+    let call = |cmd: &'static str, extra: &[&str]| {
+        let mut a = args(cmd);
+        a.extend(extra.iter().map(|x| x.to_string()));
+        json(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let logz = call("logz", &[]);
+    let want = log_sum_exp(&log_e);
+    assert!(
+        (logz["log_z"].as_f64().unwrap() - want).abs() < 1e-9,
+        "{logz} vs {want}"
+    );
+    assert_eq!(
+        logz["num_partitions_realised"].as_str().unwrap(),
+        parts.len().to_string()
+    );
+    let map = call("map", &[]);
+    let best = log_e.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    assert!((map["log_energy"].as_f64().unwrap() - best).abs() < 1e-9);
+    let sample = call("sample", &["-n", "200", "--seed", "3"]);
+    let realised: HashSet<Vec<u32>> = parts
+        .iter()
+        .map(|p| {
+            let mut v = p.clone();
+            v.sort_unstable();
+            v
+        })
+        .collect();
+    for p in sample["samples"].as_array().unwrap() {
+        let mut masks: Vec<u32> = p.as_array().unwrap().iter().map(members_mask).collect();
+        masks.sort_unstable();
+        assert!(
+            realised.contains(&masks),
+            "sampled {p}, not a partition of the family"
+        );
+    }
+    assert_eq!(sample, call("sample", &["-n", "200", "--seed", "3"]));
+}
+
+#[test]
+fn flat_sparse_families_equal_brute_force() {
+    let d = dir("flat_sparse");
+    let n = 6;
+    let w = weights(n, 9);
+    let path = file(&d, "w.csv", &weights_csv(n, 9));
+    // The cuts of a hierarchy: its nodes and leaves.
+    let tree = "[[[0,1],2],[[3,4],5]]";
+    let nodes: HashSet<u32> = [
+        0b000001, 0b000010, 0b000100, 0b001000, 0b010000, 0b100000, 0b000011, 0b000111, 0b011000,
+        0b111000, 0b111111,
+    ]
+    .into_iter()
+    .collect();
+    check_flat_family(&w, s(&path), &["--sparse", "tree", "--tree", tree], &nodes);
+    // The default hierarchy (average linkage) realises the cuts of some tree of n - 1
+    // internal nodes: between n and 2^(n-1) partitions.
+    let logz = json(&[
+        "flat",
+        "logz",
+        "--model",
+        "cc",
+        "--weights",
+        s(&path),
+        "--sparse",
+        "tree",
+        "--json",
+    ]);
+    let k: u64 = logz["num_partitions_realised"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((n as u64..=1 << (n - 1)).contains(&k), "{k}");
+    // A family closed under recursive complement, from a file.
+    // Three blocks {0,1}, {2,3}, {4,5} and every union of two.
+    let family: HashSet<u32> = [
+        0b000011, 0b001100, 0b110000, 0b001111, 0b110011, 0b111100, 0b111111,
+    ]
+    .into_iter()
+    .collect();
+    let clusters = file(
+        &d,
+        "clusters.txt",
+        "# a closed family\n0 1\n2,3\n4 5\n0 1 2 3\n0 1 4 5\n2 3 4 5\n",
+    );
+    check_flat_family(
+        &w,
+        s(&path),
+        &["--sparse", "clusters", "--clusters", s(&clusters)],
+        &family,
+    );
+    // A family that is not closed is refused, naming the clusters.
+    let open = file(&d, "open.txt", "0 1\n");
+    let out = run(&[
+        "flat",
+        "logz",
+        "--model",
+        "cc",
+        "--weights",
+        s(&path),
+        "--sparse",
+        "clusters",
+        "--clusters",
+        s(&open),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("recursive complement"));
+    // Flags of one family with another are refused.
+    let out = run(&[
+        "flat",
+        "logz",
+        "--model",
+        "cc",
+        "--weights",
+        s(&path),
+        "--sparse",
+        "tree",
+        "--clusters",
+        s(&open),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
