@@ -11,7 +11,7 @@ demo:
 	cargo run --release -p trellis-cli -- demo
 
 bench:
-	cargo run --release -p trellis-cli -- bench --sizes 10,14,18,20 --repeats 3 --marginals
+	cargo run --release -p trellis-repro -- bench --sizes 10,14,18,20 --repeats 3 --marginals
 
 fmt:
 	cargo fmt --all

@@ -111,20 +111,12 @@ pub struct AstarArgs {
     pub newick: bool,
 }
 
-/// The JSON output.
+/// The JSON output: the search's outcome with the problem's size and the heuristic.
 #[derive(Serialize)]
 struct AstarJson {
     n: usize,
-    log_potential: f64,
-    cost: f64,
-    tree: Tree,
-    /// Trellis vertices explored (their heaps filled), all rounds.
-    explored: u64,
-    exact: bool,
-    splits: u64,
-    vertices: u64,
-    iterations: u64,
-    rounds: usize,
+    #[serde(flatten)]
+    outcome: Outcome,
     heuristic: &'static str,
 }
 
@@ -202,18 +194,12 @@ fn heuristic_name(args: &AstarArgs) -> &'static str {
     }
 }
 
-fn json(n: usize, o: Outcome, heuristic: &'static str) -> AstarJson {
+fn json(n: usize, mut outcome: Outcome, heuristic: &'static str) -> AstarJson {
+    outcome.best.log_potential += 0.0;
+    outcome.cost += 0.0;
     AstarJson {
         n,
-        log_potential: o.best.log_potential + 0.0,
-        cost: o.cost + 0.0,
-        tree: o.best.tree,
-        explored: o.explored,
-        exact: o.exact,
-        splits: o.splits,
-        vertices: o.vertices,
-        iterations: o.iterations,
-        rounds: o.rounds,
+        outcome,
         heuristic,
     }
 }
@@ -302,7 +288,7 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
                 return to_json(&out);
             }
             if args.newick {
-                return Ok(out.tree.to_newick() + "\n");
+                return Ok(out.outcome.best.tree.to_newick() + "\n");
             }
             let kind = if args.approx { "Approximate" } else { "Exact" };
             let full = 3f64.powi(out.n as i32);
@@ -313,15 +299,19 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
                 out.n,
                 args.model.model,
                 out.heuristic,
-                out.cost,
-                out.log_potential,
+                out.outcome.cost,
+                out.outcome.best.log_potential,
                 args.model.beta,
-                if out.exact { "Proven" } else { "Not proven" },
-                out.explored,
-                out.splits,
-                out.splits as f64 / full,
-                out.rounds,
-                out.tree.to_newick()
+                if out.outcome.exact {
+                    "Proven"
+                } else {
+                    "Not proven"
+                },
+                out.outcome.explored,
+                out.outcome.splits,
+                out.outcome.splits as f64 / full,
+                out.outcome.rounds,
+                out.outcome.best.tree.to_newick()
             ))
         }
     }

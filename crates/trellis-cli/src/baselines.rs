@@ -184,28 +184,6 @@ pub fn beam(a: &BeamArgs, progress: bool) -> Result<String> {
     )
 }
 
-/// The angle between the 3-momenta of every pair of leaves (row-major `n × n`).
-fn jet_angles(jet: &Jet) -> Vec<f64> {
-    let n = jet.len();
-    let mut d = vec![0.0; n * n];
-    for i in 0..n {
-        for j in i + 1..n {
-            let (a, b) = (&jet.leaves[i], &jet.leaves[j]);
-            let dot = a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
-            let norms = (a[1] * a[1] + a[2] * a[2] + a[3] * a[3]).sqrt()
-                * (b[1] * b[1] + b[2] * b[2] + b[3] * b[3]).sqrt();
-            let angle = if norms > 0.0 {
-                (dot / norms).clamp(-1.0, 1.0).acos()
-            } else {
-                0.0
-            };
-            d[i * n + j] = angle;
-            d[j * n + i] = angle;
-        }
-    }
-    d
-}
-
 /// Linkage on the distances of the problem: `max(w) - w` for weights, the
 /// angles between leaves for jets.
 struct ClassicLinkage(Linkage);
@@ -218,7 +196,7 @@ impl Baseline for ClassicLinkage {
                 w.n(),
                 self.0,
             )?,
-            Problem::Jet(jet) => agglomerative::linkage(&jet_angles(jet), jet.len(), self.0)?,
+            Problem::Jet(jet) => agglomerative::linkage(&jet.angle_distances(), jet.len(), self.0)?,
         })
     }
 }

@@ -98,15 +98,7 @@ pub fn check_dense(file: &JetsFile) -> Result<()> {
     Ok(())
 }
 
-/// The exact trellis of one jet, or an error pointing to the sparse trellis
-/// for jets too large for it.
+/// The exact trellis of one jet (the jets were checked by [`check_dense`]).
 pub fn dense_trellis(jet: &Jet, variant: Variant) -> Result<Trellis<Ginkgo>> {
-    if jet.len() > MAX_POINTS {
-        anyhow::bail!(
-            "has {} leaves; the exact trellis supports at most {MAX_POINTS}: use --sparse beam or \
-             --sparse simulator for larger jets",
-            jet.len()
-        );
-    }
     Ok(Trellis::new(Ginkgo::new(jet, variant))?)
 }

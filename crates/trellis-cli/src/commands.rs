@@ -4,16 +4,22 @@
 //! summary) or on a jets file (`--jets`: one JSON object per jet per line,
 //! each with the jet's `"id"` and the fields of the single-problem output).
 
+use std::cell::OnceCell;
+
 use anyhow::{Result, bail};
 use serde::Serialize;
 use trellis::ginkgo::{Ginkgo, Jet};
-use trellis::{Model, Search, Tree, Trellis, Workload, total_splits, tree_log_potential};
+use trellis::{
+    Marginals, Model, ScoredTree, Search, Tree, Trellis, Weights, Workload, total_splits,
+    tree_log_potential,
+};
 
 use crate::batch::{dense_trellis, dense_work, per_jet};
 use crate::input::{Input, ginkgo_variant, load, memory_limit};
 use crate::output::{self, leaf_index};
 use crate::progress::{Bar, options};
-use crate::{ModelArgs, with_cost_model};
+use crate::sparse::SparseArgs;
+use crate::{LogzArgs, MapArgs, MarginalsArgs, ModelArgs, SampleArgs, ScoreArgs, with_cost_model};
 
 /// Largest N accepted by `count` (the number has about N·log10(2N) digits).
 const MAX_COUNT_N: usize = 100_000;
@@ -118,41 +124,225 @@ pub fn weights_tree_output(
         out.n, args.model, out.log_potential, args.beta
     );
     with_cost_model!(args.model, weights, 1.0, |model| {
-        s += &output::dendrogram(&out.tree, &leaf_index, &|l, r| {
+        s += &out.tree.draw(&leaf_index, &|l, r| {
             Some(format!("cost {:.4}", split_cost(&model, l, r)))
         })
     });
     Ok(s)
 }
 
-pub fn map(args: &ModelArgs, json: bool, newick: bool, progress: bool) -> Result<String> {
-    match load(args, Some(Workload::Inside))? {
-        Input::Jets(file) => per_jet(&file, progress, dense_work, |_, jet| {
-            let t = dense_trellis(jet, variant(args))?;
-            Ok(TreeJson {
-                n: jet.len(),
-                log_potential: t.map().log_potential,
-                cost: None,
-                tree: t.map().tree.clone(),
+/// One inference, on the dense trellis or on a sparse one, as the inference
+/// commands read it.
+pub trait Posterior {
+    fn log_z(&self) -> f64;
+    fn map(&self) -> Result<ScoredTree>;
+    fn samples(&self, k: usize, seed: u64) -> Result<Vec<Tree>>;
+    /// Every non-singleton proper cluster with `p > 0` and `p >= min_p`, most
+    /// probable first.
+    fn clusters(&self, min_p: f64) -> Result<Vec<ClusterJson>>;
+    /// The marginal of a sub-hierarchy (dense trellis only).
+    fn subtree(&self, _: &Tree) -> Result<f64> {
+        bail!("--subtree is not available with --sparse")
+    }
+    /// For a sparse trellis: the trees it realises (a decimal string) and its sparsity.
+    fn sparsity(&self) -> Option<(String, f64)> {
+        None
+    }
+    /// A line about the trellis for readable output.
+    fn note(&self) -> String {
+        String::new()
+    }
+}
+
+/// The dense trellis, with the options of its outside pass.
+struct Dense<M: Model> {
+    trellis: Trellis<M>,
+    memory_limit: Option<u64>,
+    progress: bool,
+    marginals: OnceCell<Marginals<M>>,
+}
+
+impl<M: Model> Dense<M> {
+    fn new(trellis: Trellis<M>, memory_limit: Option<u64>, progress: bool) -> Dense<M> {
+        Dense {
+            trellis,
+            memory_limit,
+            progress,
+            marginals: OnceCell::new(),
+        }
+    }
+
+    fn marginals(&self) -> Result<&Marginals<M>> {
+        if let Some(m) = self.marginals.get() {
+            return Ok(m);
+        }
+        let n = self.trellis.num_points();
+        let bar = Bar::new(self.progress, 3u64.pow(n as u32) + 1 - (2u64 << n));
+        let callback = bar.callback();
+        let m = self
+            .trellis
+            .marginals_with(&options(self.memory_limit, callback.as_ref()))?;
+        Ok(self.marginals.get_or_init(|| m))
+    }
+}
+
+impl<M: Model + 'static> Posterior for Dense<M> {
+    fn log_z(&self) -> f64 {
+        self.trellis.log_z()
+    }
+
+    fn map(&self) -> Result<ScoredTree> {
+        Ok(self.trellis.map().clone())
+    }
+
+    fn samples(&self, k: usize, seed: u64) -> Result<Vec<Tree>> {
+        Ok(self.trellis.samples(k, seed))
+    }
+
+    fn clusters(&self, min_p: f64) -> Result<Vec<ClusterJson>> {
+        let marginals = self.marginals()?;
+        Ok(marginals
+            .clusters(min_p)
+            .into_iter()
+            .map(|(s, p)| ClusterJson::of(s, p))
+            .collect())
+    }
+
+    fn subtree(&self, tree: &Tree) -> Result<f64> {
+        tree.validate(self.trellis.num_points(), false)?;
+        Ok(self.marginals()?.subtree(tree)?)
+    }
+}
+
+/// The inference of the model at `beta` on weights: the dense trellis, or a
+/// sparse one with `--sparse`.
+fn weights_posterior(
+    args: &ModelArgs,
+    sparse: &SparseArgs,
+    weights: &Weights,
+    beta: f64,
+    progress: bool,
+) -> Result<Box<dyn Posterior>> {
+    if sparse.sparse.is_some() {
+        return Ok(Box::new(sparse.weights(args, weights, beta)?));
+    }
+    Ok(with_cost_model!(
+        args.model,
+        weights,
+        beta,
+        |model| Box::new(Dense::new(
+            build(model, args, progress)?,
+            memory_limit(args),
+            progress
+        )) as Box<dyn Posterior>
+    ))
+}
+
+/// The inference of a jet's model: the dense trellis, or a sparse one with
+/// `--sparse` (jet `index` of the file seeds it).
+fn jet_posterior(
+    args: &ModelArgs,
+    sparse: &SparseArgs,
+    jet: &Jet,
+    index: usize,
+) -> Result<Box<dyn Posterior>> {
+    if sparse.sparse.is_some() {
+        return Ok(Box::new(sparse.jet(jet, args, index)?));
+    }
+    let t = dense_trellis(jet, variant(args))?;
+    Ok(Box::new(Dense::new(t, memory_limit(args), false)))
+}
+
+/// Runs `f` on the posterior of every problem of the input: one JSON line per
+/// jet, or `weights(weights, posterior)` for a weight matrix. The dense
+/// trellis checks `workload` against the memory before anything runs.
+fn run<T: Serialize + Send>(
+    args: &ModelArgs,
+    sparse: &SparseArgs,
+    workload: Workload,
+    beta: f64,
+    progress: bool,
+    jet: impl Fn(&Jet, &dyn Posterior, usize) -> Result<T> + Sync,
+    weights: impl FnOnce(&Weights, &dyn Posterior) -> Result<String>,
+) -> Result<String> {
+    let dense = sparse.sparse.is_none();
+    match load(args, dense.then_some(workload))? {
+        Input::Jets(file) => {
+            let work = |j: &Jet| if dense { dense_work(j) } else { 1 };
+            per_jet(&file, progress && dense, work, |index, j| {
+                let post = jet_posterior(args, sparse, j, index)?;
+                Ok(with_sparsity(jet(j, &*post, index)?, &*post))
             })
-        }),
-        // The MAP tree does not depend on beta > 0: search at beta = 1 so that
-        // rounding cannot make the answer depend on it, then report -beta * cost.
-        Input::Weights(weights) => {
-            let tree = with_cost_model!(args.model, &weights, 1.0, |model| build(
-                model, args, progress
-            )?
-            .map()
-            .tree
-            .clone());
-            weights_tree_output(args, &weights, tree, "MAP hierarchy", json, newick)
+        }
+        Input::Weights(w) => {
+            let post = weights_posterior(args, sparse, &w, beta, progress)?;
+            weights(&w, &*post)
         }
     }
 }
 
+/// A result with the counts of the sparse trellis, if any.
+#[derive(Serialize)]
+struct WithSparsity<T> {
+    #[serde(flatten)]
+    result: T,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    num_trees_realised: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sparsity: Option<f64>,
+}
+
+fn with_sparsity<T>(result: T, post: &dyn Posterior) -> WithSparsity<T> {
+    let s = post.sparsity();
+    WithSparsity {
+        result,
+        num_trees_realised: s.as_ref().map(|x| x.0.clone()),
+        sparsity: s.map(|x| x.1),
+    }
+}
+
+pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
+    let (args, sparse, json, newick) = (&a.model, &a.sparse, a.json, a.newick);
+    // The MAP tree does not depend on beta > 0: search at beta = 1 so that
+    // rounding cannot make the answer depend on it, then report -beta * cost.
+    run(
+        args,
+        sparse,
+        Workload::Inside,
+        1.0,
+        progress,
+        |jet, post, _| {
+            let map = post.map()?;
+            Ok(TreeJson {
+                n: jet.len(),
+                log_potential: map.log_potential,
+                cost: None,
+                tree: map.tree,
+            })
+        },
+        |weights, post| {
+            let tree = post.map()?.tree;
+            if json {
+                return to_json(&with_sparsity(
+                    weights_tree_json(args, weights, tree)?,
+                    post,
+                ));
+            }
+            let title = if post.sparsity().is_some() {
+                "Sparse-trellis MAP hierarchy"
+            } else {
+                "MAP hierarchy"
+            };
+            let out = weights_tree_output(args, weights, tree, title, false, newick)?;
+            Ok(if newick { out } else { post.note() + &out })
+        },
+    )
+}
+
 /// `trellis score`: the value of a given tree (or of each jet's truth tree).
-pub fn score(args: &ModelArgs, tree: Option<&str>, truth: bool, json: bool) -> Result<String> {
-    let given = tree.map(Tree::parse).transpose()?;
+pub fn score(a: &ScoreArgs) -> Result<String> {
+    let (args, truth, json) = (&a.model, a.truth, a.json);
+    let given = a.tree.as_deref().map(Tree::parse).transpose()?;
     match load(args, None)? {
         Input::Jets(file) => per_jet(
             &file,
@@ -193,32 +383,34 @@ pub struct LogzJson {
     pub log_z: f64,
 }
 
-pub fn logz(args: &ModelArgs, json: bool, progress: bool) -> Result<String> {
-    match load(args, Some(Workload::Inside))? {
-        Input::Jets(file) => per_jet(&file, progress, dense_work, |_, jet| {
+pub fn logz(a: &LogzArgs, progress: bool) -> Result<String> {
+    let (args, sparse, json) = (&a.model, &a.sparse, a.json);
+    run(
+        args,
+        sparse,
+        Workload::Inside,
+        args.beta,
+        progress,
+        |jet, post, _| {
             Ok(LogzJson {
                 n: jet.len(),
-                log_z: dense_trellis(jet, variant(args))?.log_z(),
+                log_z: post.log_z(),
             })
-        }),
-        Input::Weights(weights) => {
-            let n = weights.n();
-            let log_z = with_cost_model!(args.model, &weights, args.beta, |model| build(
-                model, args, progress
-            )?
-            .log_z());
+        },
+        |weights, post| {
+            let (n, log_z) = (weights.n(), post.log_z());
             if json {
-                to_json(&LogzJson { n, log_z })
-            } else {
-                Ok(format!(
-                    "log Z = {log_z:.10}\n({n} points, {} hierarchies, {:?} model, beta {})\n",
-                    output::approx(&trellis::count::num_trees(n)),
-                    args.model,
-                    args.beta
-                ))
+                return to_json(&with_sparsity(LogzJson { n, log_z }, post));
             }
-        }
-    }
+            Ok(format!(
+                "log Z = {log_z:.10}\n({n} points, {} hierarchies, {:?} model, beta {})\n{}",
+                output::approx(&trellis::count::num_trees(n)),
+                args.model,
+                args.beta,
+                post.note()
+            ))
+        },
+    )
 }
 
 /// A cluster and its marginal, as in every `marginals` JSON output.
@@ -226,6 +418,16 @@ pub fn logz(args: &ModelArgs, json: bool, progress: bool) -> Result<String> {
 pub(crate) struct ClusterJson {
     pub members: Vec<usize>,
     pub p: f64,
+}
+
+impl ClusterJson {
+    /// The cluster of a dense trellis's mask.
+    pub fn of(mask: trellis::Mask, p: f64) -> ClusterJson {
+        ClusterJson {
+            members: trellis::members(mask).collect(),
+            p,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -237,102 +439,65 @@ pub(crate) struct MarginalsJson {
     subtree_p: Option<f64>,
 }
 
-/// Every cluster marginal (and the sub-hierarchy's) of a built trellis.
-fn marginals_json<M: Model>(
-    trellis: &Trellis<M>,
-    args: &ModelArgs,
+/// Every cluster marginal (and the sub-hierarchy's) of an inference.
+fn marginals_json(
+    n: usize,
+    post: &dyn Posterior,
     min_p: f64,
     subtree: Option<&Tree>,
-    progress: bool,
 ) -> Result<MarginalsJson> {
-    let n = trellis.num_points();
-    let terms = 3u64.pow(n as u32) + 1 - (2u64 << n);
-    let marginals = {
-        let bar = Bar::new(progress, terms);
-        let callback = bar.callback();
-        trellis.marginals_with(&options(memory_limit(args), callback.as_ref()))?
-    };
-    let subtree_p = match subtree {
-        Some(t) => {
-            t.validate(n, false)?;
-            Some(marginals.subtree(t)?)
-        }
-        None => None,
-    };
     Ok(MarginalsJson {
         n,
-        log_z: trellis.log_z(),
-        clusters: marginals
-            .clusters(min_p)
-            .into_iter()
-            .map(|(s, p)| ClusterJson {
-                members: trellis::members(s).collect(),
-                p,
-            })
-            .collect(),
-        subtree_p,
+        log_z: post.log_z(),
+        clusters: post.clusters(min_p)?,
+        subtree_p: subtree.map(|t| post.subtree(t)).transpose()?,
     })
 }
 
-pub fn marginals(
-    args: &ModelArgs,
-    min_p: f64,
-    subtree: Option<&str>,
-    top: usize,
-    json: bool,
-    progress: bool,
-) -> Result<String> {
-    if !(0.0..=1.0).contains(&min_p) {
-        bail!("--min-p must be between 0 and 1, not {min_p}");
+pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
+    let (args, sparse, min_p, top, json) = (&a.model, &a.sparse, a.min_p, a.top, a.json);
+    let subtree = a.subtree.as_deref().map(Tree::parse).transpose()?;
+    if subtree.is_some() && sparse.sparse.is_some() {
+        bail!("--subtree is not available with --sparse");
     }
-    let subtree = subtree.map(Tree::parse).transpose()?;
-    match load(args, Some(Workload::Marginals))? {
-        Input::Jets(file) => per_jet(
-            &file,
-            progress,
-            |j| 3 * dense_work(j),
-            |_, jet| {
-                let t = dense_trellis(jet, variant(args))?;
-                marginals_json(&t, args, min_p, subtree.as_ref(), false)
-            },
-        ),
-        Input::Weights(weights) => {
-            if let Some(t) = &subtree {
-                t.validate(weights.n(), false)?;
+    run(
+        args,
+        sparse,
+        Workload::Marginals,
+        args.beta,
+        progress,
+        |jet, post, _| marginals_json(jet.len(), post, min_p, subtree.as_ref()),
+        |weights, post| {
+            let out = marginals_json(weights.n(), post, min_p, subtree.as_ref())?;
+            if json {
+                return to_json(&with_sparsity(out, post));
             }
-            with_cost_model!(args.model, &weights, args.beta, |model| {
-                let trellis = build(model, args, progress)?;
-                let out = marginals_json(&trellis, args, min_p, subtree.as_ref(), progress)?;
-                if json {
-                    return to_json(&out);
-                }
-                let n = out.n;
-                let mut s = format!(
-                    "log Z = {:.10}   ({n} points, {:?} model, beta {})\n",
-                    out.log_z, args.model, args.beta
-                );
-                s += &format!(
-                    "{} of the {} non-singleton proper clusters have p > 0{}; the {} most probable:\n",
-                    out.clusters.len(),
-                    (1u64 << n).saturating_sub(n as u64 + 2),
-                    if min_p > 0.0 {
-                        format!(" and p >= {min_p}")
-                    } else {
-                        String::new()
-                    },
-                    top.min(out.clusters.len())
-                );
-                for c in out.clusters.iter().take(top) {
-                    let mask = trellis::mask_of(c.members.iter().copied());
-                    s += &format!("  {:.6}  {}\n", c.p, output::members(mask, &leaf_index));
-                }
-                if let (Some(t), Some(p)) = (&subtree, out.subtree_p) {
-                    s += &format!("sub-hierarchy {t}: p = {p:.6e}\n");
-                }
-                Ok(s)
-            })
-        }
-    }
+            let n = out.n;
+            let mut s = format!(
+                "log Z = {:.10}   ({n} points, {:?} model, beta {})\n{}",
+                out.log_z,
+                args.model,
+                args.beta,
+                post.note()
+            );
+            s += &format!(
+                "{} of the {} non-singleton proper clusters have p > 0{}; the {} most probable:\n",
+                out.clusters.len(),
+                (1u128 << n.min(127)).saturating_sub(n as u128 + 2),
+                if min_p > 0.0 {
+                    format!(" and p >= {min_p}")
+                } else {
+                    String::new()
+                },
+                top.min(out.clusters.len())
+            );
+            s += &output::clusters(&out.clusters, top);
+            if let (Some(t), Some(p)) = (&subtree, out.subtree_p) {
+                s += &format!("sub-hierarchy {t}: p = {p:.6e}\n");
+            }
+            Ok(s)
+        },
+    )
 }
 
 #[derive(Serialize)]
@@ -341,44 +506,42 @@ pub struct SamplesJson {
     pub samples: Vec<Tree>,
 }
 
-pub fn sample(
-    args: &ModelArgs,
-    k: usize,
-    seed: u64,
-    json: bool,
-    newick: bool,
-    progress: bool,
-) -> Result<String> {
-    match load(args, Some(Workload::Inside))? {
-        Input::Jets(file) => per_jet(&file, progress, dense_work, |index, jet: &Jet| {
-            let t = dense_trellis(jet, variant(args))?;
+pub fn sample(a: &SampleArgs, progress: bool) -> Result<String> {
+    let (args, sparse, k, seed) = (&a.model, &a.sparse, a.num_samples, a.seed);
+    let (json, newick) = (a.json, a.newick);
+    run(
+        args,
+        sparse,
+        Workload::Inside,
+        args.beta,
+        progress,
+        |jet, post, index| {
             Ok(SamplesJson {
                 n: jet.len(),
-                samples: t.samples(k, trellis::random::stream_seed(seed, index)),
+                samples: post.samples(k, trellis::random::stream_seed(seed, index))?,
             })
-        }),
-        Input::Weights(weights) => {
-            let n = weights.n();
-            with_cost_model!(args.model, &weights, args.beta, |model| {
-                let trellis = build(model, args, progress)?;
-                let samples = trellis.samples(k, seed);
-                if json {
-                    to_json(&SamplesJson { n, samples })
-                } else if newick {
-                    Ok(samples.iter().map(|t| t.to_newick() + "\n").collect())
-                } else {
-                    let mut s = format!(
-                        "{k} exact posterior samples over {n} points ({:?} model, beta {}, seed {seed}):\n",
-                        args.model, args.beta
-                    );
-                    for t in &samples {
-                        s += &format!("{t}   log P = {:.6}\n", trellis.log_probability(t)?);
-                    }
-                    Ok(s)
-                }
-            })
-        }
-    }
+        },
+        |weights, post| {
+            let (n, samples) = (weights.n(), post.samples(k, seed)?);
+            if json {
+                return to_json(&with_sparsity(SamplesJson { n, samples }, post));
+            }
+            if newick {
+                return Ok(samples.iter().map(|t| t.to_newick() + "\n").collect());
+            }
+            let mut s = format!(
+                "{k} exact posterior samples over {n} points ({:?} model, beta {}, seed {seed}):\n{}",
+                args.model,
+                args.beta,
+                post.note()
+            );
+            for t in &samples {
+                let log_phi = weights_tree_json(args, weights, t.clone())?.log_potential;
+                s += &format!("{t}   log P = {:.6}\n", log_phi - post.log_z());
+            }
+            Ok(s)
+        },
+    )
 }
 
 #[derive(Serialize)]

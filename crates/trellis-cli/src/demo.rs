@@ -60,7 +60,7 @@ pub fn run() -> Result<String> {
     let cost = tree_cost(model, &tree)?;
     let map_time = t.elapsed();
     s += &format!("MAP hierarchy (lowest cost {cost:.4}; found in {map_time:.2?}):\n");
-    s += &output::dendrogram(&tree, &label, &|l, r| {
+    s += &tree.draw(&label, &|l, r| {
         Some(format!(
             "cost {:.3}",
             crate::commands::split_cost(model, l, r)

@@ -8,11 +8,11 @@ use serde::Serialize;
 use trellis::baselines::{Linkage, distances_from_similarities, linkage};
 use trellis::flat::{FlatTrellis, Partition, ScoredPartition, perturb_and_map, tree_partitions};
 use trellis::sparse::SparseTrellis;
-use trellis::{CorrelationClustering, Energy, Points, Set, Summarize, Tree, Weights};
+use trellis::{CorrelationClustering, Energy, Points, Summarize, Tree, Weights};
 
 use crate::DataArgs;
 use crate::commands::{ClusterJson, to_json};
-use crate::input::read_weights;
+use crate::input::{check_beta_and_memory, gib, read_weights};
 use crate::output;
 use crate::progress::{Bar, options};
 
@@ -117,7 +117,7 @@ pub struct MarginalsArgs {
     #[command(flatten)]
     model: FlatModelArgs,
     /// Only list clusters with probability >= P (clusters with p = 0 are never listed).
-    #[arg(long, default_value_t = 0.0, value_name = "P")]
+    #[arg(long, default_value_t = 0.0, value_name = "P", value_parser = crate::probability)]
     min_p: f64,
     /// How many clusters the readable summary lists (JSON lists all).
     #[arg(long, default_value_t = 20, value_name = "K")]
@@ -161,14 +161,7 @@ pub struct PerturbArgs {
 }
 
 fn weights(a: &FlatModelArgs) -> Result<Weights> {
-    if !(a.beta.is_finite() && a.beta >= 0.0) {
-        bail!("--beta must be a finite number >= 0, not {}", a.beta);
-    }
-    if let Some(g) = a.max_memory {
-        if !(g.is_finite() && g > 0.0) {
-            bail!("--max-memory must be a positive number of GiB, not {g}");
-        }
-    }
+    check_beta_and_memory(a.beta, a.max_memory)?;
     read_weights(&a.data)
 }
 
@@ -182,10 +175,9 @@ fn build(
     let n = w.n();
     let bar = Bar::new(progress, (3u64.pow(n.min(40) as u32) - 1) / 2);
     let callback = bar.callback();
-    let limit = a.max_memory.map(|g| (g * (1u64 << 30) as f64) as u64);
     Ok(FlatTrellis::with_options(
         CorrelationClustering::new(w, beta)?,
-        &options(limit, callback.as_ref()),
+        &options(gib(a.max_memory), callback.as_ref()),
     )?)
 }
 
@@ -199,37 +191,6 @@ struct Flat {
     /// With a family: the number of partitions it realises (a decimal string)
     /// and its share of Bell(N).
     family: Option<(String, f64)>,
-}
-
-/// The clusters of a `--clusters` file.
-fn read_clusters(path: &PathBuf, n: usize) -> Result<Vec<Set>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read --clusters {}", path.display()))?;
-    let mut out = Vec::new();
-    for (k, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let mut set: Set = 0;
-        for field in line
-            .split(|c: char| c == ',' || c.is_whitespace())
-            .filter(|f| !f.is_empty())
-        {
-            let i: usize = field.parse().map_err(|_| {
-                anyhow::anyhow!("--clusters line {}: {field:?} is not a point index", k + 1)
-            })?;
-            if i >= n {
-                bail!(
-                    "--clusters line {}: point {i} is out of range (N = {n})",
-                    k + 1
-                );
-            }
-            set |= 1u128 << i;
-        }
-        out.push(set);
-    }
-    Ok(out)
 }
 
 /// Runs the inference asked for by `a` and `sparse` at `beta`.
@@ -283,13 +244,11 @@ fn infer(a: &FlatModelArgs, sparse: &FlatSparseArgs, beta: f64, progress: bool) 
             let Some(path) = &sparse.clusters else {
                 bail!("--sparse clusters needs --clusters FILE");
             };
-            if n > trellis::sparse::MAX_SPARSE_POINTS {
-                bail!(
-                    "{n} points is too many for a sparse trellis, which supports at most {}",
-                    trellis::sparse::MAX_SPARSE_POINTS
-                );
-            }
-            let t = SparseTrellis::flat(n, read_clusters(path, n)?)?;
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read --clusters {}", path.display()))?;
+            let clusters = trellis::io::parse_clusters(&text, n)
+                .with_context(|| format!("in --clusters {}", path.display()))?;
+            let t = SparseTrellis::flat(n, clusters)?;
             let inf = t.infer_flat(&energy)?;
             Ok(Flat {
                 n,
@@ -341,24 +300,9 @@ fn family_line(f: &Flat) -> String {
 
 fn partition_text(p: &Partition) -> String {
     p.iter()
-        .map(|c| {
-            format!(
-                "{{{}}}",
-                c.iter()
-                    .map(|i| i.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })
+        .map(|c| output::points(c))
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-#[derive(Serialize)]
-struct MapJson {
-    n: usize,
-    log_energy: f64,
-    clusters: Partition,
 }
 
 pub fn run(cmd: &FlatCommand, progress: bool) -> Result<String> {
@@ -369,14 +313,9 @@ pub fn run(cmd: &FlatCommand, progress: bool) -> Result<String> {
             let clusters = f.map.clusters.clone();
             let log_energy = a.model.beta * f.map.log_energy + 0.0;
             if a.json {
-                with_family(
-                    MapJson {
-                        n: f.n,
-                        log_energy,
-                        clusters,
-                    },
-                    &f,
-                )
+                let out =
+                    serde_json::json!({"n": f.n, "log_energy": log_energy, "clusters": clusters});
+                with_family(out, &f)
             } else {
                 Ok(format!(
                     "MAP partition of {} points into {} clusters: log energy {log_energy:.6} at beta {}\n{}{}\n",
@@ -404,33 +343,18 @@ pub fn run(cmd: &FlatCommand, progress: bool) -> Result<String> {
             }
         }
         FlatCommand::Marginals(a) => {
-            if !(0.0..=1.0).contains(&a.min_p) {
-                bail!("--min-p must be between 0 and 1, not {}", a.min_p);
-            }
             let w = weights(&a.model)?;
             let t = build(&a.model, &w, a.model.beta, progress)?;
             let m = t.marginals();
-            let clusters = m.clusters(a.min_p);
-            #[derive(Serialize)]
-            struct MarginalsJson {
-                n: usize,
-                log_z: f64,
-                clusters: Vec<ClusterJson>,
-                pairwise: Vec<Vec<f64>>,
-            }
+            let clusters: Vec<ClusterJson> = m
+                .clusters(a.min_p)
+                .into_iter()
+                .map(|(c, p)| ClusterJson::of(c, p))
+                .collect();
+            let (n, log_z, pairwise) = (w.n(), t.log_z(), m.pairwise_matrix());
             if a.json {
-                return to_json(&MarginalsJson {
-                    n: w.n(),
-                    log_z: t.log_z(),
-                    clusters: clusters
-                        .iter()
-                        .map(|&(c, p)| ClusterJson {
-                            members: trellis::members(c).collect(),
-                            p,
-                        })
-                        .collect(),
-                    pairwise: m.pairwise_matrix(),
-                });
+                let out = serde_json::json!({"n": n, "log_z": log_z, "clusters": clusters, "pairwise": pairwise});
+                return to_json(&out);
             }
             let mut s = format!(
                 "log Z = {:.10}   ({} points, beta {})\n",
@@ -442,18 +366,9 @@ pub fn run(cmd: &FlatCommand, progress: bool) -> Result<String> {
                 "the {} most probable clusters:\n",
                 a.top.min(clusters.len())
             );
-            for &(c, p) in clusters.iter().take(a.top) {
-                s += &format!("  {p:.6}  {}\n", output::members(c, &output::leaf_index));
-            }
+            s += &output::clusters(&clusters, a.top);
             s += "pairwise co-clustering probabilities P(i ~ j):\n";
-            for row in m.pairwise_matrix() {
-                s += &row
-                    .iter()
-                    .map(|p| format!("{p:5.3}"))
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                s.push('\n');
-            }
+            s += &output::matrix(&pairwise);
             Ok(s)
         }
         FlatCommand::Sample(a) => {
@@ -488,19 +403,12 @@ pub fn run(cmd: &FlatCommand, progress: bool) -> Result<String> {
                     &serde_json::json!({"n": w.n(), "num_samples": a.num_samples, "pairwise": pairwise}),
                 )
             } else {
-                let mut s = format!(
-                    "Perturb-and-MAP pairwise co-clustering frequencies ({} samples, beta {}):\n",
-                    a.num_samples, a.model.beta
-                );
-                for row in &pairwise {
-                    s += &row
-                        .iter()
-                        .map(|p| format!("{p:5.3}"))
-                        .collect::<Vec<_>>()
-                        .join(" ");
-                    s.push('\n');
-                }
-                Ok(s)
+                Ok(format!(
+                    "Perturb-and-MAP pairwise co-clustering frequencies ({} samples, beta {}):\n{}",
+                    a.num_samples,
+                    a.model.beta,
+                    output::matrix(&pairwise)
+                ))
             }
         }
     }

@@ -5,12 +5,9 @@
 //! window by rejection, written in the JSON format of `shared/data/ginkgo`
 //! (readable by every command that takes `--jets`).
 
-use std::collections::BTreeMap;
-
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use serde_json::json;
-use trellis::ginkgo::{JetsFile, SimulatorParams, generate};
+use trellis::ginkgo::{SimulatorParams, generate_file};
 
 /// A parameter set of the Ginkgo simulator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -64,26 +61,16 @@ pub struct GenerateArgs {
     /// decay further (written as params.delta_min / pt_cut).
     #[arg(long, value_name = "T")]
     pub t_cut: Option<f64>,
-    /// The jet's 3-momentum, comma-separated (default: |p| = 400 along (1,1,1)).
-    #[arg(long, value_name = "PX,PY,PZ", value_parser = parse_momentum, allow_hyphen_values = true)]
-    pub momentum: Option<[f64; 3]>,
-}
-
-fn parse_momentum(s: &str) -> std::result::Result<[f64; 3], String> {
-    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
-    if parts.len() != 3 {
-        return Err(format!(
-            "expected three comma-separated numbers PX,PY,PZ, got {:?}",
-            s
-        ));
-    }
-    let mut p = [0.0; 3];
-    for (slot, part) in p.iter_mut().zip(&parts) {
-        *slot = part
-            .parse::<f64>()
-            .map_err(|_| format!("{part:?} is not a number"))?;
-    }
-    Ok(p)
+    /// The jet's 3-momentum, three comma-separated numbers (default: |p| = 400 along
+    /// (1,1,1)).
+    #[arg(
+        long,
+        value_name = "PX,PY,PZ",
+        value_delimiter = ',',
+        num_args = 3,
+        allow_hyphen_values = true
+    )]
+    pub momentum: Option<Vec<f64>>,
 }
 
 /// The simulator parameters: the preset with the overrides applied.
@@ -107,8 +94,8 @@ fn params(args: &GenerateArgs) -> Result<SimulatorParams> {
     if let Some(x) = args.t_cut {
         p.t_cut = x;
     }
-    if let Some(x) = args.momentum {
-        p.jet_momentum = x;
+    if let Some(x) = &args.momentum {
+        p.jet_momentum = [x[0], x[1], x[2]];
     }
     p.validate().context("invalid simulator parameters")?;
     Ok(p)
@@ -121,51 +108,13 @@ pub fn run(args: &GenerateArgs) -> Result<String> {
         bail!("--n-jets must be at least 1");
     }
     let p = params(args)?;
-    let max_leaves = args.max_leaves.unwrap_or(usize::MAX);
-    let jets = generate(&p, args.n_jets, args.min_leaves, max_leaves, args.seed)?;
-    let mut histogram: BTreeMap<usize, usize> = BTreeMap::new();
-    let mut tried = 0u64;
-    for j in &jets {
-        *histogram.entry(j.len()).or_default() += 1;
-        tried += j.extra["generator"]["tries"].as_u64().unwrap_or(0);
-    }
-    let histogram: serde_json::Map<String, serde_json::Value> = histogram
-        .into_iter()
-        .map(|(n, c)| (n.to_string(), c.into()))
-        .collect();
-    let meta = json!({
-        "generator": "trellis generate (trellis ginkgo simulator)",
-        "version": env!("CARGO_PKG_VERSION"),
-        "preset": args.preset.name(),
-        "params": {
-            "lambda": p.lambda,
-            "lambda_root": p.lambda_root,
-            "root_mass_squared": p.root_mass_squared,
-            "M_hard": p.root_mass_squared.sqrt(),
-            "t_cut": p.t_cut,
-            "jet_momentum": p.jet_momentum,
-            "jet_4momentum": p.jet_4momentum(),
-        },
-        "seed": args.seed,
-        "n_jets": args.n_jets,
-        "min_leaves": args.min_leaves,
-        "max_leaves": args.max_leaves,
-        "window": "min_leaves <= N <= max_leaves, both inclusive (jets outside are re-simulated)",
-        "per_jet_seed": "jet k: Xoshiro256PlusPlus::seed_from_u64(splitmix64(splitmix64(seed) ^ k))",
-        "n_tried": tried,
-        "leaf_count_histogram_of_kept_jets": histogram,
-    });
-    Ok(JetsFile { meta, jets }.to_json_string() + "\n")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_momentum() {
-        assert_eq!(parse_momentum("1, -2,3.5"), Ok([1.0, -2.0, 3.5]));
-        assert!(parse_momentum("1,2").is_err());
-        assert!(parse_momentum("1,x,2").is_err());
-    }
+    let file = generate_file(
+        &p,
+        args.preset.name(),
+        args.n_jets,
+        args.min_leaves,
+        args.max_leaves,
+        args.seed,
+    )?;
+    Ok(file.to_json_string() + "\n")
 }

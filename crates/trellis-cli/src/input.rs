@@ -28,14 +28,7 @@ pub fn ginkgo_variant(kind: ModelKind) -> Option<Variant> {
 /// the exact trellis will run: a weight matrix's tables must fit in memory,
 /// and every jet must be small enough (checked before any work starts).
 pub fn load(args: &ModelArgs, dense: Option<Workload>) -> Result<Input> {
-    if !(args.beta.is_finite() && args.beta >= 0.0) {
-        bail!("--beta must be a finite number >= 0, not {}", args.beta);
-    }
-    if let Some(g) = args.max_memory {
-        if !(g.is_finite() && g > 0.0) {
-            bail!("--max-memory must be a positive number of GiB, not {g}");
-        }
-    }
+    check_beta_and_memory(args.beta, args.max_memory)?;
     let data = &args.data;
     let point_flags = data.similarity.is_some() || data.gamma.is_some() || data.center;
     if let Some(path) = &args.jets {
@@ -81,6 +74,19 @@ pub fn load(args: &ModelArgs, dense: Option<Workload>) -> Result<Input> {
     Ok(Input::Weights(weights))
 }
 
+/// Checks `--beta` and `--max-memory`.
+pub fn check_beta_and_memory(beta: f64, max_memory: Option<f64>) -> Result<()> {
+    if !(beta.is_finite() && beta >= 0.0) {
+        bail!("--beta must be a finite number >= 0, not {beta}");
+    }
+    if let Some(g) = max_memory {
+        if !(g.is_finite() && g > 0.0) {
+            bail!("--max-memory must be a positive number of GiB, not {g}");
+        }
+    }
+    Ok(())
+}
+
 /// Reads `--weights`, or `--points` with their similarity.
 pub fn read_weights(data: &DataArgs) -> Result<Weights> {
     let point_flags = data.similarity.is_some() || data.gamma.is_some() || data.center;
@@ -111,7 +117,12 @@ pub fn read_weights(data: &DataArgs) -> Result<Weights> {
 
 /// `--max-memory` in bytes (`None`: the memory available).
 pub fn memory_limit(args: &ModelArgs) -> Option<u64> {
-    args.max_memory.map(|g| (g * (1u64 << 30) as f64) as u64)
+    gib(args.max_memory)
+}
+
+/// A number of GiB in bytes.
+pub fn gib(g: Option<f64>) -> Option<u64> {
+    g.map(|g| (g * (1u64 << 30) as f64) as u64)
 }
 
 /// Runs `$body` with `$m` bound to the chosen cost model (a concrete type per

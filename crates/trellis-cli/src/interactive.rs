@@ -1,20 +1,18 @@
 //! `trellis interactive`: interactive Bayesian hierarchical clustering with the
 //! Dirichlet diffusion tree (Vikram & Dasgupta 2016): the simulated interactive
-//! loop, posterior samples under triplet constraints, and a sampler benchmark.
-//! (The paper's Fig. 6 / S3 experiment is `trellis-repro interactive`.)
+//! loop and posterior samples under triplet constraints. (The paper's Fig. 6 /
+//! S3 experiment is `trellis-repro interactive`, the sampler's benchmark
+//! `trellis-repro interactive-bench`.)
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
-use trellis::ErrorKind;
 use trellis::ddt::{
     Hierarchy, LcaDepths, LoopOptions, Model, Params, Points, Rebuild, Record, Sampler, Simulation,
-    Strategy, Triplet,
+    Strategy, Triplet, named_message, parse_triplets, variance,
 };
 
 #[derive(Subcommand, Debug)]
@@ -25,8 +23,6 @@ pub enum InteractiveCommand {
     Simulate(SimulateArgs),
     /// Draw trees from the DDT posterior under triplet constraints (Newick lines).
     Sample(SampleArgs),
-    /// Measure the sampler's speed (MH proposals per second on one core).
-    Bench(BenchArgs),
 }
 
 /// The DDT model options (defaults: the reference's c = 1, mu0 = data mean, Sigma0 = I/2).
@@ -185,30 +181,10 @@ pub struct SampleArgs {
     pub thin: usize,
 }
 
-#[derive(Args, Debug)]
-pub struct BenchArgs {
-    /// Points (CSV as for simulate) [default: 150 synthetic points in 4 dimensions, 3 clusters].
-    #[arg(long, value_name = "FILE.csv")]
-    pub points: Option<PathBuf>,
-    /// Sigma as for simulate.
-    #[arg(long, default_value = "1/9", value_name = "SPEC")]
-    pub sigma: String,
-    /// Iterations to time (each one SPR and one time proposal).
-    #[arg(long, default_value_t = 200_000, value_name = "K")]
-    pub iters: usize,
-    /// Also time the sampler under this many random triplets of a random tree.
-    #[arg(long, default_value_t = 500, value_name = "M")]
-    pub constraints: usize,
-    /// Print one JSON object.
-    #[arg(long)]
-    pub json: bool,
-}
-
 pub fn run(cmd: &InteractiveCommand) -> Result<String> {
     match cmd {
         InteractiveCommand::Simulate(a) => simulate(a),
         InteractiveCommand::Sample(a) => sample(a),
-        InteractiveCommand::Bench(a) => bench(a),
     }
 }
 
@@ -217,9 +193,7 @@ fn read_text(path: &Path) -> Result<String> {
 }
 
 fn read_points(args: &DdtArgs, seed: u64) -> Result<Points> {
-    let text = read_text(&args.points)?;
-    let mut points = Points::parse_csv(&text)
-        .map_err(|e| anyhow!("cannot parse {}: {e}", args.points.display()))?;
+    let mut points = Points::read(&args.points)?;
     if points.len() < 3 {
         bail!(
             "{} has {} points; interactive clustering needs at least 3",
@@ -236,33 +210,9 @@ fn read_points(args: &DdtArgs, seed: u64) -> Result<Points> {
     Ok(points)
 }
 
-/// A variance spec: `X`, `X/Y`, `var` or `var/K`.
+/// The variance of a flag's spec (see [`variance`]).
 fn variance_spec(spec: &str, points: &Points, flag: &str) -> Result<Vec<f64>> {
-    let bad = || {
-        anyhow!("{flag} must be a positive number, a fraction such as 1/9, or var/K, got {spec:?}")
-    };
-    let s = spec.trim();
-    let (head, div) = match s.split_once('/') {
-        Some((h, k)) => (h.trim(), k.trim().parse::<f64>().map_err(|_| bad())?),
-        None => (s, 1.0),
-    };
-    if !(div > 0.0 && div.is_finite()) {
-        return Err(bad());
-    }
-    let v: Vec<f64> = if head == "var" {
-        points.variance().iter().map(|v| v / div).collect()
-    } else {
-        let x: f64 = head.parse().map_err(|_| bad())?;
-        vec![x / div; points.dim()]
-    };
-    if let Some(j) = v.iter().position(|x| !(*x > 0.0 && x.is_finite())) {
-        bail!(
-            "{flag} {spec:?} gives variance {} for feature {j} (it must be positive; a \
-             constant feature has sample variance 0)",
-            v[j]
-        );
-    }
-    Ok(v)
+    variance(spec, points).with_context(|| flag.to_string())
 }
 
 fn model_of(args: &DdtArgs, points: &Points) -> Result<Model> {
@@ -301,16 +251,7 @@ fn loop_options(run: &LoopArgs, strategy: Strategy) -> Result<LoopOptions> {
 
 /// A library error about triplets, with point names instead of indices.
 fn named_error(e: trellis::Error, names: &[String]) -> anyhow::Error {
-    match e.kind() {
-        ErrorKind::UnrealisableTriplets { a, b, c, points } => anyhow!(
-            "the triplet constraints cannot all hold in one tree: ({{{}, {}}}, {}) conflicts \
-             with the others among the same {points} points",
-            names[*a],
-            names[*b],
-            names[*c]
-        ),
-        _ => e.into(),
-    }
+    anyhow!(named_message(&e, names))
 }
 
 fn run_loop(
@@ -327,11 +268,7 @@ fn run_loop(
         RebuildArg::Balanced => Rebuild::Balanced,
     });
     let mut sim = Simulation::new(sampler, target, options, seed)?;
-    let mut records = vec![sim.record(None)];
-    for _ in 0..queries {
-        records.push(sim.next_query()?);
-    }
-    Ok((records, sim))
+    Ok((sim.run(queries)?, sim))
 }
 
 fn simulate(a: &SimulateArgs) -> Result<String> {
@@ -413,51 +350,7 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
 }
 
 fn read_triplets(path: &Path, names: &[String]) -> Result<Vec<Triplet>> {
-    let text = read_text(path)?;
-    let index: HashMap<&str, usize> = names
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.as_str(), i))
-        .collect();
-    let mut out = Vec::new();
-    for (lineno, line) in text.lines().enumerate() {
-        let line = line.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            continue;
-        }
-        let fields: Vec<&str> = if line.contains(',') {
-            line.split(',').map(str::trim).collect()
-        } else {
-            line.split_whitespace().collect()
-        };
-        if fields.len() != 3 {
-            bail!(
-                "{} line {}: expected three point names `a b c`, found {} fields",
-                path.display(),
-                lineno + 1,
-                fields.len()
-            );
-        }
-        let mut idx = [0; 3];
-        for (k, f) in fields.iter().enumerate() {
-            idx[k] = *index.get(f).ok_or_else(|| {
-                anyhow!(
-                    "{} line {}: {f:?} is not a point name",
-                    path.display(),
-                    lineno + 1
-                )
-            })?;
-        }
-        let t = Triplet::new(idx[0], idx[1], idx[2]).map_err(|_| {
-            anyhow!(
-                "{} line {}: a triplet needs three different points",
-                path.display(),
-                lineno + 1
-            )
-        })?;
-        out.push(t);
-    }
-    Ok(out)
+    parse_triplets(&read_text(path)?, names).with_context(|| path.display().to_string())
 }
 
 fn sample(a: &SampleArgs) -> Result<String> {
@@ -480,91 +373,4 @@ fn sample(a: &SampleArgs) -> Result<String> {
         out.push('\n');
     }
     Ok(out)
-}
-
-fn synthetic_points(n: usize, d: usize) -> Points {
-    use rand::{RngExt, SeedableRng};
-    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
-    let rows = (0..n)
-        .map(|i| {
-            (0..d)
-                .map(|j| ((i % 3) * (j + 1)) as f64 + rng.random::<f64>() - 0.5)
-                .collect()
-        })
-        .collect();
-    Points::new((0..n).map(|i| i.to_string()).collect(), rows).expect("valid synthetic points")
-}
-
-fn bench(a: &BenchArgs) -> Result<String> {
-    let points = match &a.points {
-        Some(p) => {
-            let text = read_text(p)?;
-            Points::parse_csv(&text).map_err(|e| anyhow!("cannot parse {}: {e}", p.display()))?
-        }
-        None => synthetic_points(150, 4),
-    };
-    let params = Params {
-        c: 1.0,
-        sigma: variance_spec(&a.sigma, &points, "--sigma")?,
-        sigma0: vec![0.5; points.dim()],
-        mu0: points.mean(),
-        leaf_noise: 0.01,
-    };
-    let model = Model::new(&points, params)?;
-    let n = points.len();
-    let time = |s: &mut Sampler| {
-        s.run(1000);
-        let before = s.stats();
-        let t0 = Instant::now();
-        s.run(a.iters);
-        let secs = t0.elapsed().as_secs_f64();
-        let st = s.stats();
-        let spr = (st.spr_proposed - before.spr_proposed) as f64;
-        let tm = (st.time_proposed - before.time_proposed) as f64;
-        let acc = (st.spr_accepted - before.spr_accepted) as f64 / spr;
-        ((spr + tm) / secs, acc, secs)
-    };
-    let mut free = Sampler::new(model.clone(), 1);
-    let (rate, acc, secs) = time(&mut free);
-    // SPR proposals alone.
-    let t0 = Instant::now();
-    for _ in 0..a.iters {
-        free.spr();
-    }
-    let spr_rate = a.iters as f64 / t0.elapsed().as_secs_f64();
-    // Constraints: random triplets of a random tree (a BUILD tree of random triplets).
-    let mut s = Sampler::new(model, 2);
-    let target = trellis::ddt::LcaDepths::from_ddt(
-        Sampler::new(Model::new(&points, s.model().params().clone())?, 99).tree(),
-    );
-    let all = target.triplets();
-    let mut picked = 0;
-    let mut k = 0usize;
-    while picked < a.constraints && k < all.len() {
-        s.add_constraint(all[(k * 7919) % all.len()])?;
-        picked += 1;
-        k += 1;
-    }
-    let (c_rate, cacc, csecs) = time(&mut s);
-    if a.json {
-        return Ok(serde_json::to_string(&json!({
-            "points": n,
-            "dim": points.dim(),
-            "iterations": a.iters,
-            "proposals_per_second": rate,
-            "spr_proposals_per_second": spr_rate,
-            "spr_acceptance": acc,
-            "constraints": picked,
-            "constrained_proposals_per_second": c_rate,
-            "constrained_spr_acceptance": cacc,
-        }))? + "\n");
-    }
-    Ok(format!(
-        "{n} points, {} features; {} iterations (one SPR and one time proposal each), one thread\n\
-         unconstrained:        {rate:>12.0} proposals/s  ({secs:.2} s, SPR acceptance {acc:.3})\n\
-         SPR proposals alone:  {spr_rate:>12.0} proposals/s\n\
-         {picked:>4} constraints:     {c_rate:>12.0} proposals/s  ({csecs:.2} s, SPR acceptance {cacc:.3})\n",
-        points.dim(),
-        a.iters
-    ))
 }

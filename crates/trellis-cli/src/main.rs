@@ -14,7 +14,6 @@ use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 mod astar;
 mod baselines;
 mod batch;
-mod bench;
 mod commands;
 mod demo;
 mod flat;
@@ -76,8 +75,6 @@ enum Command {
     Count(CountArgs),
     /// Run every exact inference on a built-in dataset (12 iris flowers).
     Demo,
-    /// Measure the speed of the exact passes (wall time and splits per second).
-    Bench(bench::BenchArgs),
     /// Interactive Bayesian hierarchical clustering: the Dirichlet diffusion tree sampler
     /// with triplet constraints and query strategies (Vikram & Dasgupta 2016).
     #[command(subcommand)]
@@ -177,87 +174,87 @@ enum GinkgoCommand {
 }
 
 #[derive(Args, Debug)]
-struct MapArgs {
+pub struct MapArgs {
     #[command(flatten)]
-    model: ModelArgs,
+    pub model: ModelArgs,
     #[command(flatten)]
-    sparse: sparse::SparseArgs,
+    pub sparse: sparse::SparseArgs,
     /// Print one JSON object {"n", "log_potential", "cost", "tree"}.
     #[arg(long, conflicts_with = "newick")]
-    json: bool,
+    pub json: bool,
     /// Print the tree in Newick (leaves are 0-based point indices).
     #[arg(long)]
-    newick: bool,
+    pub newick: bool,
 }
 
 #[derive(Args, Debug)]
-struct LogzArgs {
+pub struct LogzArgs {
     #[command(flatten)]
-    model: ModelArgs,
+    pub model: ModelArgs,
     #[command(flatten)]
-    sparse: sparse::SparseArgs,
+    pub sparse: sparse::SparseArgs,
     /// Print one JSON object {"n", "log_z"}.
     #[arg(long)]
-    json: bool,
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]
-struct MarginalsArgs {
+pub struct MarginalsArgs {
     #[command(flatten)]
-    model: ModelArgs,
+    pub model: ModelArgs,
     #[command(flatten)]
-    sparse: sparse::SparseArgs,
+    pub sparse: sparse::SparseArgs,
     /// Only list clusters with probability >= P (clusters with p = 0 are never listed).
-    #[arg(long, default_value_t = 0.0, value_name = "P")]
-    min_p: f64,
+    #[arg(long, default_value_t = 0.0, value_name = "P", value_parser = probability)]
+    pub min_p: f64,
     /// Also print the marginal of this sub-hierarchy: a nested JSON list such as
     /// '[[0,1],2]' (or Newick '((0,1),2)') over some of the points.
     #[arg(long, value_name = "TREE")]
-    subtree: Option<String>,
+    pub subtree: Option<String>,
     /// How many clusters the readable summary lists (JSON lists all).
     #[arg(long, default_value_t = 20, value_name = "K")]
-    top: usize,
+    pub top: usize,
     /// Print one JSON object {"n", "log_z", "clusters": [{"members", "p"}, ...]}
     /// (plus "subtree_p" with --subtree).
     #[arg(long)]
-    json: bool,
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]
-struct SampleArgs {
+pub struct SampleArgs {
     #[command(flatten)]
-    model: ModelArgs,
+    pub model: ModelArgs,
     #[command(flatten)]
-    sparse: sparse::SparseArgs,
+    pub sparse: sparse::SparseArgs,
     /// Number of samples.
     #[arg(short = 'n', long = "num-samples", value_name = "K")]
-    num_samples: usize,
+    pub num_samples: usize,
     /// Seed of the random number generator (xoshiro256++); same seed, same samples.
     #[arg(long, default_value_t = 0, value_name = "S")]
-    seed: u64,
+    pub seed: u64,
     /// Print one JSON object {"n", "samples": [tree, ...]}.
     #[arg(long, conflicts_with = "newick")]
-    json: bool,
+    pub json: bool,
     /// Print one Newick tree per line.
     #[arg(long)]
-    newick: bool,
+    pub newick: bool,
 }
 
 #[derive(Args, Debug)]
 #[command(group(ArgGroup::new("which").required(true).args(["tree", "truth"])))]
-struct ScoreArgs {
+pub struct ScoreArgs {
     #[command(flatten)]
-    model: ModelArgs,
+    pub model: ModelArgs,
     /// The tree: a nested JSON list such as '[[0,1],[2,3]]' or Newick '((0,1),(2,3))',
     /// over all points (with --jets: over each jet's leaves).
     #[arg(long, value_name = "TREE")]
-    tree: Option<String>,
+    pub tree: Option<String>,
     /// Score each jet's "truth" tree (with --jets).
     #[arg(long)]
-    truth: bool,
+    pub truth: bool,
     /// Print one JSON object {"n", "log_potential", "cost", "tree"}.
     #[arg(long)]
-    json: bool,
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -289,6 +286,14 @@ fn main() -> ExitCode {
     }
 }
 
+/// A probability in [0, 1] (for `--min-p`).
+pub fn probability(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
+        _ => Err(format!("must be between 0 and 1, not {s}")),
+    }
+}
+
 /// The command-line flags that address a library error (the library's
 /// messages name no flags).
 fn flag_hint(e: &anyhow::Error) -> Option<&'static str> {
@@ -317,33 +322,11 @@ fn run(cli: Cli) -> anyhow::Result<String> {
     }
     let progress = !cli.quiet;
     match cli.command {
-        Command::Map(a) if a.sparse.sparse.is_some() => {
-            sparse::map(&a.model, &a.sparse, a.json, a.newick)
-        }
-        Command::Map(a) => commands::map(&a.model, a.json, a.newick, progress),
-        Command::Logz(a) if a.sparse.sparse.is_some() => sparse::logz(&a.model, &a.sparse, a.json),
-        Command::Logz(a) => commands::logz(&a.model, a.json, progress),
-        Command::Marginals(a) if a.sparse.sparse.is_some() => {
-            if a.subtree.is_some() {
-                anyhow::bail!("--subtree is not available with --sparse");
-            }
-            sparse::marginals(&a.model, &a.sparse, a.min_p, a.top, a.json)
-        }
-        Command::Marginals(a) => commands::marginals(
-            &a.model,
-            a.min_p,
-            a.subtree.as_deref(),
-            a.top,
-            a.json,
-            progress,
-        ),
-        Command::Sample(a) if a.sparse.sparse.is_some() => {
-            sparse::sample(&a.model, &a.sparse, a.num_samples, a.seed, a.json, a.newick)
-        }
-        Command::Sample(a) => {
-            commands::sample(&a.model, a.num_samples, a.seed, a.json, a.newick, progress)
-        }
-        Command::Score(a) => commands::score(&a.model, a.tree.as_deref(), a.truth, a.json),
+        Command::Map(a) => commands::map(&a, progress),
+        Command::Logz(a) => commands::logz(&a, progress),
+        Command::Marginals(a) => commands::marginals(&a, progress),
+        Command::Sample(a) => commands::sample(&a, progress),
+        Command::Score(a) => commands::score(&a),
         Command::Count(a) => commands::count(a.n, a.json),
         Command::Greedy(a) => baselines::greedy(&a, progress),
         Command::Beam(a) => baselines::beam(&a, progress),
@@ -352,7 +335,6 @@ fn run(cli: Cli) -> anyhow::Result<String> {
         Command::Flat(c) => flat::run(&c, progress),
         Command::Ginkgo(GinkgoCommand::Generate(a)) => generate::run(&a),
         Command::Demo => demo::run(),
-        Command::Bench(a) => bench::run(&a),
         Command::Interactive(c) => interactive::run(&c),
     }
 }

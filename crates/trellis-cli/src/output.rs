@@ -1,66 +1,10 @@
 //! Readable output: dendrograms, cluster lists, large numbers.
 
-use trellis::{Mask, Tree};
+use trellis::Mask;
 
 /// Labels a leaf by its 0-based point index.
 pub fn leaf_index(i: usize) -> String {
     i.to_string()
-}
-
-/// Draws a tree sideways, one line per node, with an optional note on each
-/// internal node (given its two children):
-///
-/// ```text
-/// ● cost 1.2000
-/// ├─● cost 0.5000
-/// │ ├─ 0
-/// │ └─ 1
-/// └─ 2
-/// ```
-pub fn dendrogram(
-    tree: &Tree,
-    label: &dyn Fn(usize) -> String,
-    note: &dyn Fn(&Tree, &Tree) -> Option<String>,
-) -> String {
-    fn go(
-        t: &Tree,
-        line: &str,
-        next: &str,
-        out: &mut String,
-        label: &dyn Fn(usize) -> String,
-        note: &dyn Fn(&Tree, &Tree) -> Option<String>,
-    ) {
-        match t {
-            Tree::Leaf(i) => {
-                out.push_str(&format!("{line} {}\n", label(*i)));
-            }
-            Tree::Node(l, r) => {
-                match note(l, r) {
-                    Some(s) => out.push_str(&format!("{line}● {s}\n")),
-                    None => out.push_str(&format!("{line}●\n")),
-                }
-                go(
-                    l,
-                    &format!("{next}├─"),
-                    &format!("{next}│ "),
-                    out,
-                    label,
-                    note,
-                );
-                go(
-                    r,
-                    &format!("{next}└─"),
-                    &format!("{next}  "),
-                    out,
-                    label,
-                    note,
-                );
-            }
-        }
-    }
-    let mut out = String::new();
-    go(tree, "", "", &mut out, label, note);
-    out
 }
 
 /// `{a, b, c}` for the points of a cluster.
@@ -76,4 +20,32 @@ pub fn approx(x: &impl std::fmt::Display) -> String {
         return digits;
     }
     format!("{}.{}e{}", &digits[..1], &digits[1..3], digits.len() - 1)
+}
+
+/// `{a, b, c}` for a list of points.
+pub fn points(points: &[usize]) -> String {
+    let names: Vec<String> = points.iter().map(usize::to_string).collect();
+    format!("{{{}}}", names.join(", "))
+}
+
+/// A matrix of probabilities, one row per line.
+pub fn matrix(rows: &[Vec<f64>]) -> String {
+    rows.iter()
+        .map(|r| {
+            r.iter()
+                .map(|p| format!("{p:5.3}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+                + "\n"
+        })
+        .collect()
+}
+
+/// The first `top` clusters with their marginals, one per line.
+pub fn clusters(clusters: &[crate::commands::ClusterJson], top: usize) -> String {
+    clusters
+        .iter()
+        .take(top)
+        .map(|c| format!("  {:.6}  {}\n", c.p, points(&c.members)))
+        .collect()
 }

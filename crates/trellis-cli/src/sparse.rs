@@ -6,17 +6,11 @@
 
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
-use serde::Serialize;
 use trellis::ginkgo::{Ginkgo, Jet, LeafOrdering, SparseJet, beam_trees, simulator_trees};
 use trellis::sparse::{SparseInference, SparseTrellis};
-use trellis::{Tree, set_points};
+use trellis::{ScoredTree, Tree, set_points};
 
-use crate::batch::per_jet;
-use crate::commands::{
-    ClusterJson, LogzJson, SamplesJson, TreeJson, to_json, variant, weights_tree_json,
-    weights_tree_output,
-};
-use crate::input::{Input, load};
+use crate::commands::{ClusterJson, Posterior, variant};
 use crate::{ModelArgs, with_cost_model};
 
 /// How a sparse trellis is built.
@@ -59,23 +53,6 @@ pub struct SparseArgs {
     pub sparse_seed: Option<u64>,
 }
 
-/// A result with the sparse trellis's counts.
-#[derive(Serialize)]
-struct WithSparsity<T> {
-    #[serde(flatten)]
-    result: T,
-    num_trees_realised: String,
-    sparsity: f64,
-}
-
-fn with_sparsity<T>(result: T, trellis: &SparseTrellis) -> WithSparsity<T> {
-    WithSparsity {
-        result,
-        num_trees_realised: trellis.num_trees_realised().to_string(),
-        sparsity: trellis.sparsity(),
-    }
-}
-
 impl SparseArgs {
     fn trees(&self) -> Result<usize> {
         match self.trees {
@@ -94,7 +71,7 @@ impl SparseArgs {
     }
 
     /// The sparse trellis of one jet.
-    fn jet(&self, jet: &Jet, args: &ModelArgs, index: usize) -> Result<SparseJet> {
+    fn sparse_jet(&self, jet: &Jet, args: &ModelArgs, index: usize) -> Result<SparseJet> {
         let v = variant(args);
         let k = self.trees()?;
         match self.sparse.expect("--sparse") {
@@ -110,14 +87,25 @@ impl SparseArgs {
         }
     }
 
-    /// The sparse trellis of a weight matrix (beam search only) and the
-    /// inference on it of the model at `beta`.
-    fn weights(
+    /// The inference of a jet's model on its sparse trellis.
+    pub fn jet(&self, jet: &Jet, args: &ModelArgs, index: usize) -> Result<Sparse> {
+        let sj = self.sparse_jet(jet, args, index)?;
+        let inference = sj.trellis.infer(&sj.model)?;
+        Ok(Sparse {
+            trellis: sj.trellis,
+            inference,
+            order: Some(sj.order),
+        })
+    }
+
+    /// The inference of the model at `beta` on the sparse trellis of a weight
+    /// matrix (beam search only).
+    pub fn weights(
         &self,
         args: &ModelArgs,
         weights: &trellis::Weights,
         beta: f64,
-    ) -> Result<(SparseTrellis, SparseInference)> {
+    ) -> Result<Sparse> {
         if self.sparse == Some(SparseKind::Simulator) {
             bail!(
                 "--sparse simulator needs jets (--jets); use --sparse beam for weights and points"
@@ -136,218 +124,80 @@ impl SparseArgs {
         let trees = with_cost_model!(args.model, weights, 1.0, |m| beam_trees(&m, self.trees()?)?);
         let trellis = SparseTrellis::from_trees(weights.n(), &trees)?;
         let inference = with_cost_model!(args.model, weights, beta, |m| trellis.infer(&m)?);
-        Ok((trellis, inference))
+        Ok(Sparse {
+            trellis,
+            inference,
+            order: None,
+        })
     }
 }
 
-/// Runs `f` on the sparse inference of every problem of the input.
-fn run<T: Serialize + Send>(
-    args: &ModelArgs,
-    sparse: &SparseArgs,
-    beta_for_weights: f64,
-    jet_result: impl Fn(&SparseJet, &SparseInference, usize) -> Result<T> + Sync,
-    weights_result: impl FnOnce(&trellis::Weights, &SparseTrellis, &SparseInference) -> Result<String>,
-) -> Result<String> {
-    match load(args, None)? {
-        Input::Jets(file) => per_jet(
-            &file,
-            false,
-            |_| 1,
-            |index, jet| {
-                let sj = sparse.jet(jet, args, index)?;
-                let inf = sj.trellis.infer(&sj.model)?;
-                Ok(with_sparsity(jet_result(&sj, &inf, index)?, &sj.trellis))
-            },
-        ),
-        Input::Weights(weights) => {
-            let (trellis, inf) = sparse.weights(args, &weights, beta_for_weights)?;
-            weights_result(&weights, &trellis, &inf)
-        }
+/// An inference on a sparse trellis; for a jet, over positions in its leaf
+/// `order` (position `r` is leaf `order[r]`), reported over the jet's leaves.
+pub struct Sparse {
+    trellis: SparseTrellis,
+    inference: SparseInference,
+    order: Option<Vec<usize>>,
+}
+
+impl Sparse {
+    fn leaf(&self, r: usize) -> usize {
+        self.order.as_ref().map_or(r, |o| o[r])
+    }
+
+    fn tree(&self, t: &Tree) -> Tree {
+        t.relabel(|r| self.leaf(r)).canonical()
     }
 }
 
-fn summary_line(trellis: &SparseTrellis) -> String {
-    format!(
-        "sparse trellis: {} clusters, {} splits, {} trees realised (sparsity {:.3e})\n",
-        trellis.num_vertices(),
-        trellis.num_splits(),
-        trellis.num_trees_realised(),
-        trellis.sparsity()
-    )
-}
+impl Posterior for Sparse {
+    fn log_z(&self) -> f64 {
+        self.inference.log_z()
+    }
 
-pub fn map(args: &ModelArgs, sparse: &SparseArgs, json: bool, newick: bool) -> Result<String> {
-    run(
-        args,
-        sparse,
-        1.0,
-        |sj, inf, _| {
-            let map = inf.map();
-            Ok(TreeJson {
-                n: sj.order.len(),
-                log_potential: map.log_potential,
-                cost: None,
-                tree: sj.to_jet_leaves(&map.tree),
-            })
-        },
-        |weights, trellis, inf| {
-            let tree = inf.map().tree.canonical();
-            if json {
-                to_json(&with_sparsity(
-                    weights_tree_json(args, weights, tree)?,
-                    trellis,
-                ))
-            } else if newick {
-                Ok(tree.to_newick() + "\n")
-            } else {
-                Ok(summary_line(trellis)
-                    + &weights_tree_output(
-                        args,
-                        weights,
-                        tree,
-                        "Sparse-trellis MAP hierarchy",
-                        false,
-                        false,
-                    )?)
-            }
-        },
-    )
-}
+    fn map(&self) -> Result<ScoredTree> {
+        let map = self.inference.map();
+        Ok(ScoredTree {
+            tree: self.tree(&map.tree),
+            log_potential: map.log_potential,
+        })
+    }
 
-pub fn logz(args: &ModelArgs, sparse: &SparseArgs, json: bool) -> Result<String> {
-    run(
-        args,
-        sparse,
-        args.beta,
-        |sj, inf, _| {
-            Ok(LogzJson {
-                n: sj.order.len(),
-                log_z: inf.log_z(),
-            })
-        },
-        |weights, trellis, inf| {
-            let out = LogzJson {
-                n: weights.n(),
-                log_z: inf.log_z(),
-            };
-            if json {
-                to_json(&with_sparsity(out, trellis))
-            } else {
-                Ok(
-                    format!("log Z = {:.10} over the realised trees\n", out.log_z)
-                        + &summary_line(trellis),
-                )
-            }
-        },
-    )
-}
+    fn samples(&self, k: usize, seed: u64) -> Result<Vec<Tree>> {
+        Ok(self
+            .inference
+            .samples(k, seed)
+            .iter()
+            .map(|t| self.tree(t))
+            .collect())
+    }
 
-pub fn sample(
-    args: &ModelArgs,
-    sparse: &SparseArgs,
-    k: usize,
-    seed: u64,
-    json: bool,
-    newick: bool,
-) -> Result<String> {
-    run(
-        args,
-        sparse,
-        args.beta,
-        |sj, inf, index| {
-            Ok(SamplesJson {
-                n: sj.order.len(),
-                samples: inf
-                    .samples(k, trellis::random::stream_seed(seed, index))
-                    .iter()
-                    .map(|t| sj.to_jet_leaves(t))
-                    .collect(),
-            })
-        },
-        |weights, trellis, inf| {
-            let samples: Vec<Tree> = inf
-                .samples(k, seed)
-                .into_iter()
-                .map(Tree::canonical)
-                .collect();
-            if json {
-                to_json(&with_sparsity(
-                    SamplesJson {
-                        n: weights.n(),
-                        samples,
-                    },
-                    trellis,
-                ))
-            } else if newick {
-                Ok(samples.iter().map(|t| t.to_newick() + "\n").collect())
-            } else {
-                Ok(summary_line(trellis)
-                    + &samples.iter().map(|t| format!("{t}\n")).collect::<String>())
-            }
-        },
-    )
-}
-
-/// The marginals of the vertices of a sparse trellis, as `marginals` prints them.
-#[derive(Serialize)]
-struct SparseMarginalsJson {
-    n: usize,
-    log_z: f64,
-    clusters: Vec<ClusterJson>,
-}
-
-fn marginals_json(
-    n: usize,
-    inf: &SparseInference,
-    min_p: f64,
-    leaf: impl Fn(usize) -> usize,
-) -> SparseMarginalsJson {
-    SparseMarginalsJson {
-        n,
-        log_z: inf.log_z(),
-        clusters: inf
-            .marginals()
-            .clusters(min_p)
+    fn clusters(&self, min_p: f64) -> Result<Vec<ClusterJson>> {
+        let clusters = self.inference.marginals().clusters(min_p);
+        Ok(clusters
             .into_iter()
             .map(|(c, p)| {
-                let mut members: Vec<usize> = set_points(c).map(&leaf).collect();
+                let mut members: Vec<usize> = set_points(c).map(|r| self.leaf(r)).collect();
                 members.sort_unstable();
                 ClusterJson { members, p }
             })
-            .collect(),
+            .collect())
     }
-}
 
-pub fn marginals(
-    args: &ModelArgs,
-    sparse: &SparseArgs,
-    min_p: f64,
-    top: usize,
-    json: bool,
-) -> Result<String> {
-    run(
-        args,
-        sparse,
-        args.beta,
-        |sj, inf, _| Ok(marginals_json(sj.order.len(), inf, min_p, |r| sj.order[r])),
-        |weights, trellis, inf| {
-            let out = marginals_json(weights.n(), inf, min_p, |i| i);
-            if json {
-                return to_json(&with_sparsity(out, trellis));
-            }
-            let mut s = format!(
-                "log Z = {:.10} over the realised trees\n{}{} clusters of the sparse trellis have \
-                 p > 0; the {} most probable:\n",
-                out.log_z,
-                summary_line(trellis),
-                out.clusters.len(),
-                top.min(out.clusters.len())
-            );
-            for c in out.clusters.iter().take(top) {
-                let names: Vec<String> = c.members.iter().map(usize::to_string).collect();
-                s += &format!("  {:.6}  {{{}}}\n", c.p, names.join(", "));
-            }
-            Ok(s)
-        },
-    )
+    fn sparsity(&self) -> Option<(String, f64)> {
+        Some((
+            self.trellis.num_trees_realised().to_string(),
+            self.trellis.sparsity(),
+        ))
+    }
+
+    fn note(&self) -> String {
+        format!(
+            "sparse trellis: {} clusters, {} splits, {} trees realised (sparsity {:.3e})\n",
+            self.trellis.num_vertices(),
+            self.trellis.num_splits(),
+            self.trellis.num_trees_realised(),
+            self.trellis.sparsity()
+        )
+    }
 }

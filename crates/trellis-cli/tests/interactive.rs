@@ -221,26 +221,6 @@ fn sample_prints_newick_trees_that_keep_the_triplets() {
 }
 
 #[test]
-fn bench_runs_small() {
-    let d = dir("interactive_bench");
-    let (points, _) = data(&d);
-    let v: serde_json::Value = serde_json::from_str(&stdout(&[
-        "interactive",
-        "bench",
-        "--points",
-        p(&points),
-        "--iters",
-        "2000",
-        "--constraints",
-        "10",
-        "--json",
-    ]))
-    .unwrap();
-    assert!(v["proposals_per_second"].as_f64().unwrap() > 0.0);
-    assert_eq!(v["constraints"], 10);
-}
-
-#[test]
 fn bad_inputs_fail_with_one_clear_sentence() {
     let d = dir("interactive_errors");
     let (points, target) = data(&d);

@@ -7,12 +7,12 @@
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use rand::RngExt;
 use serde::Serialize;
 use trellis::astar::{self, Outcome};
-use trellis::{Dasgupta, Hcc, Matrix, Options, Search, Trellis, Weights, Workload, total_splits};
+use trellis::{Dasgupta, Hcc, Options, Search, Trellis, Workload, total_splits};
 
 use crate::astar::jet_params;
+use crate::bench::{absolute, random_weights};
 use crate::timing::best_of;
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,33 +138,4 @@ pub fn run(args: &AstarBenchArgs) -> Result<String> {
         }
     }
     Ok(out)
-}
-
-/// Symmetric weights uniform in [-1, 1], seeded.
-fn random_weights(n: usize, seed: u64) -> Result<Weights> {
-    let mut rng = trellis::random::rng(seed);
-    let mut data = vec![0.0; n * n];
-    for i in 0..n {
-        for j in i + 1..n {
-            let v: f64 = rng.random_range(-1.0..1.0);
-            data[i * n + j] = v;
-            data[j * n + i] = v;
-        }
-    }
-    Ok(Weights::from_matrix(&Matrix {
-        rows: n,
-        cols: n,
-        data,
-    })?)
-}
-
-/// `|w|`: Dasgupta's cost needs similarities >= 0.
-fn absolute(w: &Weights) -> Result<Weights> {
-    let n = w.n();
-    let data = (0..n * n).map(|k| w.get(k / n, k % n).abs()).collect();
-    Ok(Weights::from_matrix(&Matrix {
-        rows: n,
-        cols: n,
-        data,
-    })?)
 }

@@ -71,6 +71,7 @@ use clap::{Parser, Subcommand};
 
 mod astar;
 mod astar_bench;
+mod bench;
 mod flat;
 mod ginkgo;
 mod interactive;
@@ -104,6 +105,11 @@ enum Command {
     /// weights for hcc and dasgupta, simulated jets for --model ginkgo (heuristic h0).
     /// Reports vertices explored and splits scored against the DP's.
     AstarBench(astar_bench::AstarBenchArgs),
+    /// Wall time and splits per second of the exact passes of the dense and flat
+    /// trellises (random weights), or of exact MAP + log Z over a jets file.
+    Bench(bench::BenchArgs),
+    /// The DDT sampler's speed (MH proposals per second on one core).
+    InteractiveBench(interactive::BenchArgs),
     /// Interactive hierarchical clustering, the paper's Fig. 6 / S3: triplet distance
     /// after each query for every strategy, the vanilla DDT and average linkage,
     /// averaged over seeds (table and SVG).
@@ -143,5 +149,7 @@ fn run(cli: Cli) -> anyhow::Result<String> {
         Command::Astar(a) => astar::astar(&a),
         Command::AstarBench(a) => astar_bench::run(&a),
         Command::Interactive(a) => interactive::experiment(&a),
+        Command::Bench(a) => bench::run(&a),
+        Command::InteractiveBench(a) => interactive::bench(&a),
     }
 }

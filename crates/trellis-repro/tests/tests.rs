@@ -4,6 +4,7 @@
 mod util;
 
 mod astar;
+mod bench;
 mod flat;
 mod ginkgo;
 mod interactive;

@@ -13,11 +13,13 @@ use crate::base::tree::{ScoredTree, Tree};
 use crate::error::{Error, ErrorKind, Result};
 use crate::models::{Cluster, Search, tree_cost};
 
-/// The result of a search.
-#[derive(Clone, Debug)]
+/// The result of a search. It serializes with the fields of `best` (`tree`,
+/// `log_potential`) at the top level.
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct Outcome {
     /// The best hierarchy found (canonical form) with `log φ(H)`
     /// ([`Search::log_potential_of_cost`] of its cost).
+    #[serde(flatten)]
     pub best: ScoredTree,
     /// Its cost, summed split by split ([`tree_cost`](crate::tree_cost)).
     pub cost: f64,

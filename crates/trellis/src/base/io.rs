@@ -35,6 +35,44 @@ pub fn read_matrix(path: &Path, allow_header: bool) -> Result<Matrix> {
     }
 }
 
+/// Parses a family of clusters over `n` points: one cluster per line, 0-based
+/// point indices separated by whitespace or commas (blank lines and lines
+/// starting with `#` are skipped). Errors name the line.
+pub fn parse_clusters(text: &str, n: usize) -> Result<Vec<crate::Set>> {
+    if n > crate::MAX_SET_POINTS {
+        return Err(Error::parse(
+            None,
+            format!(
+                "a family of clusters holds at most {} points, not {n}",
+                crate::MAX_SET_POINTS
+            ),
+        ));
+    }
+    let mut out = Vec::new();
+    for (k, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut set: crate::Set = 0;
+        for field in line
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|f| !f.is_empty())
+        {
+            let at = |d: String| Error::parse(None, format!("line {}: {d}", k + 1));
+            let i: usize = field
+                .parse()
+                .map_err(|_| at(format!("{field:?} is not a point index")))?;
+            if i >= n {
+                return Err(at(format!("point {i} is out of range (n = {n})")));
+            }
+            set |= 1u128 << i;
+        }
+        out.push(set);
+    }
+    Ok(out)
+}
+
 /// Parses CSV text into a matrix (see the module docs).
 pub fn parse_csv(text: &str, allow_header: bool) -> Result<Matrix> {
     parse_csv_text(text, allow_header).map_err(|detail| Error::parse(None, detail))

@@ -14,8 +14,9 @@ use crate::base::set::Mask;
 use crate::error::{Error, Result};
 
 /// A tree with its score: the answer of every method that finds one best
-/// hierarchy (the MAP of a trellis, A*, greedy and beam search).
-#[derive(Clone, Debug, PartialEq)]
+/// hierarchy (the MAP of a trellis, A*, greedy and beam search). It
+/// serializes as `{"tree": [[0,1],2], "log_potential": -1.5}` (`null` for `-∞`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct ScoredTree {
     /// The hierarchy, children ordered by their smallest point.
     pub tree: Tree,
@@ -130,6 +131,41 @@ impl Tree {
                 out.push((l.leaves(), r.leaves()));
                 stack.push(r);
                 stack.push(l);
+            }
+        }
+        out
+    }
+
+    /// The tree drawn sideways as text, one line per node, each leaf by
+    /// `label` and each internal node by `note` of its two children (or a
+    /// bare `●`):
+    ///
+    /// ```text
+    /// ● cost 1.2000
+    /// ├─● cost 0.5000
+    /// │ ├─ 0
+    /// │ └─ 1
+    /// └─ 2
+    /// ```
+    pub fn draw(
+        &self,
+        label: &dyn Fn(usize) -> String,
+        note: &dyn Fn(&Tree, &Tree) -> Option<String>,
+    ) -> String {
+        let mut out = String::new();
+        // (node, the line's prefix, the prefix of its children's lines)
+        let mut stack: Vec<(&Tree, String, String)> = vec![(self, String::new(), String::new())];
+        while let Some((t, line, next)) = stack.pop() {
+            match t {
+                Tree::Leaf(i) => out.push_str(&format!("{line} {}\n", label(*i))),
+                Tree::Node(l, r) => {
+                    match note(l, r) {
+                        Some(s) => out.push_str(&format!("{line}● {s}\n")),
+                        None => out.push_str(&format!("{line}●\n")),
+                    }
+                    stack.push((r, format!("{next}└─"), format!("{next}  ")));
+                    stack.push((l, format!("{next}├─"), format!("{next}│ ")));
+                }
             }
         }
         out

@@ -65,7 +65,7 @@ mod triplets;
 
 pub use hierarchy::Hierarchy;
 pub use mcmc::{Rebuild, Sampler, Stats};
-pub use model::{Model, Params, Points};
+pub use model::{Model, Params, Points, variance};
 pub use queries::{LoopOptions, Record, Simulation, Strategy, induced, user_answer};
 pub use tree::DdtTree;
-pub use triplets::{LcaDepths, Triplet, build, triplet_distance};
+pub use triplets::{LcaDepths, Triplet, build, named_message, parse_triplets, triplet_distance};

@@ -52,6 +52,43 @@ pub struct Params {
     pub leaf_noise: f64,
 }
 
+/// A per-dimension variance from a specification: `X` or a fraction `X/Y`
+/// (the same in every dimension), or `var/K` (each feature's sample variance
+/// of `points` divided by `K`; `var` alone is `var/1`). Every variance must come
+/// out positive and finite (a constant feature has sample variance 0).
+///
+/// The reference's settings of `Σ` are Iris `1/9`, Zoo `var/4` and 20
+/// Newsgroups `var/2`.
+pub fn variance(spec: &str, points: &Points) -> Result<Vec<f64>> {
+    let bad = || {
+        Error::parameter(format!(
+            "a variance must be a positive number, a fraction such as 1/9, or var/K, not {spec:?}"
+        ))
+    };
+    let s = spec.trim();
+    let (head, div) = match s.split_once('/') {
+        Some((h, k)) => (h.trim(), k.trim().parse::<f64>().map_err(|_| bad())?),
+        None => (s, 1.0),
+    };
+    if !(div > 0.0 && div.is_finite()) {
+        return Err(bad());
+    }
+    let v: Vec<f64> = if head == "var" {
+        points.variance().iter().map(|v| v / div).collect()
+    } else {
+        let x: f64 = head.parse().map_err(|_| bad())?;
+        vec![x / div; points.dim()]
+    };
+    if let Some(j) = v.iter().position(|x| !(*x > 0.0 && x.is_finite())) {
+        return Err(Error::parameter(format!(
+            "{spec:?} gives variance {} for feature {j} (it must be positive; a constant \
+             feature has sample variance 0)",
+            v[j]
+        )));
+    }
+    Ok(v)
+}
+
 impl Params {
     /// The reference settings: `c = 1`, `μ0` = the data mean, `Σ0 = I/2`, the given
     /// `Σ` diagonal, and leaf noise `ε`.
@@ -108,6 +145,17 @@ impl Points {
             x.extend_from_slice(r);
         }
         Ok(Points { names, x, d })
+    }
+
+    /// Reads points from a CSV file (see [`Points::parse_csv`]); errors name the file.
+    pub fn read(path: &std::path::Path) -> Result<Points> {
+        let text = std::fs::read_to_string(path).map_err(|source| {
+            Error::new(crate::ErrorKind::Io {
+                path: path.to_path_buf(),
+                source,
+            })
+        })?;
+        Points::parse_csv(&text).map_err(|e| e.with_path(path))
     }
 
     /// Parses CSV text: a header row, then one point per row, the first column its

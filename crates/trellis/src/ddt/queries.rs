@@ -135,6 +135,16 @@ impl Simulation {
         })
     }
 
+    /// Runs `queries` queries: the record of the state before the first, then
+    /// one per query.
+    pub fn run(&mut self, queries: usize) -> Result<Vec<Record>> {
+        let mut records = vec![self.record(None)];
+        for _ in 0..queries {
+            records.push(self.next_query()?);
+        }
+        Ok(records)
+    }
+
     /// The sampler.
     pub fn sampler(&self) -> &Sampler {
         &self.sampler

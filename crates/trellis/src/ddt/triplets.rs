@@ -92,6 +92,59 @@ pub(crate) fn check(n: usize, triplets: &[Triplet]) -> Result<()> {
     Ok(())
 }
 
+/// Parses triplets given by point names, one `a b c` per line (`({a, b}, c)`;
+/// fields separated by whitespace or commas; `#` starts a comment). Errors
+/// name the line.
+pub fn parse_triplets(text: &str, names: &[String]) -> Result<Vec<Triplet>> {
+    let index: std::collections::HashMap<&str, usize> = names
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.as_str(), i))
+        .collect();
+    let mut out = Vec::new();
+    for (lineno, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = if line.contains(',') {
+            line.split(',').map(str::trim).collect()
+        } else {
+            line.split_whitespace().collect()
+        };
+        let at = |detail: String| Error::parse(None, format!("line {}: {detail}", lineno + 1));
+        if fields.len() != 3 {
+            return Err(at(format!(
+                "expected three point names `a b c`, found {} fields",
+                fields.len()
+            )));
+        }
+        let mut idx = [0; 3];
+        for (k, f) in fields.iter().enumerate() {
+            idx[k] = *index
+                .get(f)
+                .ok_or_else(|| at(format!("{f:?} is not a point name")))?;
+        }
+        let t = Triplet::new(idx[0], idx[1], idx[2])
+            .map_err(|_| at("a triplet needs three different points".into()))?;
+        out.push(t);
+    }
+    Ok(out)
+}
+
+/// An error's message with point names instead of indices (for triplet
+/// conflicts); other errors unchanged.
+pub fn named_message(e: &Error, names: &[String]) -> String {
+    match e.kind() {
+        ErrorKind::UnrealisableTriplets { a, b, c, points } => format!(
+            "the triplet constraints cannot all hold in one tree: ({{{}, {}}}, {}) conflicts \
+             with the others among the same {points} points",
+            names[*a], names[*b], names[*c]
+        ),
+        _ => e.to_string(),
+    }
+}
+
 /// BUILD on a subset of `0..n` in the given leaf order (the order breaks ties).
 pub(crate) fn build_on(n: usize, leaves: &[usize], triplets: &[Triplet]) -> Result<Tree> {
     let mut pos = vec![usize::MAX; n];

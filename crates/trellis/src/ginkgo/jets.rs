@@ -40,6 +40,30 @@ pub struct Jet {
 }
 
 impl Jet {
+    /// The angle between the 3-momenta of every pair of leaves, row-major
+    /// `n × n` (0 for a leaf without momentum): the distances of classic
+    /// linkage on jets.
+    pub fn angle_distances(&self) -> Vec<f64> {
+        let n = self.len();
+        let mut d = vec![0.0; n * n];
+        for i in 0..n {
+            for j in i + 1..n {
+                let (a, b) = (&self.leaves[i], &self.leaves[j]);
+                let dot = a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
+                let norms = (a[1] * a[1] + a[2] * a[2] + a[3] * a[3]).sqrt()
+                    * (b[1] * b[1] + b[2] * b[2] + b[3] * b[3]).sqrt();
+                let angle = if norms > 0.0 {
+                    (dot / norms).clamp(-1.0, 1.0).acos()
+                } else {
+                    0.0
+                };
+                d[i * n + j] = angle;
+                d[j * n + i] = angle;
+            }
+        }
+        d
+    }
+
     /// Number of leaves.
     pub fn len(&self) -> usize {
         self.leaves.len()

@@ -33,7 +33,7 @@ mod sparse;
 pub use heuristic::Heuristic;
 
 pub use simulator::{
-    MAX_TRIES_PER_JET, SimulatorParams, generate, generate_jet, jet_seed, simulate,
+    MAX_TRIES_PER_JET, SimulatorParams, generate, generate_file, generate_jet, jet_seed, simulate,
 };
 
 pub use jets::{Jet, JetsFile};

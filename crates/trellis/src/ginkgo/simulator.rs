@@ -479,3 +479,57 @@ pub fn generate(
     .into_iter()
     .collect()
 }
+
+/// [`generate`] as a jets file, whose `meta` records how it was made: the
+/// generator and crate version, `preset` (a label of the parameter set),
+/// the parameters, the seed and window, the per-jet seeding rule, the number
+/// of simulations tried and the histogram of leaf counts of the kept jets.
+pub fn generate_file(
+    params: &SimulatorParams,
+    preset: &str,
+    n_jets: usize,
+    min_leaves: usize,
+    max_leaves: Option<usize>,
+    seed: u64,
+) -> Result<crate::ginkgo::JetsFile> {
+    let jets = generate(
+        params,
+        n_jets,
+        min_leaves,
+        max_leaves.unwrap_or(usize::MAX),
+        seed,
+    )?;
+    let mut histogram: std::collections::BTreeMap<usize, usize> = Default::default();
+    let mut tried = 0u64;
+    for j in &jets {
+        *histogram.entry(j.len()).or_default() += 1;
+        tried += j.extra["generator"]["tries"].as_u64().unwrap_or(0);
+    }
+    let histogram: serde_json::Map<String, Value> = histogram
+        .into_iter()
+        .map(|(n, c)| (n.to_string(), c.into()))
+        .collect();
+    let meta = serde_json::json!({
+        "generator": "trellis generate (trellis ginkgo simulator)",
+        "version": env!("CARGO_PKG_VERSION"),
+        "preset": preset,
+        "params": {
+            "lambda": params.lambda,
+            "lambda_root": params.lambda_root,
+            "root_mass_squared": params.root_mass_squared,
+            "M_hard": params.root_mass_squared.sqrt(),
+            "t_cut": params.t_cut,
+            "jet_momentum": params.jet_momentum,
+            "jet_4momentum": params.jet_4momentum(),
+        },
+        "seed": seed,
+        "n_jets": n_jets,
+        "min_leaves": min_leaves,
+        "max_leaves": max_leaves,
+        "window": "min_leaves <= N <= max_leaves, both inclusive (jets outside are re-simulated)",
+        "per_jet_seed": "jet k: Xoshiro256PlusPlus::seed_from_u64(splitmix64(splitmix64(seed) ^ k))",
+        "n_tried": tried,
+        "leaf_count_histogram_of_kept_jets": histogram,
+    });
+    Ok(crate::ginkgo::JetsFile { meta, jets })
+}

@@ -1,4 +1,4 @@
-//! `trellis bench`: wall time and splits per second of the exact passes.
+//! `trellis-repro bench`: wall time and splits per second of the exact passes.
 //!
 //! Random weights, uniform in [-1, 1] (seeded), for each requested N; each
 //! pass is repeated and the fastest run is reported (the least disturbed by
@@ -8,12 +8,12 @@ use std::time::Instant;
 
 use anyhow::Result;
 use clap::Args;
-use rand::{RngExt, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
+use rand::RngExt;
 use serde::Serialize;
-use trellis::{General, Matrix, Model, Trellis, Weights, Workload, total_splits};
+use trellis::{Dasgupta, General, Hcc, Matrix, Model, Trellis, Weights, Workload, total_splits};
 
-use crate::{ModelKind, with_cost_model};
+use crate::astar_bench::ModelKind;
+use crate::timing::best_of;
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
@@ -143,7 +143,7 @@ fn bench_jets(args: &BenchArgs, path: &std::path::Path) -> Result<String> {
         file.jets
             .par_iter()
             .map(|jet| {
-                let t = crate::batch::dense_trellis(jet, variant)?;
+                let t = Trellis::new(trellis::ginkgo::Ginkgo::new(jet, variant))?;
                 Ok(t.map().log_potential + t.log_z())
             })
             .collect::<Result<Vec<f64>>>()
@@ -193,8 +193,8 @@ struct Row {
     outside_terms_per_s: Option<f64>,
 }
 
-fn random_weights(n: usize, seed: u64) -> Result<Weights> {
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+pub fn random_weights(n: usize, seed: u64) -> Result<Weights> {
+    let mut rng = trellis::random::rng(seed);
     let mut data = vec![0.0; n * n];
     for i in 0..n {
         for j in i + 1..n {
@@ -211,7 +211,7 @@ fn random_weights(n: usize, seed: u64) -> Result<Weights> {
 }
 
 /// `|w|`: Dasgupta's cost needs similarities >= 0.
-fn absolute(w: &Weights) -> Result<Weights> {
+pub fn absolute(w: &Weights) -> Result<Weights> {
     let n = w.n();
     let data = (0..n * n).map(|k| w.get(k / n, k % n).abs()).collect();
     Ok(Weights::from_matrix(&Matrix {
@@ -219,19 +219,6 @@ fn absolute(w: &Weights) -> Result<Weights> {
         cols: n,
         data,
     })?)
-}
-
-/// Runs `f` `repeats` times; the fastest wall time in seconds and the last result.
-fn best_of<T>(repeats: usize, mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
-    let mut best = f64::INFINITY;
-    let mut last = None;
-    for _ in 0..repeats.max(1) {
-        let t = Instant::now();
-        let v = f()?;
-        best = best.min(t.elapsed().as_secs_f64());
-        last = Some(v);
-    }
-    Ok((best, last.unwrap()))
 }
 
 fn measure<M: Model>(model: M, tables_s: f64, args: &BenchArgs, n: usize) -> Result<Row> {
@@ -257,6 +244,16 @@ fn measure<M: Model>(model: M, tables_s: f64, args: &BenchArgs, n: usize) -> Res
         outside_s,
         outside_terms_per_s: outside_s.map(|s| terms / s),
     })
+}
+
+/// [`measure`] of `model`, or of its general form with `--general`.
+fn measure_model<M: Model>(model: M, started: Instant, args: &BenchArgs, n: usize) -> Result<Row> {
+    let tables_s = started.elapsed().as_secs_f64();
+    if args.general {
+        measure(General(model), tables_s, args, n)
+    } else {
+        measure(model, tables_s, args, n)
+    }
 }
 
 pub fn run(args: &BenchArgs) -> Result<String> {
@@ -300,14 +297,10 @@ pub fn run(args: &BenchArgs) -> Result<String> {
             w
         };
         let started = Instant::now();
-        let row = with_cost_model!(args.model, &w, 1.0, |model| {
-            let tables_s = started.elapsed().as_secs_f64();
-            if args.general {
-                measure(General(model), tables_s, args, n)?
-            } else {
-                measure(model, tables_s, args, n)?
-            }
-        });
+        let row = match args.model {
+            ModelKind::Hcc => measure_model(Hcc::new(&w, 1.0)?, started, args, n)?,
+            _ => measure_model(Dasgupta::new(&w, 1.0)?, started, args, n)?,
+        };
         if args.json {
             out += &(serde_json::to_string(&row)? + "\n");
         } else {
