@@ -37,14 +37,8 @@ pub fn per_jet<T: Serialize + Send>(
     f: impl Fn(usize, &Jet) -> Result<T> + Sync,
 ) -> Result<String> {
     let total: u64 = file.jets.iter().map(&work).sum();
-    let seconds = total as f64 / SPLITS_PER_S;
-    if seconds > 60.0 {
-        eprintln!(
-            "note: the {} jets need about {total:.2e} splits; expect roughly {:.0} minutes",
-            file.jets.len(),
-            (seconds / 60.0).ceil()
-        );
-    }
+    let what = format!("the {} jets need", file.jets.len());
+    crate::progress::note_long(&what, total as f64, SPLITS_PER_S);
     let bar = Bar::items(progress, file.jets.len() as u64, total);
     let run = |k: usize| {
         let jet = &file.jets[k];

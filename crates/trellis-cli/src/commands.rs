@@ -8,6 +8,7 @@ use std::cell::OnceCell;
 
 use anyhow::{Result, bail};
 use serde::Serialize;
+use serde_json::json;
 use trellis::ginkgo::{Ginkgo, Jet};
 use trellis::{
     Marginals, Model, ScoredTree, Search, Tree, Trellis, Weights, Workload, total_splits,
@@ -17,7 +18,7 @@ use trellis::{
 use crate::batch::{dense_trellis, dense_work, per_jet};
 use crate::input::{Input, ginkgo_variant, load, memory_limit};
 use crate::output::{self, leaf_index};
-use crate::progress::{Bar, options};
+use crate::progress::{Bar, note_long, options};
 use crate::sparse::SparseArgs;
 use crate::{LogzArgs, MapArgs, MarginalsArgs, ModelArgs, SampleArgs, ScoreArgs, with_cost_model};
 
@@ -31,22 +32,12 @@ const WARN_SPLITS_PER_S: f64 = 5e8;
 pub fn build<M: Model>(model: M, args: &ModelArgs, progress: bool) -> Result<Trellis<M>> {
     let n = model.num_points();
     let splits = total_splits(n) as u64;
-    warn_if_long(n, splits as f64);
+    let what = format!("exact inference over {n} points evaluates, per pass,");
+    note_long(&what, splits as f64, WARN_SPLITS_PER_S);
     let bar = Bar::new(progress, splits);
     let callback = bar.callback();
     let options = options(memory_limit(args), callback.as_ref());
     Ok(Trellis::with_options(model, &options)?)
-}
-
-fn warn_if_long(n: usize, work: f64) {
-    let seconds = work / WARN_SPLITS_PER_S;
-    if seconds > 60.0 {
-        eprintln!(
-            "note: exact inference over {n} points evaluates {work:.2e} splits per pass; \
-             expect roughly {:.0} minutes on 2 cores",
-            (seconds / 60.0).ceil()
-        );
-    }
 }
 
 /// `-0.0` prints as `-0.0` in JSON; normalise it.
@@ -377,12 +368,6 @@ pub fn score(a: &ScoreArgs) -> Result<String> {
     }
 }
 
-#[derive(Serialize)]
-pub struct LogzJson {
-    pub n: usize,
-    pub log_z: f64,
-}
-
 pub fn logz(a: &LogzArgs, progress: bool) -> Result<String> {
     let (args, sparse, json) = (&a.model, &a.sparse, a.json);
     run(
@@ -391,16 +376,11 @@ pub fn logz(a: &LogzArgs, progress: bool) -> Result<String> {
         Workload::Inside,
         args.beta,
         progress,
-        |jet, post, _| {
-            Ok(LogzJson {
-                n: jet.len(),
-                log_z: post.log_z(),
-            })
-        },
+        |jet, post, _| Ok(json!({"n": jet.len(), "log_z": post.log_z()})),
         |weights, post| {
             let (n, log_z) = (weights.n(), post.log_z());
             if json {
-                return to_json(&with_sparsity(LogzJson { n, log_z }, post));
+                return to_json(&with_sparsity(json!({"n": n, "log_z": log_z}), post));
             }
             Ok(format!(
                 "log Z = {log_z:.10}\n({n} points, {} hierarchies, {:?} model, beta {})\n{}",
@@ -500,12 +480,6 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
     )
 }
 
-#[derive(Serialize)]
-pub struct SamplesJson {
-    pub n: usize,
-    pub samples: Vec<Tree>,
-}
-
 pub fn sample(a: &SampleArgs, progress: bool) -> Result<String> {
     let (args, sparse, k, seed) = (&a.model, &a.sparse, a.num_samples, a.seed);
     let (json, newick) = (a.json, a.newick);
@@ -516,15 +490,13 @@ pub fn sample(a: &SampleArgs, progress: bool) -> Result<String> {
         args.beta,
         progress,
         |jet, post, index| {
-            Ok(SamplesJson {
-                n: jet.len(),
-                samples: post.samples(k, trellis::random::stream_seed(seed, index))?,
-            })
+            let samples = post.samples(k, trellis::random::stream_seed(seed, index))?;
+            Ok(json!({"n": jet.len(), "samples": samples}))
         },
         |weights, post| {
             let (n, samples) = (weights.n(), post.samples(k, seed)?);
             if json {
-                return to_json(&with_sparsity(SamplesJson { n, samples }, post));
+                return to_json(&with_sparsity(json!({"n": n, "samples": samples}), post));
             }
             if newick {
                 return Ok(samples.iter().map(|t| t.to_newick() + "\n").collect());
@@ -544,12 +516,6 @@ pub fn sample(a: &SampleArgs, progress: bool) -> Result<String> {
     )
 }
 
-#[derive(Serialize)]
-struct CountJson {
-    n: usize,
-    num_trees: String,
-}
-
 pub fn count(n: usize, json: bool) -> Result<String> {
     if n == 0 {
         bail!("N must be at least 1");
@@ -559,10 +525,7 @@ pub fn count(n: usize, json: bool) -> Result<String> {
     }
     let count = trellis::count::num_trees(n);
     if json {
-        to_json(&CountJson {
-            n,
-            num_trees: count.to_string(),
-        })
+        to_json(&json!({"n": n, "num_trees": count.to_string()}))
     } else {
         Ok(format!(
             "(2N-3)!! = {count}\nbinary hierarchies over N = {n} points (about {})\n",

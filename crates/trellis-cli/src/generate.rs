@@ -20,15 +20,6 @@ pub enum Preset {
     W,
 }
 
-impl Preset {
-    fn name(self) -> &'static str {
-        match self {
-            Preset::Qcd => "qcd",
-            Preset::W => "w",
-        }
-    }
-}
-
 #[derive(Args, Debug)]
 pub struct GenerateArgs {
     /// Number of jets to generate.
@@ -110,7 +101,10 @@ pub fn run(args: &GenerateArgs) -> Result<String> {
     let p = params(args)?;
     let file = generate_file(
         &p,
-        args.preset.name(),
+        args.preset
+            .to_possible_value()
+            .expect("a named preset")
+            .get_name(),
         args.n_jets,
         args.min_leaves,
         args.max_leaves,

@@ -79,25 +79,8 @@ pub enum StrategyArg {
 
 impl StrategyArg {
     fn strategy(self) -> Strategy {
-        match self {
-            StrategyArg::Vanilla => Strategy::Vanilla,
-            StrategyArg::Simple => Strategy::Simple,
-            StrategyArg::Random => Strategy::Random,
-            StrategyArg::Active => Strategy::Active,
-            StrategyArg::Interleaved => Strategy::Interleaved,
-            StrategyArg::Smart => Strategy::Smart,
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            StrategyArg::Vanilla => "vanilla",
-            StrategyArg::Simple => "simple",
-            StrategyArg::Random => "random",
-            StrategyArg::Active => "active",
-            StrategyArg::Interleaved => "interleaved",
-            StrategyArg::Smart => "smart",
-        }
+        let name = self.to_possible_value().expect("every strategy has a name");
+        Strategy::from_name(name.get_name()).expect("the library's name")
     }
 }
 
@@ -317,7 +300,7 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
             out,
             "# {} queries ({}), {} iterations between queries, seed {}",
             a.run.queries,
-            a.strategy.name(),
+            a.strategy.strategy().name(),
             a.run.iters_per_query,
             a.seed
         )?;

@@ -14,19 +14,44 @@ pub struct Bar {
     bar: Option<ProgressBar>,
 }
 
+/// A bar (or spinner) on stderr with a template, `None` when disabled.
+fn drawn(enabled: bool, length: Option<u64>, template: &str) -> Bar {
+    if !enabled {
+        return Bar { bar: None };
+    }
+    let bar = ProgressBar::with_draw_target(length, ProgressDrawTarget::stderr());
+    bar.set_style(ProgressStyle::with_template(template).expect("valid template"));
+    Bar { bar: Some(bar) }
+}
+
 impl Bar {
     pub fn new(enabled: bool, work: u64) -> Bar {
-        if !enabled || work < MIN_WORK {
-            return Bar { bar: None };
+        let template = "{msg:>8} [{elapsed_precise}] {wide_bar} {percent:>3}% (eta {eta})";
+        drawn(enabled && work >= MIN_WORK, Some(work), template)
+    }
+
+    /// A spinner with the elapsed time, for a search whose length is not known
+    /// in advance (drawn only when enabled and stderr is a terminal).
+    pub fn spinner(enabled: bool, message: &str) -> Bar {
+        let bar = drawn(enabled, None, "{spinner} {msg} [{elapsed_precise}]");
+        if let Some(b) = &bar.bar {
+            b.set_message(message.to_string());
+            b.enable_steady_tick(std::time::Duration::from_millis(200));
         }
-        let bar = ProgressBar::with_draw_target(Some(work), ProgressDrawTarget::stderr());
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{msg:>8} [{elapsed_precise}] {wide_bar} {percent:>3}% (eta {eta})",
-            )
-            .expect("valid template"),
-        );
-        Bar { bar: Some(bar) }
+        bar
+    }
+
+    /// A bar counting `count` items (jets) whose total work is `work`.
+    pub fn items(enabled: bool, count: u64, work: u64) -> Bar {
+        let template = "    jets [{elapsed_precise}] {wide_bar} {pos}/{len} (eta {eta})";
+        drawn(enabled && work >= MIN_WORK, Some(count), template)
+    }
+
+    /// Counts one item done.
+    pub fn inc(&self) {
+        if let Some(b) = &self.bar {
+            b.inc(1);
+        }
     }
 
     /// The callback the library calls with its progress (it never cancels).
@@ -46,6 +71,18 @@ impl Bar {
     }
 }
 
+/// Warns on stderr when `work` at `per_second` takes more than a minute:
+/// "note: {what} need(s) about ...; expect roughly M minutes".
+pub fn note_long(what: &str, work: f64, per_second: f64) {
+    let minutes = work / per_second / 60.0;
+    if minutes > 1.0 {
+        eprintln!(
+            "note: {what} about {work:.2e} splits; expect roughly {:.0} minutes on 2 cores",
+            minutes.ceil()
+        );
+    }
+}
+
 /// Library options with a memory limit and, when there is one, a bar's callback.
 pub fn options<'a>(
     memory_limit: Option<u64>,
@@ -55,46 +92,6 @@ pub fn options<'a>(
         memory_limit,
         progress: callback.map(|f| f as ProgressFn<'a>),
         ..Options::default()
-    }
-}
-
-impl Bar {
-    /// A spinner with the elapsed time, for a search whose length is not known
-    /// in advance (drawn only when enabled and stderr is a terminal).
-    pub fn spinner(enabled: bool, message: &str) -> Bar {
-        if !enabled {
-            return Bar { bar: None };
-        }
-        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} {msg} [{elapsed_precise}]")
-                .expect("valid template"),
-        );
-        bar.set_message(message.to_string());
-        bar.enable_steady_tick(std::time::Duration::from_millis(200));
-        Bar { bar: Some(bar) }
-    }
-
-    /// A bar counting `count` items (jets) whose total work is `work`.
-    pub fn items(enabled: bool, count: u64, work: u64) -> Bar {
-        let mut bar = Bar::new(enabled, work);
-        if let Some(b) = &mut bar.bar {
-            b.set_length(count);
-            b.set_style(
-                ProgressStyle::with_template(
-                    "    jets [{elapsed_precise}] {wide_bar} {pos}/{len} (eta {eta})",
-                )
-                .expect("valid template"),
-            );
-        }
-        bar
-    }
-
-    /// Counts one item done.
-    pub fn inc(&self) {
-        if let Some(b) = &self.bar {
-            b.inc(1);
-        }
     }
 }
 

@@ -16,6 +16,13 @@
 //! | `astar-bench` | A* paper (speed) | exact A* against the exact DP | the A* tables of `docs/astar.md` and `docs/benchmarks.md` |
 //! | `interactive` | Vikram & Dasgupta 2016 | Fig. 6a (Iris), Fig. S3a (Zoo), Fig. S3b (20 Newsgroups), and the balanced-rebuild ablation | `docs/interactive.md`, `docs/figures/interactive/*.svg` |
 //!
+//! # The benchmarks
+//!
+//! | subcommand | measures | committed output |
+//! |---|---|---|
+//! | `bench` | the dense trellis (MAP + log Z, outside pass; `--general`, `--model dasgupta`), the flat trellis (`--flat`), exact MAP + log Z over a jets file (`--jets`) | the Performance table of `README.md`, `docs/benchmarks.md` |
+//! | `interactive-bench` | the DDT sampler's MH proposals per second | `docs/interactive.md` (Speed) |
+//!
 //! # Regenerating `docs/`
 //!
 //! From the repository root, with the shared data beside it (`../shared/data`):
@@ -35,6 +42,12 @@
 //! cargo run --release -p trellis-repro -- astar-bench --model hcc --sizes 10,14,16,18,20 --repeats 2
 //! cargo run --release -p trellis-repro -- astar-bench --model ginkgo --sizes 10,12,13,14 --repeats 2
 //! cargo run --release -p trellis-repro -- astar-bench --model dasgupta --sizes 10,12,14 --repeats 2
+//!
+//! # README.md (Performance) and docs/benchmarks.md
+//! cargo run --release -p trellis-repro -- bench --sizes 10,14,18,20 --repeats 3 --marginals
+//! cargo run --release -p trellis-repro -- bench --sizes 10,14,18,20 --repeats 3 --marginals --model dasgupta
+//! cargo run --release -p trellis-repro -- bench --sizes 10,14,18 --repeats 2 --marginals --general
+//! cargo run --release -p trellis-repro -- bench --flat --sizes 10,14,18,20 --repeats 3
 //!
 //! # docs/interactive.md, docs/figures/interactive/*.svg
 //! cargo build --release -p trellis-repro

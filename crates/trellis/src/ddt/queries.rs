@@ -49,6 +49,36 @@ pub enum Strategy {
     Smart,
 }
 
+impl Strategy {
+    /// Every strategy, in the order of the declaration.
+    pub const ALL: [Strategy; 6] = [
+        Strategy::Vanilla,
+        Strategy::Simple,
+        Strategy::Random,
+        Strategy::Active,
+        Strategy::Interleaved,
+        Strategy::Smart,
+    ];
+
+    /// The strategy's name: `vanilla`, `simple`, `random`, `active`,
+    /// `interleaved` or `smart`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Vanilla => "vanilla",
+            Strategy::Simple => "simple",
+            Strategy::Random => "random",
+            Strategy::Active => "active",
+            Strategy::Interleaved => "interleaved",
+            Strategy::Smart => "smart",
+        }
+    }
+
+    /// The strategy of a name (see [`Strategy::name`]).
+    pub fn from_name(name: &str) -> Option<Strategy> {
+        Strategy::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
 /// Settings of the interactive loop.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LoopOptions {
