@@ -164,42 +164,42 @@ impl<S> Part<S> {
     }
 }
 
-/// The union of two clusters and `log ψ` of merging them (NaN read as `-∞`,
-/// an impossible merge); the part holding the lowest point is the left one.
+/// `log ψ` of splitting `parent` into two clusters (NaN read as `-∞`, an
+/// impossible merge); the part holding the lowest point is the left one.
 #[inline]
+fn psi<M: Model + ?Sized>(
+    model: &M,
+    parent: &M::Summary,
+    a: &Part<M::Summary>,
+    b: &Part<M::Summary>,
+) -> f64 {
+    let (l, r) = if a.points[0] < b.points[0] {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    let s = model.log_potential(parent, &l.summary, &r.summary);
+    if s.is_nan() { f64::NEG_INFINITY } else { s }
+}
+
+/// The union of two clusters.
 fn merged<M: Model + ?Sized>(
     model: &M,
     a: &Part<M::Summary>,
     b: &Part<M::Summary>,
-) -> (Part<M::Summary>, f64) {
+) -> Part<M::Summary> {
     let summary = model.merge(a.view(), b.view());
-    let (l, r) = if a.points[0] < b.points[0] {
-        (a, b)
-    } else {
-        (b, a)
-    };
-    let s = model.log_potential(&summary, &l.summary, &r.summary);
     let mut points = Vec::with_capacity(a.points.len() + b.points.len());
     points.extend_from_slice(&a.points);
     points.extend_from_slice(&b.points);
     points.sort_unstable();
-    (
-        Part { points, summary },
-        if s.is_nan() { f64::NEG_INFINITY } else { s },
-    )
+    Part { points, summary }
 }
 
-/// `log ψ` of merging two clusters (see [`merged`]).
+/// `log ψ` of merging two clusters.
 #[inline]
 fn score<M: Model + ?Sized>(model: &M, a: &Part<M::Summary>, b: &Part<M::Summary>) -> f64 {
-    let summary = model.merge(a.view(), b.view());
-    let (l, r) = if a.points[0] < b.points[0] {
-        (a, b)
-    } else {
-        (b, a)
-    };
-    let s = model.log_potential(&summary, &l.summary, &r.summary);
-    if s.is_nan() { f64::NEG_INFINITY } else { s }
+    psi(model, &model.merge(a.view(), b.view()), a, b)
 }
 
 fn check_points(n: usize) -> Result<()> {
@@ -258,7 +258,7 @@ pub fn greedy<M: Model + ?Sized>(model: &M) -> Result<ScoredTree> {
         rows.remove(bi);
         let (b, tb) = (summaries.remove(bj), trees.remove(bj));
         let (a, ta) = (summaries.remove(bi), trees.remove(bi));
-        let (merged, _) = merged(model, &a, &b);
+        let merged = merged(model, &a, &b);
         rows.push(summaries.iter().map(|c| score(model, c, &merged)).collect());
         summaries.push(merged);
         trees.push(Tree::node(ta, tb));
@@ -315,7 +315,7 @@ impl<M: Model + ?Sized> Shared<'_, M> {
         if let Some(&id) = self.by_children.get(&(a, b)) {
             return id;
         }
-        let (part, _) = merged(
+        let part = merged(
             self.model,
             &self.clusters[a as usize].part,
             &self.clusters[b as usize].part,

@@ -138,8 +138,8 @@ impl TreeCuts {
         &self.map
     }
 
-    /// Number of partitions that cut the tree (`Π` over nodes of the
-    /// recursion `C(v) = 1 + C(l)·C(r)`), as a float (it may be huge).
+    /// Number of partitions that cut the tree, by the recursion
+    /// `C(v) = 1 + C(l)·C(r)`, `C(leaf) = 1`, as a float (it may be huge).
     pub fn num_partitions(&self) -> f64 {
         let mut c = vec![0.0f64; self.nodes.len()];
         for (k, v) in self.nodes.iter().enumerate() {
