@@ -4,8 +4,6 @@
 //! pass is repeated and the fastest run is reported (the least disturbed by
 //! other processes on a shared machine).
 
-use std::time::Instant;
-
 use anyhow::Result;
 use clap::Args;
 use rand::RngExt;
@@ -62,7 +60,6 @@ struct FlatRow {
     n: usize,
     threads: usize,
     terms: u64,
-    tables_s: f64,
     inside_s: f64,
     terms_per_s: f64,
     marginals_s: f64,
@@ -73,16 +70,14 @@ fn bench_flat(args: &BenchArgs) -> Result<String> {
     let mut out = String::new();
     if !args.json {
         out += &format!(
-            "flat trellis (correlation clustering), {} threads, best of {} runs\n   N           terms   tables (s)   log Z+MAP (s)      terms/s   marginals+pairwise (s)\n",
+            "flat trellis (correlation clustering), {} threads, best of {} runs\n   N           terms   log Z+MAP (s)      terms/s   marginals+pairwise (s)\n",
             rayon::current_num_threads(),
             args.repeats.max(1)
         );
     }
     for &n in &args.sizes {
         let w = random_weights(n, args.seed)?;
-        let started = Instant::now();
         let model = trellis::CorrelationClustering::new(&w, 1.0)?;
-        let tables_s = started.elapsed().as_secs_f64();
         let (inside_s, t) = best_of(args.repeats, || {
             Ok(trellis::flat::FlatTrellis::new(&model)?)
         })?;
@@ -93,7 +88,6 @@ fn bench_flat(args: &BenchArgs) -> Result<String> {
             n,
             threads: rayon::current_num_threads(),
             terms,
-            tables_s,
             inside_s,
             terms_per_s: terms as f64 / inside_s,
             marginals_s,
@@ -102,8 +96,8 @@ fn bench_flat(args: &BenchArgs) -> Result<String> {
             out += &(serde_json::to_string(&row)? + "\n");
         } else {
             out += &format!(
-                "{:>4} {:>15} {:>12.4} {:>15.6} {:>12.3e} {:>24.6}\n",
-                n, terms, tables_s, inside_s, row.terms_per_s, marginals_s
+                "{:>4} {:>15} {:>15.6} {:>12.3e} {:>24.6}\n",
+                n, terms, inside_s, row.terms_per_s, marginals_s
             );
         }
     }
@@ -184,7 +178,6 @@ struct Row {
     model: String,
     kernel: &'static str,
     splits: u64,
-    tables_s: f64,
     inside_s: f64,
     splits_per_s: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -221,7 +214,7 @@ pub fn absolute(w: &Weights) -> Result<Weights> {
     })?)
 }
 
-fn measure<M: Model>(model: M, tables_s: f64, args: &BenchArgs, n: usize) -> Result<Row> {
+fn measure<M: Model>(model: M, args: &BenchArgs, n: usize) -> Result<Row> {
     let splits = total_splits(n) as u64;
     let model = &model;
     let (inside_s, trellis) = best_of(args.repeats, || Ok(Trellis::new(model)?))?;
@@ -238,7 +231,6 @@ fn measure<M: Model>(model: M, tables_s: f64, args: &BenchArgs, n: usize) -> Res
         model: format!("{:?}", args.model).to_lowercase(),
         kernel: if args.general { "general" } else { "separable" },
         splits,
-        tables_s,
         inside_s,
         splits_per_s: splits as f64 / inside_s,
         outside_s,
@@ -247,12 +239,11 @@ fn measure<M: Model>(model: M, tables_s: f64, args: &BenchArgs, n: usize) -> Res
 }
 
 /// [`measure`] of `model`, or of its general form with `--general`.
-fn measure_model<M: Model>(model: M, started: Instant, args: &BenchArgs, n: usize) -> Result<Row> {
-    let tables_s = started.elapsed().as_secs_f64();
+fn measure_model<M: Model>(model: M, args: &BenchArgs, n: usize) -> Result<Row> {
     if args.general {
-        measure(General(model), tables_s, args, n)
+        measure(General(model), args, n)
     } else {
-        measure(model, tables_s, args, n)
+        measure(model, args, n)
     }
 }
 
@@ -277,7 +268,7 @@ pub fn run(args: &BenchArgs) -> Result<String> {
             rayon::current_num_threads(),
             args.repeats.max(1)
         );
-        out += "   N          splits   tables (s)   MAP+logZ (s)     splits/s";
+        out += "   N          splits   MAP+logZ (s)     splits/s";
         if args.marginals {
             out += "   marginals (s)      terms/s";
         }
@@ -296,17 +287,16 @@ pub fn run(args: &BenchArgs) -> Result<String> {
         } else {
             w
         };
-        let started = Instant::now();
         let row = match args.model {
-            ModelKind::Hcc => measure_model(Hcc::new(&w, 1.0)?, started, args, n)?,
-            _ => measure_model(Dasgupta::new(&w, 1.0)?, started, args, n)?,
+            ModelKind::Hcc => measure_model(Hcc::new(&w, 1.0)?, args, n)?,
+            _ => measure_model(Dasgupta::new(&w, 1.0)?, args, n)?,
         };
         if args.json {
             out += &(serde_json::to_string(&row)? + "\n");
         } else {
             out += &format!(
-                "{:>4} {:>15} {:>12.4} {:>14.6} {:>12.3e}",
-                row.n, row.splits, row.tables_s, row.inside_s, row.splits_per_s
+                "{:>4} {:>15} {:>14.6} {:>12.3e}",
+                row.n, row.splits, row.inside_s, row.splits_per_s
             );
             if let (Some(s), Some(r)) = (row.outside_s, row.outside_terms_per_s) {
                 out += &format!(" {s:>15.6} {r:>12.3e}");
