@@ -11,7 +11,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
 use trellis::ddt::{
-    Hierarchy, LcaDepths, LoopOptions, Model, Params, Points, Rebuild, Record, Sampler, Simulation,
+    Chain, Dataset, Ddt, Hierarchy, LcaDepths, LoopOptions, Params, Rebuild, Record, Simulation,
     Strategy, Triplet, named_message, parse_triplets, variance,
 };
 
@@ -28,7 +28,7 @@ pub enum InteractiveCommand {
 /// The DDT model options (defaults: the reference's c = 1, mu0 = data mean, Sigma0 = I/2).
 #[derive(Args, Debug, Clone)]
 pub struct DdtArgs {
-    /// Points: CSV with a header row; the first column is the point's name (the leaf
+    /// Dataset: CSV with a header row; the first column is the point's name (the leaf
     /// names of the target tree), the others are numeric features.
     #[arg(long, value_name = "FILE.csv")]
     pub points: PathBuf,
@@ -95,11 +95,11 @@ pub struct LoopArgs {
     #[arg(long, value_name = "Q")]
     pub queries: usize,
 
-    /// Sampler iterations (one SPR and one time proposal each) between queries.
+    /// Chain iterations (one SPR and one time proposal each) between queries.
     #[arg(long, default_value_t = 100, value_name = "I")]
     pub iters_per_query: usize,
 
-    /// Points shown by a subtree query (random, active, interleaved).
+    /// Dataset shown by a subtree query (random, active, interleaved).
     #[arg(long, default_value_t = 10, value_name = "S")]
     pub subset_size: usize,
 
@@ -175,8 +175,8 @@ fn read_text(path: &Path) -> Result<String> {
     std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
 }
 
-fn read_points(args: &DdtArgs, seed: u64) -> Result<Points> {
-    let mut points = Points::read(&args.points)?;
+fn read_points(args: &DdtArgs, seed: u64) -> Result<Dataset> {
+    let mut points = Dataset::read(&args.points)?;
     if points.len() < 3 {
         bail!(
             "{} has {} points; interactive clustering needs at least 3",
@@ -194,11 +194,11 @@ fn read_points(args: &DdtArgs, seed: u64) -> Result<Points> {
 }
 
 /// The variance of a flag's spec (see [`variance`]).
-fn variance_spec(spec: &str, points: &Points, flag: &str) -> Result<Vec<f64>> {
+fn variance_spec(spec: &str, points: &Dataset, flag: &str) -> Result<Vec<f64>> {
     variance(spec, points).with_context(|| flag.to_string())
 }
 
-fn model_of(args: &DdtArgs, points: &Points) -> Result<Model> {
+fn model_of(args: &DdtArgs, points: &Dataset) -> Result<Ddt> {
     let params = Params {
         c: args.c,
         sigma: variance_spec(&args.sigma, points, "--sigma")?,
@@ -206,10 +206,10 @@ fn model_of(args: &DdtArgs, points: &Points) -> Result<Model> {
         mu0: points.mean(),
         leaf_noise: args.leaf_noise,
     };
-    Ok(Model::new(points, params)?)
+    Ok(Ddt::new(points, params)?)
 }
 
-fn read_target(path: &Path, points: &Points) -> Result<LcaDepths> {
+fn read_target(path: &Path, points: &Dataset) -> Result<LcaDepths> {
     let text = read_text(path)?;
     let h = Hierarchy::parse_newick(&text)
         .map_err(|e| anyhow!("cannot parse the target {}: {e}", path.display()))?;
@@ -238,14 +238,14 @@ fn named_error(e: trellis::Error, names: &[String]) -> anyhow::Error {
 }
 
 fn run_loop(
-    model: Model,
+    model: Ddt,
     target: LcaDepths,
     options: LoopOptions,
     rebuild: RebuildArg,
     queries: usize,
     seed: u64,
 ) -> Result<(Vec<Record>, Simulation)> {
-    let mut sampler = Sampler::new(model, seed);
+    let mut sampler = Chain::new(model, seed);
     sampler.set_rebuild(match rebuild {
         RebuildArg::Guided => Rebuild::Guided,
         RebuildArg::Balanced => Rebuild::Balanced,
@@ -345,7 +345,7 @@ fn sample(a: &SampleArgs) -> Result<String> {
         None => Vec::new(),
     };
     let mut s =
-        Sampler::with_constraints(model, triplets, a.seed).map_err(|e| named_error(e, names))?;
+        Chain::with_constraints(model, triplets, a.seed).map_err(|e| named_error(e, names))?;
     s.run(a.burn_in);
     let mut out = String::new();
     for k in 0..a.num_samples {

@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use serde_json::json;
 use trellis::baselines::{Linkage, linkage};
 use trellis::ddt::{
-    Hierarchy, LcaDepths, LoopOptions, Model, Params, Points, Rebuild, Record, Sampler, Simulation,
+    Chain, Dataset, Ddt, Hierarchy, LcaDepths, LoopOptions, Params, Rebuild, Record, Simulation,
     Strategy, triplet_distance, variance,
 };
 
@@ -27,7 +27,7 @@ use crate::svg::{Plot, Series, Style};
 /// The DDT model options (defaults: the reference's c = 1, mu0 = data mean, Sigma0 = I/2).
 #[derive(Args, Debug, Clone)]
 pub struct DdtArgs {
-    /// Points: CSV with a header row; the first column is the point's name (the leaf
+    /// Dataset: CSV with a header row; the first column is the point's name (the leaf
     /// names of the target tree), the others are numeric features.
     #[arg(long, value_name = "FILE.csv")]
     pub points: PathBuf,
@@ -71,11 +71,11 @@ pub struct LoopArgs {
     #[arg(long, value_name = "Q")]
     pub queries: usize,
 
-    /// Sampler iterations (one SPR and one time proposal each) between queries.
+    /// Chain iterations (one SPR and one time proposal each) between queries.
     #[arg(long, default_value_t = 100, value_name = "I")]
     pub iters_per_query: usize,
 
-    /// Points shown by a subtree query (random, active, interleaved).
+    /// Dataset shown by a subtree query (random, active, interleaved).
     #[arg(long, default_value_t = 10, value_name = "S")]
     pub subset_size: usize,
 
@@ -147,9 +147,9 @@ fn read_text(path: &Path) -> Result<String> {
     std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
 }
 
-fn read_points(args: &DdtArgs, seed: u64) -> Result<Points> {
+fn read_points(args: &DdtArgs, seed: u64) -> Result<Dataset> {
     let text = read_text(&args.points)?;
-    let mut points = Points::parse_csv(&text)
+    let mut points = Dataset::parse_csv(&text)
         .map_err(|e| anyhow!("cannot parse {}: {e}", args.points.display()))?;
     if points.len() < 3 {
         bail!(
@@ -168,11 +168,11 @@ fn read_points(args: &DdtArgs, seed: u64) -> Result<Points> {
 }
 
 /// The variance of a flag's spec (see [`variance`]).
-fn variance_spec(spec: &str, points: &Points, flag: &str) -> Result<Vec<f64>> {
+fn variance_spec(spec: &str, points: &Dataset, flag: &str) -> Result<Vec<f64>> {
     variance(spec, points).with_context(|| flag.to_string())
 }
 
-fn model_of(args: &DdtArgs, points: &Points) -> Result<Model> {
+fn model_of(args: &DdtArgs, points: &Dataset) -> Result<Ddt> {
     let params = Params {
         c: args.c,
         sigma: variance_spec(&args.sigma, points, "--sigma")?,
@@ -180,10 +180,10 @@ fn model_of(args: &DdtArgs, points: &Points) -> Result<Model> {
         mu0: points.mean(),
         leaf_noise: args.leaf_noise,
     };
-    Ok(Model::new(points, params)?)
+    Ok(Ddt::new(points, params)?)
 }
 
-fn read_target(path: &Path, points: &Points) -> Result<LcaDepths> {
+fn read_target(path: &Path, points: &Dataset) -> Result<LcaDepths> {
     let text = read_text(path)?;
     let h = Hierarchy::parse_newick(&text)
         .map_err(|e| anyhow!("cannot parse the target {}: {e}", path.display()))?;
@@ -207,14 +207,14 @@ fn loop_options(run: &LoopArgs, strategy: Strategy) -> Result<LoopOptions> {
 }
 
 fn run_loop(
-    model: Model,
+    model: Ddt,
     target: LcaDepths,
     options: LoopOptions,
     rebuild: RebuildArg,
     queries: usize,
     seed: u64,
 ) -> Result<(Vec<Record>, Simulation)> {
-    let mut sampler = Sampler::new(model, seed);
+    let mut sampler = Chain::new(model, seed);
     sampler.set_rebuild(match rebuild {
         RebuildArg::Guided => Rebuild::Guided,
         RebuildArg::Balanced => Rebuild::Balanced,
@@ -379,7 +379,7 @@ pub fn experiment(a: &ExperimentArgs) -> Result<String> {
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// Points (CSV as for simulate) [default: 150 synthetic points in 4 dimensions, 3 clusters].
+    /// Dataset (CSV as for simulate) [default: 150 synthetic points in 4 dimensions, 3 clusters].
     #[arg(long, value_name = "FILE.csv")]
     pub points: Option<PathBuf>,
     /// Sigma as for simulate.
@@ -396,7 +396,7 @@ pub struct BenchArgs {
     pub json: bool,
 }
 
-fn synthetic_points(n: usize, d: usize) -> Points {
+fn synthetic_points(n: usize, d: usize) -> Dataset {
     use rand::RngExt;
     let mut rng = trellis::random::rng(7);
     let rows = (0..n)
@@ -406,7 +406,7 @@ fn synthetic_points(n: usize, d: usize) -> Points {
                 .collect()
         })
         .collect();
-    Points::new((0..n).map(|i| i.to_string()).collect(), rows).expect("valid synthetic points")
+    Dataset::new((0..n).map(|i| i.to_string()).collect(), rows).expect("valid synthetic points")
 }
 
 /// `trellis-repro interactive-bench`: the DDT sampler's speed.
@@ -414,7 +414,7 @@ pub fn bench(a: &BenchArgs) -> Result<String> {
     let points = match &a.points {
         Some(p) => {
             let text = read_text(p)?;
-            Points::parse_csv(&text).map_err(|e| anyhow!("cannot parse {}: {e}", p.display()))?
+            Dataset::parse_csv(&text).map_err(|e| anyhow!("cannot parse {}: {e}", p.display()))?
         }
         None => synthetic_points(150, 4),
     };
@@ -425,9 +425,9 @@ pub fn bench(a: &BenchArgs) -> Result<String> {
         mu0: points.mean(),
         leaf_noise: 0.01,
     };
-    let model = Model::new(&points, params)?;
+    let model = Ddt::new(&points, params)?;
     let n = points.len();
-    let time = |s: &mut Sampler| {
+    let time = |s: &mut Chain| {
         s.run(1000);
         let before = s.stats();
         let t0 = Instant::now();
@@ -439,7 +439,7 @@ pub fn bench(a: &BenchArgs) -> Result<String> {
         let acc = (st.spr_accepted - before.spr_accepted) as f64 / spr;
         ((spr + tm) / secs, acc, secs)
     };
-    let mut free = Sampler::new(model.clone(), 1);
+    let mut free = Chain::new(model.clone(), 1);
     let (rate, acc, secs) = time(&mut free);
     // SPR proposals alone.
     let t0 = Instant::now();
@@ -448,9 +448,9 @@ pub fn bench(a: &BenchArgs) -> Result<String> {
     }
     let spr_rate = a.iters as f64 / t0.elapsed().as_secs_f64();
     // Constraints: random triplets of a random tree (a BUILD tree of random triplets).
-    let mut s = Sampler::new(model, 2);
+    let mut s = Chain::new(model, 2);
     let target = trellis::ddt::LcaDepths::from_ddt(
-        Sampler::new(Model::new(&points, s.model().params().clone())?, 99).tree(),
+        Chain::new(Ddt::new(&points, s.model().params().clone())?, 99).tree(),
     );
     let all = target.triplets();
     let mut picked = 0;

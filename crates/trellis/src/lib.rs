@@ -1,4 +1,4 @@
-//! Exact inference over hierarchical clusterings with the cluster trellis.
+//! Exact and approximate inference over clusterings with the cluster trellis.
 //!
 //! `n` points have `(2n-3)!!` binary hierarchies: 6.3·10^21 at `n = 20`. The
 //! energy-based model of Greenberg, Macaluso et al. (*Data Structures &

@@ -29,25 +29,25 @@ use std::collections::HashMap;
 
 use trellis::Tree;
 use trellis::ddt::{
-    DdtTree, Hierarchy, LcaDepths, Model, Params, Points, Sampler, Triplet, build, induced,
+    Chain, Dataset, Ddt, DdtTree, Hierarchy, LcaDepths, Params, Triplet, build, induced,
     triplet_distance, user_answer,
 };
 
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-fn points_1d(xs: &[f64]) -> Points {
-    Points::new(
+fn points_1d(xs: &[f64]) -> Dataset {
+    Dataset::new(
         (0..xs.len()).map(|i| format!("p{i}")).collect(),
         xs.iter().map(|&x| vec![x]).collect(),
     )
     .unwrap()
 }
 
-fn model(xs: &[f64], c: f64) -> Model {
+fn model(xs: &[f64], c: f64) -> Ddt {
     let p = points_1d(xs);
     let mean = p.mean();
-    Model::new(
+    Ddt::new(
         &p,
         Params {
             c,
@@ -60,9 +60,9 @@ fn model(xs: &[f64], c: f64) -> Model {
     .unwrap()
 }
 
-fn random_points(n: usize, d: usize, seed: u64) -> Points {
+fn random_points(n: usize, d: usize, seed: u64) -> Dataset {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-    Points::new(
+    Dataset::new(
         (0..n).map(|i| format!("x{i}")).collect(),
         (0..n)
             .map(|i| {
@@ -75,10 +75,10 @@ fn random_points(n: usize, d: usize, seed: u64) -> Points {
     .unwrap()
 }
 
-fn random_model(n: usize, d: usize, seed: u64) -> Model {
+fn random_model(n: usize, d: usize, seed: u64) -> Ddt {
     let p = random_points(n, d, seed);
     let params = Params::reference(&p, vec![0.5; d], 0.01);
-    Model::new(&p, params).unwrap()
+    Ddt::new(&p, params).unwrap()
 }
 
 /// Gauss-Legendre nodes and weights on [-1, 1].
@@ -153,7 +153,7 @@ fn integrate(t: &Tree, q: usize, f: &dyn Fn(&DdtTree) -> f64) -> f64 {
 }
 
 /// The exact posterior over the topologies of `n` leaves (quadrature of order `q`).
-fn exact_posterior(m: &Model, n: usize, q: usize) -> Vec<(Tree, f64)> {
+fn exact_posterior(m: &Ddt, n: usize, q: usize) -> Vec<(Tree, f64)> {
     let trees = Tree::all(n);
     let masses: Vec<f64> = trees
         .iter()
@@ -215,7 +215,7 @@ fn likelihood_matches_the_two_leaf_gaussian() {
     // weighted mean against the root; check against the bivariate normal directly.
     let (x0, x1, t, s2, s0, eps, mu0) = (0.3, 1.4, 0.35, 0.8, 0.6, 0.05, 0.2);
     let p = points_1d(&[x0, x1]);
-    let m = Model::new(
+    let m = Ddt::new(
         &p,
         Params {
             c: 1.0,
@@ -244,7 +244,7 @@ fn incremental_density_matches_scratch_along_constrained_chains() {
     let target = random_tree(25, 11);
     let t = LcaDepths::from_tree(&target, 25).unwrap();
     let trips: Vec<Triplet> = t.triplets().into_iter().step_by(97).take(15).collect();
-    let mut s = Sampler::with_constraints(m.clone(), trips.clone(), 3).unwrap();
+    let mut s = Chain::with_constraints(m.clone(), trips.clone(), 3).unwrap();
     for i in 0..20_000 {
         s.step();
         if i % 500 == 0 {
@@ -264,7 +264,7 @@ fn incremental_density_matches_scratch_along_constrained_chains() {
 #[test]
 fn same_seed_same_chain() {
     let run = |seed| {
-        let mut s = Sampler::new(random_model(20, 2, 1), seed);
+        let mut s = Chain::new(random_model(20, 2, 1), seed);
         s.run(3000);
         s.tree().clone()
     };
@@ -288,7 +288,7 @@ fn random_tree(n: usize, seed: u64) -> Tree {
 
 /// Topology frequencies of one chain in `batches` batches.
 fn chain_batches(
-    s: &mut Sampler,
+    s: &mut Chain,
     index: &HashMap<Tree, usize>,
     steps: usize,
     batches: usize,
@@ -344,7 +344,7 @@ fn chain_topology_frequencies_match_the_exact_posterior_with_negative_control() 
         .collect();
     let p: Vec<f64> = exact.iter().map(|e| e.1).collect();
     let (steps, nb) = (2_000_000, 50);
-    let mut s = Sampler::new(m, 42);
+    let mut s = Chain::new(m, 42);
     s.run(1000);
     let batches = chain_batches(&mut s, &index, steps, nb);
     let (z, tv) = batch_z(&batches, &p, steps / nb);
@@ -393,7 +393,7 @@ fn constrained_chain_matches_the_restricted_posterior() {
         .map(|(i, (t, _))| (t.clone(), i))
         .collect();
     let (steps, nb) = (1_500_000, 50);
-    let mut s = Sampler::with_constraints(m, cons, 8).unwrap();
+    let mut s = Chain::with_constraints(m, cons, 8).unwrap();
     s.run(1000);
     let batches = chain_batches(&mut s, &index, steps, nb);
     let (zmax, tv) = batch_z(&batches, &p, steps / nb);
@@ -436,7 +436,7 @@ fn constrained_chain_on_five_leaves_matches_the_restricted_posterior() {
         .map(|(i, t)| (t.clone(), i))
         .collect();
     let (steps, nb) = (1_500_000, 50);
-    let mut s = Sampler::with_constraints(m.clone(), cons, 21).unwrap();
+    let mut s = Chain::with_constraints(m.clone(), cons, 21).unwrap();
     s.run(1000);
     let batches = chain_batches(&mut s, &index, steps, nb);
     let (zmax, tv) = batch_z(&batches, &p, steps / nb);
@@ -458,8 +458,7 @@ fn constrained_sampler_never_violates_a_constraint() {
         let cons: Vec<Triplet> = (0..k)
             .map(|_| all[rng.random_range(0..all.len())])
             .collect();
-        let mut s =
-            Sampler::with_constraints(random_model(n, 2, seed), cons.clone(), seed).unwrap();
+        let mut s = Chain::with_constraints(random_model(n, 2, seed), cons.clone(), seed).unwrap();
         for _ in 0..3000 {
             s.step();
             let t = s.tree();
@@ -485,7 +484,7 @@ fn adding_triplets_one_by_one_keeps_all_of_them() {
     let lca = LcaDepths::from_tree(&target, n).unwrap();
     let all = lca.triplets();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
-    let mut s = Sampler::new(random_model(n, 2, 4), 2);
+    let mut s = Chain::new(random_model(n, 2, 4), 2);
     for _ in 0..60 {
         let t = all[rng.random_range(0..all.len())];
         s.add_constraint(t).unwrap();
@@ -613,7 +612,7 @@ fn targets_and_names() {
         assert!(Hierarchy::parse_newick(bad).is_err(), "{bad}");
     }
     // The sampler's Newick reads back with the same leaves.
-    let s = Sampler::new(random_model(6, 1, 0), 0);
+    let s = Chain::new(random_model(6, 1, 0), 0);
     let names: Vec<String> = (0..6).map(|i| format!("n({i})")).collect();
     let back = Hierarchy::parse_newick(&s.tree().to_newick(&names)).unwrap();
     assert_eq!(back.leaf_names().len(), 6);

@@ -67,7 +67,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::error::{Error, Result};
 
-use super::model::{LN_TWO_PI, Model};
+use super::model::{Ddt, LN_TWO_PI};
 use super::tree::{DdtTree, NONE};
 use super::triplets::{self, Triplet};
 
@@ -76,7 +76,7 @@ const NO_DESCEND: u8 = 1;
 const FORCE: u8 = 2;
 const BANNED: u8 = 4;
 
-/// How [`Sampler::add_constraint`] chooses the BUILD tree that replaces the
+/// How [`Chain::add_constraint`] chooses the BUILD tree that replaces the
 /// subtree under `LCA(a, b)` (BUILD may split its components in any way).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Rebuild {
@@ -104,8 +104,8 @@ pub struct Stats {
 /// A Metropolis-Hastings sampler of the DDT posterior over trees given the data
 /// and a set of triplet constraints.
 #[derive(Clone, Debug)]
-pub struct Sampler {
-    model: Model,
+pub struct Chain {
+    model: Ddt,
     tree: DdtTree,
     mu: Vec<f64>,
     var: Vec<f64>,
@@ -127,11 +127,11 @@ pub struct Sampler {
     stamp_id: u32,
 }
 
-impl Sampler {
+impl Chain {
     /// A sampler without constraints, started from a balanced tree over the points
     /// in a random order (times by depth, see [`DdtTree::with_depth_times`]).
-    pub fn new(model: Model, seed: u64) -> Sampler {
-        Sampler::with_constraints(model, Vec::new(), seed).expect("no constraints, no conflict")
+    pub fn new(model: Ddt, seed: u64) -> Chain {
+        Chain::with_constraints(model, Vec::new(), seed).expect("no constraints, no conflict")
     }
 
     /// A sampler under `constraints`, started from BUILD's tree over the points in
@@ -140,14 +140,14 @@ impl Sampler {
     /// # Errors
     ///
     /// A triplet naming a point out of range, or an unrealisable set.
-    pub fn with_constraints(model: Model, constraints: Vec<Triplet>, seed: u64) -> Result<Sampler> {
+    pub fn with_constraints(model: Ddt, constraints: Vec<Triplet>, seed: u64) -> Result<Chain> {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         let n = model.n;
         triplets::check(n, &constraints)?;
         let leaves: Vec<usize> = (0..n).collect();
         let topo = triplets::build_random(n, &leaves, &constraints, &mut rng)?;
         let tree = DdtTree::with_depth_times(&topo)?;
-        Sampler::start(model, tree, constraints, rng)
+        Chain::start(model, tree, constraints, rng)
     }
 
     /// A sampler started from a given tree.
@@ -157,11 +157,11 @@ impl Sampler {
     /// A tree over a different number of points, a triplet out of range, or a
     /// triplet the tree violates.
     pub fn with_tree(
-        model: Model,
+        model: Ddt,
         tree: DdtTree,
         constraints: Vec<Triplet>,
         seed: u64,
-    ) -> Result<Sampler> {
+    ) -> Result<Chain> {
         if tree.n != model.n {
             return Err(Error::tree(format!(
                 "the tree has {} leaves but the model {} points",
@@ -175,7 +175,7 @@ impl Sampler {
                 t.a, t.b, t.c
             )));
         }
-        Sampler::start(
+        Chain::start(
             model,
             tree,
             constraints,
@@ -184,11 +184,11 @@ impl Sampler {
     }
 
     fn start(
-        model: Model,
+        model: Ddt,
         tree: DdtTree,
         constraints: Vec<Triplet>,
         rng: Xoshiro256PlusPlus,
-    ) -> Result<Sampler> {
+    ) -> Result<Chain> {
         let (n, d) = (model.n, model.d);
         let m = 2 * n - 1;
         let mut mu = vec![0.0; m * d];
@@ -197,7 +197,7 @@ impl Sampler {
         for i in 0..n {
             var[i * d..(i + 1) * d].copy_from_slice(&model.leaf_var);
         }
-        let mut s = Sampler {
+        let mut s = Chain {
             model,
             tree,
             mu,
@@ -234,7 +234,7 @@ impl Sampler {
     }
 
     /// The model.
-    pub fn model(&self) -> &Model {
+    pub fn model(&self) -> &Ddt {
         &self.model
     }
 
@@ -259,7 +259,7 @@ impl Sampler {
     }
 
     /// The log joint density `ln p(T, t) + ln p(X | T, t)` of the current state
-    /// (maintained incrementally; equals [`Model::log_joint`] up to rounding).
+    /// (maintained incrementally; equals [`Ddt::log_joint`] up to rounding).
     pub fn log_joint(&self) -> f64 {
         self.total
     }

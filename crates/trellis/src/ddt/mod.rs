@@ -6,19 +6,19 @@
 //! `({a, b}, c)`: "a and b belong together, apart from c". This module implements
 //! their method with the DDT density done exactly:
 //!
-//! - [`Model`] is the DDT with divergence function `a(t) = c / (1 - t)` and a
-//!   Brownian motion with diagonal covariance over named [`Points`]: the prior
-//!   density of a tree with divergence times ([`Model::log_prior`], with the
+//! - [`Ddt`] is the DDT with divergence function `a(t) = c / (1 - t)` and a
+//!   Brownian motion with diagonal covariance over named [`Dataset`]: the prior
+//!   density of a tree with divergence times ([`Ddt::log_prior`], with the
 //!   harmonic-number and `Γ(l)Γ(r)/Γ(m)` terms) and the likelihood with every
 //!   internal location integrated out by Gaussian message passing
-//!   ([`Model::log_likelihood`], `O(N d)`);
-//! - [`Sampler`] is Metropolis-Hastings over [`DdtTree`]s with SPR moves whose
+//!   ([`Ddt::log_likelihood`], `O(N d)`);
+//! - [`Chain`] is Metropolis-Hastings over [`DdtTree`]s with SPR moves whose
 //!   regraft follows the DDT's path for a new point, restricted exactly to the
 //!   regrafts that keep every constraint (the reverse move's probability comes from
 //!   the same constrained walk), plus a divergence-time move; each proposal
 //!   updates the cached messages along two root paths only;
 //! - [`build`] (Aho et al.) finds a tree consistent with a triplet set or names a
-//!   conflict; [`Sampler::add_constraint`] enforces a new triplet by rebuilding
+//!   conflict; [`Chain::add_constraint`] enforces a new triplet by rebuilding
 //!   under the LCA of its pair;
 //! - [`triplet_distance`] (Eq. 1) compares a tree with a target [`Hierarchy`]
 //!   (binary or not) through [`LcaDepths`];
@@ -28,16 +28,16 @@
 //! # Example
 //!
 //! ```
-//! use trellis::ddt::{Model, Params, Points, Sampler, Triplet};
+//! use trellis::ddt::{Ddt, Params, Dataset, Chain, Triplet};
 //!
-//! let points = Points::new(
+//! let points = Dataset::new(
 //!     (0..6).map(|i| i.to_string()).collect(),
 //!     vec![vec![0.0], vec![0.1], vec![0.2], vec![3.0], vec![3.1], vec![3.3]],
 //! )?;
 //! let params = Params::reference(&points, vec![1.0], 0.01);
-//! let model = Model::new(&points, params)?;
+//! let model = Ddt::new(&points, params)?;
 //! // Insist that 2 goes with 3 rather than with 0.
-//! let mut sampler = Sampler::with_constraints(model, vec![Triplet::new(2, 3, 0)?], 7)?;
+//! let mut sampler = Chain::with_constraints(model, vec![Triplet::new(2, 3, 0)?], 7)?;
 //! sampler.run(1000);
 //! assert!(sampler.tree().satisfies(&Triplet::new(2, 3, 0)?));
 //! println!("{}", sampler.tree().to_newick(points.names()));
@@ -64,8 +64,8 @@ mod tree;
 mod triplets;
 
 pub use hierarchy::Hierarchy;
-pub use mcmc::{Rebuild, Sampler, Stats};
-pub use model::{Model, Params, Points, variance};
+pub use mcmc::{Chain, Rebuild, Stats};
+pub use model::{Dataset, Ddt, Params, variance};
 pub use queries::{LoopOptions, Record, Simulation, Strategy, induced, user_answer};
 pub use tree::DdtTree;
 pub use triplets::{LcaDepths, Triplet, build, named_message, parse_triplets, triplet_distance};

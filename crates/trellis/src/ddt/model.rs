@@ -59,7 +59,7 @@ pub struct Params {
 ///
 /// The reference's settings of `Σ` are Iris `1/9`, Zoo `var/4` and 20
 /// Newsgroups `var/2`.
-pub fn variance(spec: &str, points: &Points) -> Result<Vec<f64>> {
+pub fn variance(spec: &str, points: &Dataset) -> Result<Vec<f64>> {
     let bad = || {
         Error::parameter(format!(
             "a variance must be a positive number, a fraction such as 1/9, or var/K, not {spec:?}"
@@ -92,7 +92,7 @@ pub fn variance(spec: &str, points: &Points) -> Result<Vec<f64>> {
 impl Params {
     /// The reference settings: `c = 1`, `μ0` = the data mean, `Σ0 = I/2`, the given
     /// `Σ` diagonal, and leaf noise `ε`.
-    pub fn reference(points: &Points, sigma: Vec<f64>, leaf_noise: f64) -> Params {
+    pub fn reference(points: &Dataset, sigma: Vec<f64>, leaf_noise: f64) -> Params {
         let d = points.dim();
         Params {
             c: 1.0,
@@ -106,20 +106,20 @@ impl Params {
 
 /// Named points in `R^d`, row-major.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Points {
+pub struct Dataset {
     names: Vec<String>,
     x: Vec<f64>,
     d: usize,
 }
 
-impl Points {
-    /// Points from rows (all of the same length) and their names.
+impl Dataset {
+    /// Dataset from rows (all of the same length) and their names.
     ///
     /// # Errors
     ///
     /// Rows of different lengths, a non-finite value, or a name count that differs
     /// from the row count.
-    pub fn new(names: Vec<String>, rows: Vec<Vec<f64>>) -> Result<Points> {
+    pub fn new(names: Vec<String>, rows: Vec<Vec<f64>>) -> Result<Dataset> {
         if rows.is_empty() {
             return Err(Error::new(crate::ErrorKind::Empty));
         }
@@ -144,18 +144,18 @@ impl Points {
             }
             x.extend_from_slice(r);
         }
-        Ok(Points { names, x, d })
+        Ok(Dataset { names, x, d })
     }
 
-    /// Reads points from a CSV file (see [`Points::parse_csv`]); errors name the file.
-    pub fn read(path: &std::path::Path) -> Result<Points> {
+    /// Reads points from a CSV file (see [`Dataset::parse_csv`]); errors name the file.
+    pub fn read(path: &std::path::Path) -> Result<Dataset> {
         let text = std::fs::read_to_string(path).map_err(|source| {
             Error::new(crate::ErrorKind::Io {
                 path: path.to_path_buf(),
                 source,
             })
         })?;
-        Points::parse_csv(&text).map_err(|e| e.with_path(path))
+        Dataset::parse_csv(&text).map_err(|e| e.with_path(path))
     }
 
     /// Parses CSV text: a header row, then one point per row, the first column its
@@ -165,13 +165,13 @@ impl Points {
     ///
     /// A missing header, a non-numeric or non-finite feature, ragged rows,
     /// duplicate names, no rows ([`ErrorKind::Parse`](crate::ErrorKind::Parse)).
-    pub fn parse_csv(text: &str) -> Result<Points> {
-        Points::parse_csv_text(text).map_err(|detail| {
+    pub fn parse_csv(text: &str) -> Result<Dataset> {
+        Dataset::parse_csv_text(text).map_err(|detail| {
             crate::error::Error::new(crate::ErrorKind::Parse { path: None, detail })
         })
     }
 
-    fn parse_csv_text(text: &str) -> std::result::Result<Points, String> {
+    fn parse_csv_text(text: &str) -> std::result::Result<Dataset, String> {
         let mut lines = text
             .lines()
             .enumerate()
@@ -219,7 +219,7 @@ impl Points {
         if names.is_empty() {
             return Err("no points after the header row".into());
         }
-        Ok(Points {
+        Ok(Dataset {
             names,
             x,
             d: width - 1,
@@ -283,7 +283,7 @@ impl Points {
 
 /// The DDT over a fixed set of points: data, hyper-parameters and tables.
 #[derive(Clone, Debug)]
-pub struct Model {
+pub struct Ddt {
     pub(crate) n: usize,
     pub(crate) d: usize,
     pub(crate) x: Vec<f64>,
@@ -302,7 +302,7 @@ pub struct Model {
 
 pub(crate) const LN_TWO_PI: f64 = 1.837_877_066_409_345_5;
 
-impl Model {
+impl Ddt {
     /// A model of `points` under `params`.
     ///
     /// # Errors
@@ -310,7 +310,7 @@ impl Model {
     /// Fewer than 2 points, parameter vectors of the wrong length, a
     /// non-positive or non-finite `c`, `Σ` or `Σ0`, a negative leaf noise, or two
     /// identical points with leaf noise 0 (the posterior would be improper).
-    pub fn new(points: &Points, params: Params) -> Result<Model> {
+    pub fn new(points: &Dataset, params: Params) -> Result<Ddt> {
         let (n, d) = (points.len(), points.dim());
         if n < 2 {
             return Err(Error::parameter(
@@ -375,7 +375,7 @@ impl Model {
                 ln_gamma[k] = ln_gamma[k - 1] + ((k - 1) as f64).ln();
             }
         }
-        Ok(Model {
+        Ok(Ddt {
             n,
             d,
             x: points.x.clone(),
@@ -443,7 +443,7 @@ impl Model {
     pub fn log_likelihood(&self, tree: &super::DdtTree) -> f64 {
         let d = self.d;
         // (mean, variance) per dimension, and the accumulated log normaliser.
-        fn up(m: &Model, t: &super::DdtTree, v: usize, out: &mut Vec<(f64, f64)>) -> f64 {
+        fn up(m: &Ddt, t: &super::DdtTree, v: usize, out: &mut Vec<(f64, f64)>) -> f64 {
             let d = m.d;
             if v < t.n {
                 out.clear();

@@ -2,7 +2,7 @@
 //!
 //! Every `I` sampler iterations the loop shows the user part of the current tree
 //! and receives at most one triplet, which the sampler then enforces
-//! ([`Sampler::add_constraint`]). The strategies ([`Strategy`]):
+//! ([`Chain::add_constraint`]). The strategies ([`Strategy`]):
 //!
 //! - **simple**: three random points; the user names the odd one out (a triplet
 //!   the target resolves and that was not given before);
@@ -28,7 +28,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use crate::base::tree::Tree;
 use crate::error::{Error, Result};
 
-use super::mcmc::Sampler;
+use super::mcmc::Chain;
 use super::tree::{DdtTree, NONE};
 use super::triplets::{LcaDepths, Triplet, triplet_distance};
 
@@ -84,7 +84,7 @@ impl Strategy {
 pub struct LoopOptions {
     /// The query strategy.
     pub strategy: Strategy,
-    /// Sampler iterations between queries (the paper: 100).
+    /// Chain iterations between queries (the paper: 100).
     pub iters_per_query: usize,
     /// Size of a shown subset `|S|` (the paper: 10).
     pub subset_size: usize,
@@ -122,7 +122,7 @@ pub struct Record {
 /// The interactive loop with a simulated user who knows the target tree.
 #[derive(Debug)]
 pub struct Simulation {
-    sampler: Sampler,
+    sampler: Chain,
     target: LcaDepths,
     options: LoopOptions,
     rng: Xoshiro256PlusPlus,
@@ -138,7 +138,7 @@ impl Simulation {
     /// A target over a different number of points, or a zero subset size or
     /// candidate count.
     pub fn new(
-        sampler: Sampler,
+        sampler: Chain,
         target: LcaDepths,
         options: LoopOptions,
         seed: u64,
@@ -176,7 +176,7 @@ impl Simulation {
     }
 
     /// The sampler.
-    pub fn sampler(&self) -> &Sampler {
+    pub fn sampler(&self) -> &Chain {
         &self.sampler
     }
 
