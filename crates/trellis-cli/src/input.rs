@@ -1,8 +1,20 @@
 //! From command-line arguments to a validated problem: a weight matrix (for
-//! the cost models) or a jets file (for the Ginkgo likelihood).
+//! the cost models), with the points' names when `--points` gives them, or a
+//! jets file (for the Ginkgo likelihood).
+//!
+//! Inputs are read with the library's readers (`trellis::io`): `-` is standard
+//! input, and no more bytes are read than a share of the memory limit
+//! (`--max-memory`, or the memory available; at least 1 MiB; see
+//! `trellis::io::input_limit`), leaving room to parse them. Sizes are checked before work: the number of
+//! points against the command's limit, then the `N x N` weight matrix against
+//! the memory limit, and only then are similarities computed.
+
+use std::ops::Deref;
+use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use trellis::ginkgo::{JetsFile, Variant};
+use trellis::io::{NamesColumn, ReadOptions, Table};
 use trellis::{Similarity, Weights, Workload};
 
 use crate::{DataArgs, ModelArgs, ModelKind, SimilarityKind};
@@ -10,9 +22,49 @@ use crate::{DataArgs, ModelArgs, ModelKind, SimilarityKind};
 /// What the commands run on.
 pub enum Input {
     /// One dataset of pairwise weights (`--weights` or `--points`).
-    Weights(Weights),
+    Weights(NamedWeights),
     /// Many jets (`--jets`), each its own problem.
     Jets(JetsFile),
+}
+
+/// Pairwise weights with the names of their points, when the input names
+/// them. Dereferences to the weights.
+pub struct NamedWeights {
+    /// The validated weights.
+    pub weights: Weights,
+    /// One name per point, when the input has a names column.
+    pub names: Option<Vec<String>>,
+}
+
+impl NamedWeights {
+    /// The points' names, when the input gives them.
+    #[allow(dead_code)] // read by the outputs that print names (issue 11)
+    pub fn names(&self) -> Option<&[String]> {
+        self.names.as_deref()
+    }
+}
+
+impl Deref for NamedWeights {
+    type Target = Weights;
+
+    fn deref(&self) -> &Weights {
+        &self.weights
+    }
+}
+
+/// Whether a flag that applies to `--points` only was given.
+fn point_flags(data: &DataArgs) -> bool {
+    data.similarity.is_some() || data.gamma.is_some() || data.center || data.names_column.is_some()
+}
+
+/// Parses `--names-column`: a 0-based column index, or `none`.
+pub fn names_column(s: &str) -> Result<NamesColumn, String> {
+    if s.eq_ignore_ascii_case("none") {
+        return Ok(NamesColumn::None);
+    }
+    s.parse::<usize>()
+        .map(NamesColumn::Column)
+        .map_err(|_| format!("must be a 0-based column index or `none`, not {s:?}"))
 }
 
 /// The Ginkgo likelihood variant of a model choice, if it is one.
@@ -25,12 +77,12 @@ pub fn ginkgo_variant(kind: ModelKind) -> Option<Variant> {
 }
 
 /// Reads and validates the input of a command. With `dense = Some(workload)`
-/// the exact trellis will run: a weight matrix's tables must fit in memory,
-/// and every jet must be small enough (checked before any work starts).
+/// the exact trellis will run: the number of points (checked on the rows read,
+/// before any similarity is computed) and the trellis tables must fit, and
+/// every jet must be small enough (checked before any work starts).
 pub fn load(args: &ModelArgs, dense: Option<Workload>) -> Result<Input> {
     check_beta_and_memory(args.beta, args.max_memory)?;
     let data = &args.data;
-    let point_flags = data.similarity.is_some() || data.gamma.is_some() || data.center;
     if let Some(path) = &args.jets {
         if ginkgo_variant(args.model).is_none() {
             bail!(
@@ -43,8 +95,10 @@ pub fn load(args: &ModelArgs, dense: Option<Workload>) -> Result<Input> {
                 "--beta applies to the cost models (hcc, dasgupta), not to the Ginkgo likelihood"
             );
         }
-        if point_flags {
-            bail!("--similarity, --gamma and --center apply to --points, not to --jets");
+        if point_flags(data) {
+            bail!(
+                "--similarity, --gamma, --center and --names-column apply to --points, not to --jets"
+            );
         }
         let file = JetsFile::read(path)?;
         if dense.is_some() {
@@ -58,7 +112,7 @@ pub fn load(args: &ModelArgs, dense: Option<Workload>) -> Result<Input> {
             args.model
         );
     }
-    let weights = read_weights(data)?;
+    let weights = read_input(data, memory_limit(args), dense)?;
     if args.model == ModelKind::Dasgupta {
         if let Some((i, j, w)) = weights.first_negative() {
             bail!(
@@ -66,10 +120,6 @@ pub fn load(args: &ModelArgs, dense: Option<Workload>) -> Result<Input> {
                  similarities (do not use --center with it, or use --model hcc)"
             );
         }
-    }
-    if let Some(workload) = dense {
-        trellis::check_memory(weights.n(), workload, memory_limit(args))
-            .map_err(|e| anyhow::anyhow!("{e} (for example --sparse beam)"))?;
     }
     Ok(Input::Weights(weights))
 }
@@ -87,19 +137,54 @@ pub fn check_beta_and_memory(beta: f64, max_memory: Option<f64>) -> Result<()> {
     Ok(())
 }
 
-/// Reads `--weights`, or `--points` with their similarity.
+/// Reads `--weights`, or `--points` with their similarity, within the memory
+/// available (see [`read_input`] for a cap and a point limit).
 pub fn read_weights(data: &DataArgs) -> Result<Weights> {
-    let point_flags = data.similarity.is_some() || data.gamma.is_some() || data.center;
-    if let Some(path) = &data.weights {
-        if point_flags {
-            bail!("--similarity, --gamma and --center apply to --points, not to --weights");
+    Ok(read_input(data, None, None)?.weights)
+}
+
+/// Reads `--weights`, or `--points` (with their names) and their similarity.
+/// At most `limit` bytes (`None`: the memory available) are read; with
+/// `dense = Some(workload)`, the dense trellis's point and memory limits are
+/// checked on the number of rows before anything else; the `N x N` matrix is
+/// checked against `limit` before it is allocated.
+pub fn read_input(
+    data: &DataArgs,
+    limit: Option<u64>,
+    dense: Option<Workload>,
+) -> Result<NamedWeights> {
+    let check_size = |n: usize| -> Result<()> {
+        if let Some(workload) = dense {
+            trellis::check_memory(n, workload, limit)
+                .map_err(|e| anyhow::anyhow!("{e} (for example --sparse beam)"))?;
         }
-        let m = trellis::io::read_matrix(path, false)?;
-        return Weights::from_matrix(&m)
-            .with_context(|| format!("in --weights {}", path.display()));
+        Weights::check_memory(n, limit).map_err(|e| match limit {
+            Some(_) => anyhow::anyhow!("{e} (--max-memory)"),
+            None => anyhow::anyhow!("{e} (the memory available)"),
+        })
+    };
+    if let Some(path) = &data.weights {
+        if point_flags(data) {
+            bail!(
+                "--similarity, --gamma, --center and --names-column apply to --points, not to --weights"
+            );
+        }
+        let table = read_table(path, ReadOptions::weights(), limit)?;
+        let m = &table.matrix;
+        // A non-square matrix is reported as such by `from_matrix`.
+        if m.rows == m.cols {
+            check_size(m.rows)?;
+        }
+        let weights =
+            Weights::from_matrix(m).with_context(|| format!("in --weights {}", path.display()))?;
+        return Ok(NamedWeights {
+            weights,
+            names: None,
+        });
     }
     let path = data.points.as_ref().expect("clap requires an input");
-    let m = trellis::io::read_matrix(path, true)?;
+    let options = ReadOptions::points().with_names(data.names_column.unwrap_or_default());
+    let Table { names, matrix: m } = read_table(path, options, limit)?;
     let similarity = match data.similarity.unwrap_or(SimilarityKind::Cosine) {
         SimilarityKind::Cosine => Similarity::Cosine,
         SimilarityKind::Dot => Similarity::Dot,
@@ -111,8 +196,34 @@ pub fn read_weights(data: &DataArgs) -> Result<Weights> {
     if data.gamma.is_some() && !matches!(similarity, Similarity::Rbf { .. }) {
         bail!("--gamma only applies to --similarity rbf");
     }
-    Weights::from_points(&m, similarity, data.center)
-        .with_context(|| format!("in --points {}", path.display()))
+    check_size(m.rows)?;
+    let weights = Weights::from_points(&m, similarity, data.center)
+        .with_context(|| format!("in --points {}", path.display()))?;
+    Ok(NamedWeights { weights, names })
+}
+
+/// Reads a matrix file (`-`: standard input) under the memory limit `limit`
+/// (`None`: the memory available); a larger input is refused naming the limit.
+fn read_table(path: &Path, options: ReadOptions, limit: Option<u64>) -> Result<Table> {
+    let options = options.with_max_bytes(trellis::io::input_limit(limit));
+    trellis::io::read_table(path, &options).map_err(|e| {
+        let too_large = matches!(
+            e.kind(),
+            trellis::ErrorKind::Io { source, .. }
+                if source.kind() == std::io::ErrorKind::FileTooLarge
+        );
+        match (too_large, limit) {
+            (true, Some(_)) => anyhow::anyhow!(
+                "{e} (1/{} of --max-memory, and at least 1 MiB, leaving room to parse it)",
+                trellis::io::INPUT_SHARE
+            ),
+            (true, None) => anyhow::anyhow!(
+                "{e} (1/{} of the memory available, leaving room to parse it; see --max-memory)",
+                trellis::io::INPUT_SHARE
+            ),
+            (false, _) => e.into(),
+        }
+    })
 }
 
 /// `--max-memory` in bytes (`None`: the memory available).
