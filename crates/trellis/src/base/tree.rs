@@ -10,7 +10,7 @@
 //!
 //! Trees come from users (a `--tree` argument, a jet's truth, an initial tree
 //! of A*) and may be nested as deep as they have leaves: a caterpillar over
-//! 200,000 points is 200,000 levels deep. Every walk over a tree here uses an
+//! 200,000 points has 199,999 levels. Every walk over a tree here uses an
 //! explicit stack on the heap, never the call stack: parsing both text forms,
 //! printing them, [`Tree::canonical`], [`Tree::relabel`], [`Tree::validate`],
 //! [`Tree::splits`], [`Tree::mask_splits`], the traversals [`Tree::post_order`]
