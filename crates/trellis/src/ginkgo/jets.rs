@@ -236,8 +236,9 @@ impl JetsFile {
         })
     }
 
-    /// Parses and validates the text of a jets file (see the [module
-    /// docs](self) for what is checked).
+    /// Parses and validates the text of a jets file (the checks are listed
+    /// under "What reading checks" in the docs of [`crate::ginkgo`]'s jets
+    /// format).
     pub fn parse(text: &str) -> Result<JetsFile> {
         let text = quote_non_finite(strip_bom(text));
         // The syntax of the whole file, checked without building values (so
