@@ -5,7 +5,8 @@
 //! Inputs are read with the library's readers (`trellis::io`): `-` is standard
 //! input, and no more bytes are read than a share of the memory limit
 //! (`--max-memory`, or the memory available; at least 1 MiB; see
-//! `trellis::io::input_limit`), leaving room to parse them. Sizes are checked before work: the number of
+//! `trellis::io::input_limit`), leaving room to parse them; `--weights` for
+//! the dense trellis (at most 30 points) is read up to 1 MiB. Sizes are checked before work: the number of
 //! points against the command's limit, then the `N x N` weight matrix against
 //! the memory limit, and only then are similarities computed.
 
@@ -38,10 +39,45 @@ pub struct NamedWeights {
 
 impl NamedWeights {
     /// The points' names, when the input gives them.
-    #[allow(dead_code)] // read by the outputs that print names (issue 11)
     pub fn names(&self) -> Option<&[String]> {
         self.names.as_deref()
     }
+
+    /// How point `i` is shown in readable output: its name, or its index.
+    pub fn label(&self, i: usize) -> String {
+        match self.names().and_then(|names| names.get(i)) {
+            Some(name) => name.clone(),
+            None => i.to_string(),
+        }
+    }
+
+    /// The Newick form of a tree over these points, with their names when
+    /// they have names.
+    pub fn newick(&self, tree: &trellis::Tree) -> String {
+        match self.names() {
+            Some(names) => tree.to_newick_named(names),
+            None => tree.to_newick(),
+        }
+    }
+
+    /// A JSON result with a `"names"` field after its own when the points
+    /// have names (unchanged otherwise).
+    pub fn with_names<T: serde::Serialize>(&self, result: T) -> Named<'_, T> {
+        Named {
+            result,
+            names: self.names(),
+        }
+    }
+}
+
+/// A JSON result and the points' names, if any (see
+/// [`NamedWeights::with_names`]).
+#[derive(serde::Serialize)]
+pub struct Named<'a, T> {
+    #[serde(flatten)]
+    result: T,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    names: Option<&'a [String]>,
 }
 
 impl Deref for NamedWeights {
@@ -51,6 +87,11 @@ impl Deref for NamedWeights {
         &self.weights
     }
 }
+
+/// The most bytes of `--weights` read for the dense trellis: its
+/// [`trellis::MAX_POINTS`]` x `[`trellis::MAX_POINTS`] matrix with up to
+/// 1 KiB of text per value fits in 1 MiB.
+const DENSE_WEIGHTS_BYTES: u64 = 1 << 20;
 
 /// Whether a flag that applies to `--points` only was given.
 fn point_flags(data: &DataArgs) -> bool {
@@ -100,7 +141,9 @@ pub fn load(args: &ModelArgs, dense: Option<Workload>) -> Result<Input> {
                 "--similarity, --gamma, --center and --names-column apply to --points, not to --jets"
             );
         }
-        let file = JetsFile::read(path)?;
+        let limit = memory_limit(args);
+        let file = JetsFile::read_limited(path, trellis::io::input_limit(limit))
+            .map_err(|e| explain_limit(e, limit))?;
         if dense.is_some() {
             crate::batch::check_dense(&file)?;
         }
@@ -137,12 +180,6 @@ pub fn check_beta_and_memory(beta: f64, max_memory: Option<f64>) -> Result<()> {
     Ok(())
 }
 
-/// Reads `--weights`, or `--points` with their similarity, within the memory
-/// available (see [`read_input`] for a cap and a point limit).
-pub fn read_weights(data: &DataArgs) -> Result<Weights> {
-    Ok(read_input(data, None, None)?.weights)
-}
-
 /// Reads `--weights`, or `--points` (with their names) and their similarity.
 /// At most `limit` bytes (`None`: the memory available) are read; with
 /// `dense = Some(workload)`, the dense trellis's point and memory limits are
@@ -169,7 +206,22 @@ pub fn read_input(
                 "--similarity, --gamma, --center and --names-column apply to --points, not to --weights"
             );
         }
-        let table = read_table(path, ReadOptions::weights(), limit)?;
+        let mut max_bytes = trellis::io::input_limit(limit);
+        let mut why = None;
+        if dense.is_some() && max_bytes > DENSE_WEIGHTS_BYTES {
+            max_bytes = DENSE_WEIGHTS_BYTES;
+            why = Some(format!(
+                "the dense trellis takes at most {} points, whose weights need less; \
+                 for more points, see --sparse",
+                trellis::MAX_POINTS
+            ));
+        }
+        let table =
+            trellis::io::read_table(path, &ReadOptions::weights().with_max_bytes(max_bytes))
+                .map_err(|e| match &why {
+                    Some(why) if is_too_large(&e) => anyhow::anyhow!("{e} ({why})"),
+                    _ => explain_limit(e, limit),
+                })?;
         let m = &table.matrix;
         // A non-square matrix is reported as such by `from_matrix`.
         if m.rows == m.cols {
@@ -184,7 +236,9 @@ pub fn read_input(
     }
     let path = data.points.as_ref().expect("clap requires an input");
     let options = ReadOptions::points().with_names(data.names_column.unwrap_or_default());
-    let Table { names, matrix: m } = read_table(path, options, limit)?;
+    let options = options.with_max_bytes(trellis::io::input_limit(limit));
+    let Table { names, matrix: m } =
+        trellis::io::read_table(path, &options).map_err(|e| explain_limit(e, limit))?;
     let similarity = match data.similarity.unwrap_or(SimilarityKind::Cosine) {
         SimilarityKind::Cosine => Similarity::Cosine,
         SimilarityKind::Dot => Similarity::Dot,
@@ -202,28 +256,37 @@ pub fn read_input(
     Ok(NamedWeights { weights, names })
 }
 
-/// Reads a matrix file (`-`: standard input) under the memory limit `limit`
-/// (`None`: the memory available); a larger input is refused naming the limit.
-fn read_table(path: &Path, options: ReadOptions, limit: Option<u64>) -> Result<Table> {
-    let options = options.with_max_bytes(trellis::io::input_limit(limit));
-    trellis::io::read_table(path, &options).map_err(|e| {
-        let too_large = matches!(
-            e.kind(),
-            trellis::ErrorKind::Io { source, .. }
-                if source.kind() == std::io::ErrorKind::FileTooLarge
-        );
-        match (too_large, limit) {
-            (true, Some(_)) => anyhow::anyhow!(
-                "{e} (1/{} of --max-memory, and at least 1 MiB, leaving room to parse it)",
-                trellis::io::INPUT_SHARE
-            ),
-            (true, None) => anyhow::anyhow!(
-                "{e} (1/{} of the memory available, leaving room to parse it; see --max-memory)",
-                trellis::io::INPUT_SHARE
-            ),
-            (false, _) => e.into(),
-        }
-    })
+/// Reads a text file (`-`: standard input: jets, triplets, trees, clusters)
+/// of at most the input limit under the memory limit `limit` (`None`: the
+/// memory available); a larger input is refused naming the limit.
+pub fn read_text(path: &Path, limit: Option<u64>) -> Result<String> {
+    trellis::io::read_text(path, trellis::io::input_limit(limit))
+        .map_err(|e| explain_limit(e, limit))
+}
+
+/// Whether a reader's error is an input over its byte limit.
+fn is_too_large(e: &trellis::Error) -> bool {
+    matches!(
+        e.kind(),
+        trellis::ErrorKind::Io { source, .. }
+            if source.kind() == std::io::ErrorKind::FileTooLarge
+    )
+}
+
+/// An error of the library's readers, with where the byte limit comes from
+/// when the input was too large.
+fn explain_limit(e: trellis::Error, limit: Option<u64>) -> anyhow::Error {
+    match (is_too_large(&e), limit) {
+        (true, Some(_)) => anyhow::anyhow!(
+            "{e} (1/{} of --max-memory, and at least 1 MiB, leaving room to parse it)",
+            trellis::io::INPUT_SHARE
+        ),
+        (true, None) => anyhow::anyhow!(
+            "{e} (1/{} of the memory available, leaving room to parse it)",
+            trellis::io::INPUT_SHARE
+        ),
+        (false, _) => e.into(),
+    }
 }
 
 /// `--max-memory` in bytes (`None`: the memory available).

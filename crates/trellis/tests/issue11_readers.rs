@@ -339,3 +339,74 @@ fn weight_matrix_size_is_checked_before_allocating() {
         ErrorKind::Shape { .. }
     ));
 }
+
+#[test]
+fn names_label_newick_leaves_quoted_when_needed() {
+    use trellis::{NewickOptions, Tree, newick_label};
+    let t = Tree::parse("((0,1),(2,3))").unwrap();
+    let names: Vec<String> = ["cat", "sea lion", "O'Hara", "a_b"]
+        .map(String::from)
+        .to_vec();
+    assert_eq!(
+        t.to_newick_named(&names),
+        "((cat,'sea lion'),('O''Hara','a_b'));"
+    );
+    // The default options are the plain form; a leaf beyond the names is its index.
+    assert_eq!(t.to_newick_with(&NewickOptions::default()), t.to_newick());
+    assert_eq!(t.to_newick_named(&names[..2]), "((cat,'sea lion'),(2,3));");
+    for (name, label) in [
+        ("plain", "plain"),
+        ("", "''"),
+        ("a,b", "'a,b'"),
+        ("x:1", "'x:1'"),
+        ("(p)", "'(p)'"),
+        ("[c]", "'[c]'"),
+        ("semi;", "'semi;'"),
+        ("tab\t", "'tab\t'"),
+    ] {
+        assert_eq!(newick_label(name), label);
+    }
+    // The DDT reader reads the names back.
+    let h = trellis::ddt::Hierarchy::parse_newick(&t.to_newick_named(&names)).unwrap();
+    let depths = h.lca_depths(&names);
+    assert!(depths.is_ok(), "{:?}", depths.err());
+    // Any depth: a caterpillar of 100000 named leaves.
+    let n = 100_000;
+    let mut deep = Tree::Leaf(0);
+    for i in 1..n {
+        deep = Tree::node(deep, Tree::Leaf(i));
+    }
+    let names: Vec<String> = (0..n).map(|i| format!("p{i}")).collect();
+    let text = deep.to_newick_named(&names);
+    assert!(text.starts_with("((((") && text.ends_with(",p99999);"));
+}
+
+#[test]
+fn reads_of_text_are_bounded_and_name_the_file() {
+    let dir = temp_dir("text");
+    let p = dir.join("jets.json");
+    std::fs::write(&p, "\u{feff}not json").unwrap();
+    assert_eq!(
+        trellis::io::read_text(&p, 1 << 20).unwrap(),
+        "\u{feff}not json"
+    );
+    let e = trellis::ginkgo::JetsFile::read(&p).unwrap_err().to_string();
+    assert_contains(&e, &p.display().to_string());
+    let e = trellis::ginkgo::JetsFile::read_limited(&p, 4)
+        .unwrap_err()
+        .to_string();
+    assert_contains(&e, "more than the limit of");
+    std::fs::write(&p, b"\xff\xfe").unwrap();
+    let e = trellis::io::read_text(&p, 100).unwrap_err().to_string();
+    assert_contains(&e, "not UTF-8");
+    if Path::new("/dev/zero").exists() {
+        let e = trellis::ginkgo::JetsFile::read_limited(Path::new("/dev/zero"), 1 << 16)
+            .unwrap_err()
+            .to_string();
+        assert_contains(&e, "larger than the limit");
+    }
+    assert_eq!(
+        trellis::io::shown(Path::new("-")),
+        PathBuf::from("standard input")
+    );
+}

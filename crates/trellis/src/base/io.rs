@@ -1,7 +1,8 @@
 //! Reading inputs: bytes from a path or standard input (bounded), matrices and
 //! named points from CSV and NumPy `.npy` files.
 //!
-//! - [`read_bytes`] reads a file, or standard input when the path is `-`,
+//! - [`read_bytes`] (and [`read_text`], for UTF-8 text such as jets, trees
+//!   and triplets) reads a file, or standard input when the path is `-`,
 //!   refusing more than a given number of bytes (a regular file's size is
 //!   checked before anything is read; a stream such as `/dev/zero` is read
 //!   until it passes the limit). Every reader of this module goes through it.
@@ -125,8 +126,8 @@ pub struct Table {
     pub matrix: Matrix,
 }
 
-/// How `path` is named in messages (`-` is standard input).
-fn shown(path: &Path) -> PathBuf {
+/// How `path` is named in messages: `standard input` for `-`, else the path.
+pub fn shown(path: &Path) -> PathBuf {
     if is_stdin(path) {
         PathBuf::from("standard input")
     } else {
@@ -207,6 +208,24 @@ pub fn read_bytes(path: &Path, max_bytes: u64) -> Result<Vec<u8>> {
         bytes.extend_from_slice(&chunk[..k]);
     }
     Ok(bytes)
+}
+
+/// Reads a UTF-8 text file, or standard input when `path` is `-`, of at most
+/// `max_bytes` bytes (see [`read_bytes`]). A byte-order mark is kept: the
+/// parsers skip it.
+///
+/// # Errors
+///
+/// Those of [`read_bytes`], and [`ErrorKind::Parse`] when the bytes are not
+/// UTF-8.
+pub fn read_text(path: &Path, max_bytes: u64) -> Result<String> {
+    let bytes = read_bytes(path, max_bytes)?;
+    String::from_utf8(bytes).map_err(|e| {
+        Error::parse(
+            Some(&shown(path)),
+            format!("the file is not UTF-8 text ({e})"),
+        )
+    })
 }
 
 /// Reads a matrix, and the points' names if any, from a CSV or `.npy` file or
