@@ -8,4 +8,5 @@ mod errors;
 mod flat;
 mod interactive;
 mod jets;
+mod serve;
 mod sparse;
