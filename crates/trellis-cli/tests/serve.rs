@@ -60,7 +60,11 @@ fn call(url: &str, method: &str, path: &str, body: Option<&Value>) -> (u16, Valu
 fn points(dir: &Path) -> std::path::PathBuf {
     let mut csv = String::from("name,x,y\n");
     for i in 0..8 {
-        csv += &format!("p{i},{},{}\n", (i / 4) as f64 * 4.0 + 0.2 * i as f64, 0.1 * i as f64);
+        csv += &format!(
+            "p{i},{},{}\n",
+            (i / 4) as f64 * 4.0 + 0.2 * i as f64,
+            0.1 * i as f64
+        );
     }
     util::file(dir, "eight.csv", &csv)
 }
@@ -125,17 +129,31 @@ fn ctrl_c_shuts_down_cleanly() {
     );
     assert_eq!(status, 200);
     let pid = child.id().to_string();
-    assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
     let t = Instant::now();
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
-        assert!(t.elapsed() < Duration::from_secs(20), "no exit after SIGINT");
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "no exit after SIGINT"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     assert!(status.success(), "exit {status:?}: {err}");
     let (mut child, url) = spawn(&p, &db);
     let (_, s) = call(&url, "GET", "/api/session", None);
@@ -150,18 +168,51 @@ fn start_up_errors_are_one_sentence() {
     let db = dir.join("s.sqlite");
     let db = db.to_str().unwrap();
     util::fails(
-        &["interactive", "serve", "--points", "/nonexistent.csv", "--db", db, "--port", "0"],
+        &[
+            "interactive",
+            "serve",
+            "--points",
+            "/nonexistent.csv",
+            "--db",
+            db,
+            "--port",
+            "0",
+        ],
         "cannot read /nonexistent.csv",
     );
     let p = points(&dir);
     let p = p.to_str().unwrap();
     util::fails(
-        &["interactive", "serve", "--points", p, "--db", db, "--port", "0", "--strategy", "vanilla"],
+        &[
+            "interactive",
+            "serve",
+            "--points",
+            p,
+            "--db",
+            db,
+            "--port",
+            "0",
+            "--strategy",
+            "vanilla",
+        ],
         "vanilla strategy asks no queries",
     );
-    let not_db = util::file(&dir, "not-a-db.sqlite", "this is not a database, just some text");
+    let not_db = util::file(
+        &dir,
+        "not-a-db.sqlite",
+        "this is not a database, just some text",
+    );
     util::fails(
-        &["interactive", "serve", "--points", p, "--db", not_db.to_str().unwrap(), "--port", "0"],
+        &[
+            "interactive",
+            "serve",
+            "--points",
+            p,
+            "--db",
+            not_db.to_str().unwrap(),
+            "--port",
+            "0",
+        ],
         "not a usable SQLite database",
     );
 }

@@ -145,7 +145,10 @@ impl Data {
         let Some(header) = rows.first() else {
             bail!("the file is empty (a header row is expected)");
         };
-        let head: Vec<String> = split_csv(header).into_iter().map(|s| s.trim().to_string()).collect();
+        let head: Vec<String> = split_csv(header)
+            .into_iter()
+            .map(|s| s.trim().to_string())
+            .collect();
         let col = |name: &str| {
             head.iter()
                 .skip(1)
@@ -171,7 +174,9 @@ impl Data {
                 let fields = split_csv(line);
                 if k > 0 {
                     let get = |c: Option<usize>| {
-                        c.and_then(|c| fields.get(c)).map(|s| s.trim().to_string()).unwrap_or_default()
+                        c.and_then(|c| fields.get(c))
+                            .map(|s| s.trim().to_string())
+                            .unwrap_or_default()
                     };
                     texts.push(get(text_col));
                     images.push(get(image_col));
@@ -205,7 +210,13 @@ impl Data {
         // Only inline images: the server reads no file but its database.
         let images = images.map(|v| {
             v.into_iter()
-                .map(|s| if s.starts_with("data:image/") { s } else { String::new() })
+                .map(|s| {
+                    if s.starts_with("data:image/") {
+                        s
+                    } else {
+                        String::new()
+                    }
+                })
                 .collect()
         });
         Ok(Data {
@@ -352,8 +363,11 @@ impl App {
         }
         let model = model_of(config, &points)?;
         let names: Vec<String> = points.names().to_vec();
-        let index: HashMap<String, usize> =
-            names.iter().enumerate().map(|(i, s)| (s.clone(), i)).collect();
+        let index: HashMap<String, usize> = names
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.clone(), i))
+            .collect();
         let name = match &config.session {
             Some(s) => s.clone(),
             None => config
@@ -394,9 +408,11 @@ impl App {
         for e in &stored.events {
             match e {
                 Event::Accept { .. } => answers.push(Answer::Accept),
-                Event::Triplet { a, b, c, .. } => {
-                    answers.push(Answer::Triplet(Triplet::new(point(a)?, point(b)?, point(c)?)?))
-                }
+                Event::Triplet { a, b, c, .. } => answers.push(Answer::Triplet(Triplet::new(
+                    point(a)?,
+                    point(b)?,
+                    point(c)?,
+                )?)),
                 Event::Undo => {
                     answers.pop();
                 }
@@ -536,8 +552,7 @@ impl App {
     fn save_tree(&self, tree: &DdtTree, iterations: u64) {
         let state = tree_state(tree);
         let newick = tree.to_newick(&self.names);
-        if let Err(e) = lock(&self.store).save_tree(self.session_id, &state, &newick, iterations)
-        {
+        if let Err(e) = lock(&self.store).save_tree(self.session_id, &state, &newick, iterations) {
             eprintln!("warning: could not save the current tree: {e:#}");
         }
     }
@@ -616,7 +631,9 @@ impl App {
             .as_u64()
             .ok_or_else(|| bad("\"id\" must be a non-negative integer"))?;
         let answer = match (obj.get("accept"), obj.get("triplet")) {
-            (Some(_), Some(_)) => return Err(bad("give either \"accept\" or \"triplet\", not both")),
+            (Some(_), Some(_)) => {
+                return Err(bad("give either \"accept\" or \"triplet\", not both"));
+            }
             (None, None) => return Err(bad("give \"accept\": true or \"triplet\": [a, b, c]")),
             (Some(a), None) => {
                 if a != &Value::Bool(true) {
@@ -629,7 +646,11 @@ impl App {
                     .as_array()
                     .filter(|a| a.len() == 3)
                     .ok_or_else(|| bad("\"triplet\" must be [a, b, c]: three point names"))?;
-                let (a, b, c) = (self.point(&arr[0])?, self.point(&arr[1])?, self.point(&arr[2])?);
+                let (a, b, c) = (
+                    self.point(&arr[0])?,
+                    self.point(&arr[1])?,
+                    self.point(&arr[2])?,
+                );
                 let t = Triplet::new(a, b, c)
                     .map_err(|_| bad("a triplet needs three different points"))?;
                 Answer::Triplet(t)
@@ -858,7 +879,12 @@ fn exact_posterior(rows: Vec<Vec<f64>>, names: &[String]) -> Result<Value> {
     let marginals = trellis.marginals()?;
     let map = trellis.map().tree.clone();
     let n = names.len();
-    fn go<M: trellis::Model>(t: &Tree, m: &trellis::Marginals<M>, n: usize, names: &[String]) -> Value {
+    fn go<M: trellis::Model>(
+        t: &Tree,
+        m: &trellis::Marginals<M>,
+        n: usize,
+        names: &[String],
+    ) -> Value {
         match t {
             Tree::Leaf(i) => json!({ "name": names[*i], "height": 0.0 }),
             Tree::Node(l, r) => {

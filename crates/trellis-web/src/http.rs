@@ -47,9 +47,18 @@ pub fn router(app: Arc<App>, port: u16) -> Router {
     let origins = hosts.iter().map(|h| format!("http://{h}")).collect();
     let guard = Guard { hosts, origins };
     Router::new()
-        .route("/", get(|| async { asset("text/html; charset=utf-8", INDEX_HTML) }))
-        .route("/app.js", get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }))
-        .route("/app.css", get(|| async { asset("text/css; charset=utf-8", APP_CSS) }))
+        .route(
+            "/",
+            get(|| async { asset("text/html; charset=utf-8", INDEX_HTML) }),
+        )
+        .route(
+            "/app.js",
+            get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }),
+        )
+        .route(
+            "/app.css",
+            get(|| async { asset("text/css; charset=utf-8", APP_CSS) }),
+        )
         .route("/api/session", get(session))
         .route("/api/query", get(query))
         .route("/api/answer", post(answer))
@@ -93,7 +102,10 @@ async fn guard_layer(State(guard): State<Guard>, req: Request, next: Next) -> Re
             .to_str()
             .is_ok_and(|o| guard.origins.iter().any(|x| x.eq_ignore_ascii_case(o)));
         if !ok {
-            return error(403, "forbidden: requests from other origins are not accepted");
+            return error(
+                403,
+                "forbidden: requests from other origins are not accepted",
+            );
         }
     }
     if req.method() == Method::POST && !is_json(headers) {
@@ -108,8 +120,14 @@ async fn guard_layer(State(guard): State<Guard>, req: Request, next: Next) -> Re
              frame-ancestors 'none'; form-action 'none'",
         ),
     );
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     res
 }
@@ -165,7 +183,10 @@ async fn query(State(app): State<Arc<App>>) -> Response {
         match tokio::time::timeout_at(deadline, rx.changed()).await {
             Ok(Ok(())) => continue,
             _ => {
-                let mut res = error(503, "the sampler has not finished the next query yet; try again");
+                let mut res = error(
+                    503,
+                    "the sampler has not finished the next query yet; try again",
+                );
                 res.headers_mut()
                     .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
                 return res;
@@ -213,9 +234,15 @@ struct TreeParams {
     format: Option<String>,
 }
 
-async fn tree(State(app): State<Arc<App>>, params: Result<Query<TreeParams>, QueryRejection>) -> Response {
+async fn tree(
+    State(app): State<Arc<App>>,
+    params: Result<Query<TreeParams>, QueryRejection>,
+) -> Response {
     let Ok(Query(params)) = params else {
-        return error(400, "unknown query parameters; use ?format=newick or ?format=json");
+        return error(
+            400,
+            "unknown query parameters; use ?format=newick or ?format=json",
+        );
     };
     match params.format.as_deref() {
         None | Some("json") => axum::Json(app.tree_json()).into_response(),

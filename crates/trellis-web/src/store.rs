@@ -114,7 +114,10 @@ impl Store {
             .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
             .with_context(|| format!("{} is not a usable SQLite database", path.display()))?;
         if !mode.eq_ignore_ascii_case("wal") {
-            bail!("{}: cannot switch the journal to WAL (got {mode})", path.display());
+            bail!(
+                "{}: cannot switch the journal to WAL (got {mode})",
+                path.display()
+            );
         }
         conn.execute_batch(
             "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;",
@@ -228,7 +231,9 @@ impl Store {
             |r| r.get(0),
         )?;
         let (kind, q, a, b, c, s) = match event {
-            Event::Accept { query_id } => ("accept", Some(*query_id as i64), None, None, None, None),
+            Event::Accept { query_id } => {
+                ("accept", Some(*query_id as i64), None, None, None, None)
+            }
             Event::Triplet { query_id, a, b, c } => (
                 "triplet",
                 Some(*query_id as i64),
@@ -250,7 +255,13 @@ impl Store {
     }
 
     /// Saves the last tree (JSON and Newick) and the iteration count.
-    pub fn save_tree(&mut self, session: i64, tree: &str, newick: &str, iterations: u64) -> Result<()> {
+    pub fn save_tree(
+        &mut self,
+        session: i64,
+        tree: &str,
+        newick: &str,
+        iterations: u64,
+    ) -> Result<()> {
         self.conn.execute(
             "UPDATE sessions SET last_tree = ?2, last_newick = ?3, iterations = ?4, saved_ms = ?5
              WHERE id = ?1",

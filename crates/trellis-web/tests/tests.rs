@@ -50,7 +50,10 @@ fn http(
 
 fn get(addr: SocketAddr, path: &str) -> (u16, Value) {
     let (status, _, body) = http(addr, "GET", path, &[], "");
-    (status, serde_json::from_str(&body).unwrap_or(Value::String(body)))
+    (
+        status,
+        serde_json::from_str(&body).unwrap_or(Value::String(body)),
+    )
 }
 
 fn post(addr: SocketAddr, path: &str, body: &Value) -> (u16, Value) {
@@ -65,7 +68,10 @@ fn post_text(addr: SocketAddr, path: &str, body: &str) -> (u16, Value) {
         &[("Content-Type", "application/json")],
         body,
     );
-    (status, serde_json::from_str(&body).unwrap_or(Value::String(body)))
+    (
+        status,
+        serde_json::from_str(&body).unwrap_or(Value::String(body)),
+    )
 }
 
 /// Twelve points in two groups of six (`a0`..`a5` near 0, `b0`..`b5` near 5), with a text column.
@@ -169,13 +175,25 @@ fn answers_are_counted_and_the_sampler_runs_between_them() {
     c.strategy = Strategy::Smart;
     let server = start(&c);
     let q = query(server.addr);
-    let before = get(server.addr, "/api/session").1["iterations"].as_u64().unwrap();
-    let (status, r) = post(server.addr, "/api/answer", &json!({"id": q["id"], "accept": true}));
+    let before = get(server.addr, "/api/session").1["iterations"]
+        .as_u64()
+        .unwrap();
+    let (status, r) = post(
+        server.addr,
+        "/api/answer",
+        &json!({"id": q["id"], "accept": true}),
+    );
     assert_eq!((status, &r), (200, &json!({"triplets": 0, "answers": 1})));
     let q2 = query(server.addr);
     assert_ne!(q["id"], q2["id"]);
-    let after = get(server.addr, "/api/session").1["iterations"].as_u64().unwrap();
-    assert_eq!(after - before, 150, "exactly --iters-per-answer iterations, no background");
+    let after = get(server.addr, "/api/session").1["iterations"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(
+        after - before,
+        150,
+        "exactly --iters-per-answer iterations, no background"
+    );
     // A triplet over the shown points.
     let (status, r) = post(
         server.addr,
@@ -189,9 +207,18 @@ fn answers_are_counted_and_the_sampler_runs_between_them() {
     let (_, tree) = get(server.addr, "/api/tree?format=json");
     assert!(satisfies(&tree, &names(&s["triplets"][0])));
     // A stale id.
-    let (status, r) = post(server.addr, "/api/answer", &json!({"id": q2["id"], "accept": true}));
+    let (status, r) = post(
+        server.addr,
+        "/api/answer",
+        &json!({"id": q2["id"], "accept": true}),
+    );
     assert_eq!(status, 409, "{r}");
-    assert!(r["error"].as_str().unwrap().contains("not the current query"));
+    assert!(
+        r["error"]
+            .as_str()
+            .unwrap()
+            .contains("not the current query")
+    );
     server.stop().unwrap();
 }
 
@@ -213,17 +240,47 @@ fn malformed_answers_are_400() {
         ("not json".into(), "not valid JSON"),
         ("[1, 2]".into(), "JSON object"),
         (json!({"accept": true}).to_string(), "missing \"id\""),
-        (json!({"id": "x", "accept": true}).to_string(), "non-negative integer"),
-        (json!({"id": -1, "accept": true}).to_string(), "non-negative integer"),
+        (
+            json!({"id": "x", "accept": true}).to_string(),
+            "non-negative integer",
+        ),
+        (
+            json!({"id": -1, "accept": true}).to_string(),
+            "non-negative integer",
+        ),
         (json!({"id": id}).to_string(), "give \"accept\""),
-        (json!({"id": id, "accept": false}).to_string(), "must be true"),
-        (json!({"id": id, "accept": true, "triplet": shown}).to_string(), "not both"),
-        (json!({"id": id, "triplet": [shown[0], shown[1]]}).to_string(), "[a, b, c]"),
-        (json!({"id": id, "triplet": [shown[0], shown[1], 3]}).to_string(), "point names"),
-        (json!({"id": id, "triplet": [shown[0], shown[1], "zz"]}).to_string(), "not a point name"),
-        (json!({"id": id, "triplet": [shown[0], shown[0], shown[1]]}).to_string(), "three different"),
-        (json!({"id": id, "triplet": [shown[0], shown[1], outside]}).to_string(), "not one of the query's points"),
-        (json!({"id": id, "accept": true, "extra": 1}).to_string(), "unknown field"),
+        (
+            json!({"id": id, "accept": false}).to_string(),
+            "must be true",
+        ),
+        (
+            json!({"id": id, "accept": true, "triplet": shown}).to_string(),
+            "not both",
+        ),
+        (
+            json!({"id": id, "triplet": [shown[0], shown[1]]}).to_string(),
+            "[a, b, c]",
+        ),
+        (
+            json!({"id": id, "triplet": [shown[0], shown[1], 3]}).to_string(),
+            "point names",
+        ),
+        (
+            json!({"id": id, "triplet": [shown[0], shown[1], "zz"]}).to_string(),
+            "not a point name",
+        ),
+        (
+            json!({"id": id, "triplet": [shown[0], shown[0], shown[1]]}).to_string(),
+            "three different",
+        ),
+        (
+            json!({"id": id, "triplet": [shown[0], shown[1], outside]}).to_string(),
+            "not one of the query's points",
+        ),
+        (
+            json!({"id": id, "accept": true, "extra": 1}).to_string(),
+            "unknown field",
+        ),
     ];
     for (body, expect) in cases {
         let (status, r) = post_text(server.addr, "/api/answer", &body);
@@ -246,7 +303,11 @@ fn a_contradicting_triplet_is_409_naming_the_conflict() {
     let server = start(&c);
     for t in [["a0", "a1", "b0"], ["b1", "b2", "a3"]] {
         let q = query(server.addr);
-        let (status, r) = post(server.addr, "/api/answer", &json!({"id": q["id"], "triplet": t}));
+        let (status, r) = post(
+            server.addr,
+            "/api/answer",
+            &json!({"id": q["id"], "triplet": t}),
+        );
         assert_eq!(status, 200, "{r}");
     }
     let q = query(server.addr);
@@ -277,7 +338,11 @@ fn undo_strategy_and_restart() {
     let triplets = [["a0", "a1", "b0"], ["b1", "b2", "a3"], ["a2", "a3", "b5"]];
     for t in triplets {
         let q = query(server.addr);
-        let (status, _) = post(server.addr, "/api/answer", &json!({"id": q["id"], "triplet": t}));
+        let (status, _) = post(
+            server.addr,
+            "/api/answer",
+            &json!({"id": q["id"], "triplet": t}),
+        );
         assert_eq!(status, 200);
     }
     let (status, r) = post_text(server.addr, "/api/undo", "");
@@ -287,7 +352,12 @@ fn undo_strategy_and_restart() {
     let (status, _) = post(server.addr, "/api/undo", &json!({"all": true}));
     assert_eq!(status, 400);
     // Strategy.
-    for bad in [json!({"strategy": "vanilla"}), json!({"strategy": "best"}), json!({"s": "random"}), json!("random")] {
+    for bad in [
+        json!({"strategy": "vanilla"}),
+        json!({"strategy": "best"}),
+        json!({"s": "random"}),
+        json!("random"),
+    ] {
         let (status, r) = post(server.addr, "/api/strategy", &bad);
         assert_eq!(status, 400, "{bad}: {r}");
     }
@@ -299,7 +369,10 @@ fn undo_strategy_and_restart() {
     // Restart on the same database: the answers, the undo and the strategy survive.
     let server = start(&c);
     let (_, s) = get(server.addr, "/api/session");
-    assert_eq!(s["triplets"], json!([["a0", "a1", "b0"], ["b1", "b2", "a3"]]));
+    assert_eq!(
+        s["triplets"],
+        json!([["a0", "a1", "b0"], ["b1", "b2", "a3"]])
+    );
     assert_eq!(s["answers"], 2);
     assert_eq!(s["strategy"], "simple");
     let (_, tree) = get(server.addr, "/api/tree?format=json");
@@ -308,7 +381,10 @@ fn undo_strategy_and_restart() {
     }
     // The event log keeps the undo (append-only).
     let conn = rusqlite_check(&c.db);
-    assert_eq!(conn, vec!["triplet", "triplet", "triplet", "undo", "strategy"]);
+    assert_eq!(
+        conn,
+        vec!["triplet", "triplet", "triplet", "undo", "strategy"]
+    );
     server.stop().unwrap();
 }
 
@@ -319,7 +395,9 @@ fn rusqlite_check(db: &Path) -> Vec<String> {
         .query_row("PRAGMA journal_mode", [], |r| r.get(0))
         .unwrap();
     assert_eq!(mode, "wal");
-    let mut stmt = conn.prepare("SELECT kind FROM events ORDER BY seq").unwrap();
+    let mut stmt = conn
+        .prepare("SELECT kind FROM events ORDER BY seq")
+        .unwrap();
     stmt.query_map([], |r| r.get::<_, String>(0))
         .unwrap()
         .map(Result::unwrap)
@@ -333,12 +411,19 @@ fn tree_export_and_exact() {
     c.strategy = Strategy::Smart;
     let server = start(&c);
     let q = query(server.addr);
-    post(server.addr, "/api/answer", &json!({"id": q["id"], "triplet": ["a0", "b0", "a1"]}));
+    post(
+        server.addr,
+        "/api/answer",
+        &json!({"id": q["id"], "triplet": ["a0", "b0", "a1"]}),
+    );
     let (status, head, newick) = http(server.addr, "GET", "/api/tree?format=newick", &[], "");
     assert_eq!(status, 200);
     assert!(head.contains("content-type: text/plain"));
     assert!(newick.trim().ends_with(';'));
-    assert!(newick.contains("a0:") && newick.contains("b5:"), "names and branch lengths: {newick}");
+    assert!(
+        newick.contains("a0:") && newick.contains("b5:"),
+        "names and branch lengths: {newick}"
+    );
     let (status, tree) = get(server.addr, "/api/tree");
     assert_eq!(status, 200);
     let mut cs = Vec::new();
@@ -364,7 +449,10 @@ fn tree_export_and_exact() {
     let mut cs = Vec::new();
     clusters(&exact["map"], &mut cs);
     assert_eq!(cs.len(), 11);
-    assert!((exact["map"]["p"].as_f64().unwrap() - 1.0).abs() < 1e-9, "the root has p = 1");
+    assert!(
+        (exact["map"]["p"].as_f64().unwrap() - 1.0).abs() < 1e-9,
+        "the root has p = 1"
+    );
     let groups = exact["map"]["children"].as_array().unwrap();
     let p = groups[0]["p"].as_f64().unwrap();
     assert!(p > 0.5 && p <= 1.0, "the two groups are clear: {p}");
@@ -386,7 +474,12 @@ fn security_rules() {
     let a = server.addr;
     let port = a.port();
     // Host check (DNS rebinding).
-    for host in ["evil.example", "evil.example:80", "127.0.0.1:1", "localhost"] {
+    for host in [
+        "evil.example",
+        "evil.example:80",
+        "127.0.0.1:1",
+        "localhost",
+    ] {
         let (status, _, body) = http(a, "GET", "/api/session", &[("Host", host)], "");
         assert_eq!(status, 403, "Host {host}: {body}");
     }
@@ -400,14 +493,27 @@ fn security_rules() {
         a,
         "POST",
         "/api/undo",
-        &[("Origin", "http://evil.example"), ("Content-Type", "application/json")],
+        &[
+            ("Origin", "http://evil.example"),
+            ("Content-Type", "application/json"),
+        ],
         "{}",
     );
     assert_eq!(status, 403);
     // Content type of POSTs.
-    for ct in [None, Some("text/plain"), Some("application/x-www-form-urlencoded")] {
+    for ct in [
+        None,
+        Some("text/plain"),
+        Some("application/x-www-form-urlencoded"),
+    ] {
         let headers: Vec<(&str, &str)> = ct.map(|c| ("Content-Type", c)).into_iter().collect();
-        let (status, _, _) = http(a, "POST", "/api/answer", &headers, r#"{"id": 1, "accept": true}"#);
+        let (status, _, _) = http(
+            a,
+            "POST",
+            "/api/answer",
+            &headers,
+            r#"{"id": 1, "accept": true}"#,
+        );
         assert_eq!(status, 415, "{ct:?}");
     }
     // Body limit.
@@ -415,7 +521,13 @@ fn security_rules() {
     let (status, _) = post_text(a, "/api/answer", &big);
     assert_eq!(status, 413);
     // Unknown paths, no file access, wrong methods.
-    for path in ["/nope", "/api/nope", "/../Cargo.toml", "/static/../../etc/passwd", "/app.js/x"] {
+    for path in [
+        "/nope",
+        "/api/nope",
+        "/../Cargo.toml",
+        "/static/../../etc/passwd",
+        "/app.js/x",
+    ] {
         let (status, _) = get(a, path);
         assert_eq!(status, 404, "{path}");
     }
@@ -444,7 +556,11 @@ fn changed_data_or_settings_are_refused_and_sessions_are_separate() {
     c.strategy = Strategy::Smart;
     let server = start(&c);
     let q = query(server.addr);
-    post(server.addr, "/api/answer", &json!({"id": q["id"], "triplet": ["a0", "a1", "b0"]}));
+    post(
+        server.addr,
+        "/api/answer",
+        &json!({"id": q["id"], "triplet": ["a0", "a1", "b0"]}),
+    );
     server.stop().unwrap();
     // Another session in the same database starts empty.
     let mut other = c.clone();
@@ -458,9 +574,14 @@ fn changed_data_or_settings_are_refused_and_sessions_are_separate() {
     let e = Running::start(sigma).err().expect("refused").to_string();
     assert!(e.contains("other model settings"), "{e}");
     // The data file changed.
-    let text = std::fs::read_to_string(&points).unwrap().replace("b5,5.5", "b5,5.6");
+    let text = std::fs::read_to_string(&points)
+        .unwrap()
+        .replace("b5,5.5", "b5,5.6");
     std::fs::write(&points, text).unwrap();
-    let e = Running::start(c.clone()).err().expect("refused").to_string();
+    let e = Running::start(c.clone())
+        .err()
+        .expect("refused")
+        .to_string();
     assert!(e.contains("has changed since session"), "{e}");
     // The first session is intact in the database.
     assert_eq!(rusqlite_check(&c.db), vec!["triplet"]);
@@ -483,55 +604,5 @@ fn two_tabs_cannot_both_answer_one_query() {
     codes.sort();
     assert_eq!(codes, vec![200, 409, 409, 409]);
     assert_eq!(get(addr, "/api/session").1["answers"], 1);
-    server.stop().unwrap();
-}
-
-/// The time from an answer to the next query on Iris (150 points), through
-/// the HTTP API: median and worst of 100 answers. Run with
-/// `cargo test --release -p trellis-web --test web -- --ignored --nocapture answer_to_query`.
-#[test]
-#[ignore]
-fn answer_to_query_latency_iris() {
-    let iris = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/ibhc/iris.csv");
-    let dir = tempfile::tempdir().unwrap();
-    let mut c = config(dir.path(), iris);
-    c.sigma = "1/9".into();
-    c.background_iters = 100_000;
-    let server = start(&c);
-    let mut times = Vec::new();
-    let mut q = query(server.addr);
-    for k in 0..100 {
-        // Alternate accepts and triplets the shown tree gets wrong (so the
-        // sampler must rebuild): ({x, z}, y) for the first two shown leaves x, y
-        // that are a cherry... here simply the first three points, reversed.
-        let p = names(&q["points"]);
-        let body = if k % 2 == 0 {
-            json!({"id": q["id"], "accept": true})
-        } else {
-            json!({"id": q["id"], "triplet": [p[0], p[2], p[1]]})
-        };
-        let t = std::time::Instant::now();
-        let (status, r) = post(server.addr, "/api/answer", &body);
-        if status == 409 {
-            // A conflicting triplet: accept instead (timed the same way).
-            let t = std::time::Instant::now();
-            let (status, _) = post(server.addr, "/api/answer", &json!({"id": q["id"], "accept": true}));
-            assert_eq!(status, 200);
-            q = query(server.addr);
-            times.push(t.elapsed().as_secs_f64() * 1e3);
-            continue;
-        }
-        assert_eq!(status, 200, "{r}");
-        q = query(server.addr);
-        times.push(t.elapsed().as_secs_f64() * 1e3);
-    }
-    times.sort_by(f64::total_cmp);
-    let s = get(server.addr, "/api/session").1;
-    println!(
-        "answer -> next query at N = 150 over HTTP, 100 answers ({} triplets in force): median {:.1} ms, worst {:.1} ms",
-        s["triplets"].as_array().unwrap().len(),
-        (times[49] + times[50]) / 2.0,
-        times[99]
-    );
     server.stop().unwrap();
 }

@@ -332,7 +332,11 @@ fn pair_distances(t: &Tree, pos: &[usize], k: usize, out: &mut [u32]) {
 
 /// Tree-distance variance (Eq. 2): over the sampled trees, the largest variance of
 /// the edge distance between two points of `subset` in the induced trees.
-pub(crate) fn tree_distance_variance(samples: &[(Vec<[u32; 2]>, u32)], n: usize, subset: &[usize]) -> f64 {
+pub(crate) fn tree_distance_variance(
+    samples: &[(Vec<[u32; 2]>, u32)],
+    n: usize,
+    subset: &[usize],
+) -> f64 {
     if samples.len() < 2 {
         return 0.0;
     }

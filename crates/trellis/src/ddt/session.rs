@@ -141,7 +141,13 @@ impl Query {
 
 /// Newick of a topology with `1 - t` of its internal nodes in pre-order.
 fn newick(tree: &Tree, oms: &[f64], names: &[String]) -> String {
-    fn go(t: &Tree, up: f64, oms: &mut std::slice::Iter<'_, f64>, names: &[String], s: &mut String) {
+    fn go(
+        t: &Tree,
+        up: f64,
+        oms: &mut std::slice::Iter<'_, f64>,
+        names: &[String],
+        s: &mut String,
+    ) {
         let om = match t {
             Tree::Leaf(i) => {
                 s.push_str(&quote(&names[*i]));
