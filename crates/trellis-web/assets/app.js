@@ -140,7 +140,7 @@ function dendrogram(root, opts = {}) {
     }
     const lab = opts.nodeLabel && opts.nodeLabel(n);
     if (lab) {
-      const t = el('text', { x: x + 4, y: n.y - 5, class: 'plabel' });
+      const t = el('text', { x: x - 3, y: n.y - 4, class: 'plabel', 'text-anchor': 'end' });
       t.textContent = lab;
       svg.append(t);
     }

@@ -6,10 +6,12 @@
 // keyboard, sees a contradicting triplet refused with the conflict named,
 // undoes one answer, reloads the page, restarts the server on the same
 // database, and checks that the triplets survived and that the tree the page
-// shows satisfies every one of them. It saves a screenshot.
+// shows satisfies every one of them. It saves a screenshot. Then, on twelve
+// Iris flowers with `text` and `image` columns, it checks the hover (text and
+// thumbnail) and the exact posterior panel beside the sampler's tree.
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, rmSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import assert from 'node:assert/strict';
@@ -43,9 +45,9 @@ async function check(name, f) {
 }
 
 // Starts the server; resolves to { proc, url } once the URL is printed.
-function startServer() {
+function startServer(points = POINTS, database = db) {
   const proc = spawn(BIN, [
-    'interactive', 'serve', '--points', POINTS, '--sigma', '1/9', '--db', db,
+    'interactive', 'serve', '--points', points, '--sigma', '1/9', '--db', database,
     '--port', '0', '--seed', '1', '--strategy', 'random',
   ], { stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
@@ -73,6 +75,10 @@ function stopServer(server) {
     server.proc.kill('SIGINT');
   });
 }
+
+// Triplets compared as sets: ({a, b}, c) is ({b, a}, c) (the server lists the
+// pair in its own order).
+const keys = (ts) => ts.map(([a, b, c]) => `${[a, b].sort().join('+')}|${c}`).sort();
 
 const species = (name) => Math.floor(Number(name) / 50); // Iris rows: 50 per species
 
@@ -235,7 +241,7 @@ try {
     await assertText(page, '#message', `Took back the triplet ({${undone[0]}, ${undone[1]}}, ${undone[2]})`);
     await assertText(page, '#nconstraints', '3');
     const s = await api(server, '/api/session');
-    assert.deepEqual(s.triplets.map((t) => t.join()).sort(), given.map((t) => t.join()).sort());
+    assert.deepEqual(keys(s.triplets), keys(given));
   });
 
   await check('after a reload the page shows the same state', async () => {
@@ -243,10 +249,12 @@ try {
     await page.waitForSelector('#query-tree g.leaf');
     await assertText(page, '#nconstraints', '3');
     const listed = await page.locator('#triplet-list li').allTextContents();
-    assert.deepEqual(listed.sort(), given.map((t) => `({${t[0]}, ${t[1]}}, ${t[2]})`).sort());
+    const parsed = listed.map((l) => l.match(/^\(\{(.*), (.*)\}, (.*)\)$/).slice(1));
+    assert.deepEqual(keys(parsed), keys(given));
   });
 
   await check('Ctrl-C stops the server cleanly', async () => {
+    await page.goto('about:blank'); // the page polls: no refused connections in its log
     const { code } = await stopServer(server);
     assert.equal(code, 0, server.stderr());
   });
@@ -256,7 +264,7 @@ try {
 
   await check('after a restart on the same database the triplets survived', async () => {
     const s = await api(server, '/api/session');
-    assert.deepEqual(s.triplets.map((t) => t.join()).sort(), given.map((t) => t.join()).sort());
+    assert.deepEqual(keys(s.triplets), keys(given));
     assert.equal(s.answers, accepts + given.length, 'accepts count as answers too');
     await page.goto(server.url);
     await page.waitForSelector('#query-tree g.leaf');
@@ -285,6 +293,55 @@ try {
     await page.mouse.move(0, 0);
     mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
     await page.screenshot({ path: SCREENSHOT });
+  });
+
+  await check('Ctrl-C stops the restarted server cleanly', async () => {
+    await page.goto('about:blank'); // the page polls: no refused connections in its log
+    const { code } = await stopServer(server);
+    assert.equal(code, 0, server.stderr());
+  });
+
+  // Twelve flowers (4 per species) with a text column and an image column (a
+  // data: URI, quoted: it holds a comma).
+  const small = path.join(work, 'flowers.csv');
+  const dot = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+  const rows = readFileSync(POINTS, 'utf8').trim().split('\n');
+  const kinds = ['setosa', 'versicolor', 'virginica'];
+  const picked = rows.slice(1).filter((r) => Number(r.split(',')[0]) % 50 < 4);
+  writeFileSync(small, [`${rows[0]},text,image`, ...picked.map((r) => {
+    const id = Number(r.split(',')[0]);
+    return `${r},"Iris ${kinds[species(id)]}, flower ${id}","${dot}"`;
+  })].join('\n') + '\n');
+  server = await startServer(small, path.join(work, 'small.sqlite'));
+  log(`small data at ${server.url}`);
+
+  await check('hover shows the text column and the image thumbnail', async () => {
+    await page.goto(server.url);
+    await page.waitForSelector('#query-tree g.leaf');
+    await assertText(page, '#npoints', '12');
+    const name = (await shownLeaves(page))[0];
+    await page.locator(`#query-tree g.leaf[data-name="${name}"]`).hover();
+    await page.waitForSelector('#tip:not([hidden])');
+    assert.ok((await page.locator('#tip').textContent()).includes(`flower ${name}`));
+    assert.equal(await page.locator('#tip img').getAttribute('src'), dot);
+    assert.ok(
+      await page.locator('#tip img').evaluate((im) => im.complete && im.naturalWidth === 1),
+      'the thumbnail loads (the content security policy allows data: images)',
+    );
+    await page.mouse.move(0, 0);
+  });
+
+  await check('the exact posterior is shown beside the sampler\'s tree (12 points)', async () => {
+    await page.waitForSelector('#exact-panel:not([hidden]) #exact-tree svg', { timeout: 30000 });
+    await page.waitForSelector('#sampler-tree svg');
+    assert.equal(await page.locator('#exact-tree g.leaf').count(), 12);
+    assert.equal(await page.locator('#sampler-tree g.leaf').count(), 12);
+    const ps = await page.locator('#exact-tree text.plabel').allTextContents();
+    assert.equal(ps.length, 11, 'a marginal on every cluster of the MAP tree');
+    assert.ok(ps.every((p) => Number(p) >= 0 && Number(p) <= 1), ps.join(' '));
+    assert.ok(ps.includes('1.00'), 'the root');
+    await assertText(page, '#exact-model', 'log Z');
+    await page.screenshot({ path: SCREENSHOT.replace(/\.png$/, '-exact.png') });
   });
 
   await check('no errors in the page (the refused triplet\'s 409 aside)', async () => {

@@ -10,7 +10,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::{Value, json};
@@ -477,7 +476,7 @@ impl App {
                 std::thread::Builder::new()
                     .name("trellis-exact".into())
                     .spawn(move || {
-                        let result = exact_posterior(rows, &app.names);
+                        let result = exact_posterior(rows, &app.names, &|| app.stopping());
                         *lock(&app.exact) = match result {
                             Ok(v) => Exact::Ready(v),
                             Err(e) => Exact::Failed(format!("{e:#}")),
@@ -848,11 +847,9 @@ impl Workers {
             self.app.save_tree(&tree, iterations);
         }
         if let Some(h) = self.exact.take() {
-            // The exact computation cannot be interrupted; it is at most seconds.
-            let deadline = std::time::Instant::now() + Duration::from_secs(30);
-            while !h.is_finished() && std::time::Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(20));
-            }
+            // The exact computation sees `stopping` between batches of work
+            // (each about a second at most) and cancels.
+            let _ = h.join();
         }
     }
 }
@@ -865,8 +862,13 @@ impl Drop for Workers {
 
 /// The exact posterior of hierarchical correlation clustering on centred RBF
 /// similarities (`γ = 1 / features`) at `β = 4` (the demo's recipe): the MAP tree with each
-/// cluster's marginal probability, and the most probable clusters.
-fn exact_posterior(rows: Vec<Vec<f64>>, names: &[String]) -> Result<Value> {
+/// cluster's marginal probability, and the most probable clusters. Cancelled
+/// (an error) between batches of work once `stop` returns true.
+fn exact_posterior(
+    rows: Vec<Vec<f64>>,
+    names: &[String],
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Result<Value> {
     const BETA: f64 = 4.0;
     let d = rows[0].len();
     let gamma = 1.0 / d as f64;
@@ -875,8 +877,16 @@ fn exact_posterior(rows: Vec<Vec<f64>>, names: &[String]) -> Result<Value> {
         trellis::Similarity::Rbf { gamma },
         true,
     )?;
-    let trellis = trellis::Trellis::new(trellis::Hcc::new(&weights, BETA)?)?;
-    let marginals = trellis.marginals()?;
+    let progress = |_: trellis::Progress<'_>| {
+        if stop() {
+            std::ops::ControlFlow::Break(())
+        } else {
+            std::ops::ControlFlow::Continue(())
+        }
+    };
+    let options = trellis::Options::default().with_progress(&progress);
+    let trellis = trellis::Trellis::with_options(trellis::Hcc::new(&weights, BETA)?, &options)?;
+    let marginals = trellis.marginals_with(&options)?;
     let map = trellis.map().tree.clone();
     let n = names.len();
     fn go<M: trellis::Model>(

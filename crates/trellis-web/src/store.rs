@@ -304,3 +304,66 @@ fn events(conn: &Connection, session: i64) -> Result<Vec<Event>> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_store_is_wal_with_synchronous_full() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("s.sqlite")).unwrap();
+        let mode: String = store
+            .conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        let sync: i64 = store
+            .conn
+            .query_row("PRAGMA synchronous", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(sync, 2, "synchronous = FULL");
+    }
+
+    #[test]
+    fn undo_is_an_event_and_nothing_is_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sqlite");
+        let settings = serde_json::json!({"c": 1});
+        let who = Identity {
+            name: "s",
+            data_path: "d.csv",
+            data_sha256: "00",
+            settings: &settings,
+            strategy: "active",
+        };
+        let mut store = Store::open(&path).unwrap();
+        let id = store.session(&who).unwrap().id;
+        let t = Event::Triplet {
+            query_id: 1,
+            a: "x".into(),
+            b: "y".into(),
+            c: "z".into(),
+        };
+        for e in [t.clone(), Event::Undo, Event::Strategy("smart".into())] {
+            store.append(id, &e).unwrap();
+        }
+        store.save_tree(id, "{}", "(x,y);", 42).unwrap();
+        drop(store);
+        let mut store = Store::open(&path).unwrap();
+        let s = store.session(&who).unwrap();
+        assert_eq!(
+            s.events,
+            vec![t, Event::Undo, Event::Strategy("smart".into())]
+        );
+        assert_eq!((s.starts, s.iterations), (2, 42));
+        assert_eq!(s.last_tree.as_deref(), Some("{}"));
+        // Another data hash is refused with a message naming both.
+        let other = Identity {
+            data_sha256: "11",
+            ..who
+        };
+        let e = format!("{:#}", store.session(&other).unwrap_err());
+        assert!(e.contains("has changed since session") && e.contains("11"), "{e}");
+    }
+}

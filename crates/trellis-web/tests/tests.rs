@@ -606,3 +606,52 @@ fn two_tabs_cannot_both_answer_one_query() {
     assert_eq!(get(addr, "/api/session").1["answers"], 1);
     server.stop().unwrap();
 }
+
+#[test]
+fn image_column_keeps_only_inline_images_and_text_is_the_hover() {
+    let dir = tempfile::tempdir().unwrap();
+    let dot = "data:image/png;base64,iVBORw0KGgo=";
+    let mut csv = String::from("name,x,image,text\n");
+    for i in 0..6 {
+        // An inline image (quoted: it holds a comma), or a path, which is never read.
+        let image = if i % 2 == 0 {
+            format!("\"{dot}\"")
+        } else {
+            "/etc/passwd".to_string()
+        };
+        let text = if i == 5 { "" } else { "a \"\"quoted\"\", text" };
+        csv += &format!("p{i},{},{image},\"{text}\"\n", i as f64);
+    }
+    let points = dir.path().join("images.csv");
+    std::fs::write(&points, csv).unwrap();
+    let server = start(&config(dir.path(), points));
+    let (status, s) = get(server.addr, "/api/session");
+    assert_eq!(status, 200, "{s}");
+    assert_eq!(s["n"], 6);
+    assert_eq!(
+        s["images"],
+        json!([dot, "", dot, "", dot, ""]),
+        "data: URIs only"
+    );
+    assert_eq!(s["hover"][0], "a \"quoted\", text");
+    assert_eq!(s["hover"][5], "x = 5", "no text: the features");
+    server.stop().unwrap();
+}
+
+#[test]
+fn sampler_indicator_is_working_while_it_samples_and_idle_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path(), twelve(dir.path()));
+    c.background_iters = 0;
+    let server = start(&c);
+    query(server.addr);
+    let (_, s) = get(server.addr, "/api/session");
+    assert_eq!(s["sampling"], false, "query ready, no background run: {s}");
+    server.stop().unwrap();
+    c.background_iters = u64::MAX / 2;
+    let server = start(&c);
+    query(server.addr);
+    let (_, s) = get(server.addr, "/api/session");
+    assert_eq!(s["sampling"], true, "background run: {s}");
+    server.stop().unwrap();
+}
