@@ -14,6 +14,8 @@
 //!   tree-consistent families, Perturb-and-MAP);
 //! - `ginkgo`: the Ginkgo likelihood and the exact trellis on jets against the
 //!   reference answers (log Z, MAP, trees of non-zero likelihood);
+//! - `issue11_trees`: trees of any depth (parsing, printing, walks and drops on
+//!   a small stack), byte-order marks, and what jets files check;
 //! - `issue14_session`: `ddt::Session`, the interactive loop for a person
 //!   (queries, checked answers, named conflicts, undo, resuming);
 //! - `numerics`: invariants and closed forms beyond brute force (`n` up to 18);
@@ -33,6 +35,7 @@ mod data;
 mod ddt;
 mod flat;
 mod ginkgo;
+mod issue11_trees;
 mod issue14_session;
 mod numerics;
 mod oracle;
