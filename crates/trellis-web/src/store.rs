@@ -364,6 +364,9 @@ mod tests {
             ..who
         };
         let e = format!("{:#}", store.session(&other).unwrap_err());
-        assert!(e.contains("has changed since session") && e.contains("11"), "{e}");
+        assert!(
+            e.contains("has changed since session") && e.contains("11"),
+            "{e}"
+        );
     }
 }

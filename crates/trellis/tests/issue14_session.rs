@@ -23,15 +23,7 @@ fn model() -> Ddt {
 }
 
 fn session(strategy: Strategy, answers: Vec<Answer>) -> Session {
-    Session::new(
-        model(),
-        strategy,
-        QueryOptions::default(),
-        answers,
-        None,
-        7,
-    )
-    .unwrap()
+    Session::new(model(), strategy, QueryOptions::default(), answers, None, 7).unwrap()
 }
 
 fn t(a: usize, b: usize, c: usize) -> Triplet {
