@@ -216,3 +216,54 @@ fn start_up_errors_are_one_sentence() {
         "not a usable SQLite database",
     );
 }
+
+#[test]
+fn a_changed_data_file_is_refused_at_start() {
+    let dir = util::dir("serve-changed");
+    let (p, db) = (points(&dir), dir.join("s.sqlite"));
+    let (mut child, url) = spawn(&p, &db);
+    let (status, q) = call(&url, "GET", "/api/query", None);
+    assert_eq!(status, 200);
+    let body = json!({"id": q["id"], "triplet": ["p0", "p1", "p4"]});
+    assert_eq!(call(&url, "POST", "/api/answer", Some(&body)).0, 200);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let text = std::fs::read_to_string(&p).unwrap().replace("p7,", "p7,1");
+    std::fs::write(&p, text).unwrap();
+    util::fails(
+        &[
+            "interactive",
+            "serve",
+            "--points",
+            p.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+            "--port",
+            "0",
+            "--sigma",
+            "1",
+        ],
+        "has changed since session \"eight.csv\" began",
+    );
+}
+
+#[test]
+fn a_port_in_use_is_refused() {
+    let dir = util::dir("serve-port");
+    let (p, db) = (points(&dir), dir.join("s.sqlite"));
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port().to_string();
+    util::fails(
+        &[
+            "interactive",
+            "serve",
+            "--points",
+            p.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+            "--port",
+            &port,
+        ],
+        &format!("cannot listen on 127.0.0.1:{port}"),
+    );
+}
