@@ -23,6 +23,10 @@ pub enum InteractiveCommand {
     Simulate(SimulateArgs),
     /// Draw trees from the DDT posterior under triplet constraints (Newick lines).
     Sample(SampleArgs),
+    /// Serve the interactive loop to a person: a local web page (127.0.0.1 only) that
+    /// shows the sampler's queries and takes answers, stored in SQLite. Prints the URL
+    /// as the first line on stdout; Ctrl-C stops it with every answer stored.
+    Serve(ServeArgs),
 }
 
 /// The DDT model options (defaults: the reference's c = 1, mu0 = data mean, Sigma0 = I/2).
@@ -165,11 +169,68 @@ pub struct SampleArgs {
     pub thin: usize,
 }
 
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub model: DdtArgs,
+    /// SQLite database of the sessions (created when missing; WAL files beside it).
+    #[arg(long, default_value = "trellis-sessions.sqlite", value_name = "FILE")]
+    pub db: PathBuf,
+    /// Session name; one database holds many [default: the data file's name].
+    #[arg(long, value_name = "NAME")]
+    pub session: Option<String>,
+    /// Port on 127.0.0.1; 0 picks a free one.
+    #[arg(long, default_value_t = 8000, value_name = "P")]
+    pub port: u16,
+    /// Seed of the sampler and the queries (xoshiro256++).
+    #[arg(long, default_value_t = 0, value_name = "S")]
+    pub seed: u64,
+    /// Query strategy of a new session (the page can change it; a resumed session
+    /// keeps its own): random, active, interleaved, simple or smart.
+    #[arg(long, value_enum, default_value_t = StrategyArg::Active)]
+    pub strategy: StrategyArg,
+    /// Chain iterations between an answer and the next query (at least).
+    #[arg(long, default_value_t = 100, value_name = "I")]
+    pub iters_per_answer: u64,
+    /// Points shown by a random, active or interleaved query.
+    #[arg(long, default_value_t = 10, value_name = "S")]
+    pub subset_size: usize,
+    /// Random subsets an active query chooses from (L in the paper).
+    #[arg(long, default_value_t = 20, value_name = "L")]
+    pub candidates: usize,
+}
+
 pub fn run(cmd: &InteractiveCommand) -> Result<String> {
     match cmd {
         InteractiveCommand::Simulate(a) => simulate(a),
         InteractiveCommand::Sample(a) => sample(a),
+        InteractiveCommand::Serve(a) => serve(a),
     }
+}
+
+fn serve(a: &ServeArgs) -> Result<String> {
+    let config = trellis_web::Config {
+        db: a.db.clone(),
+        session: a.session.clone(),
+        port: a.port,
+        seed: a.seed,
+        c: a.model.c,
+        sigma: a.model.sigma.clone(),
+        sigma0: a.model.sigma0.clone(),
+        leaf_noise: a.model.leaf_noise,
+        jitter: a.model.jitter,
+        strategy: a.strategy.strategy(),
+        iters_per_answer: a.iters_per_answer,
+        subset_size: a.subset_size,
+        candidates: a.candidates,
+        ..trellis_web::Config::new(a.model.points.clone())
+    };
+    trellis_web::serve(&config, |addr| {
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "http://{addr}/").and_then(|_| out.flush());
+    })?;
+    Ok(String::new())
 }
 
 /// A text file (`-`: standard input), bounded as every input is.

@@ -10,4 +10,5 @@ mod interactive;
 mod issue11_readers;
 mod issue11_trees;
 mod jets;
+mod serve;
 mod sparse;

@@ -292,7 +292,7 @@ pub fn induced(tree: &DdtTree, subset: &[usize]) -> Tree {
     induced_raw(&tree.kids, tree.top, tree.n, &mark).expect("a non-empty subset")
 }
 
-fn induced_raw(kids: &[[u32; 2]], v: u32, n: usize, mark: &[bool]) -> Option<Tree> {
+pub(crate) fn induced_raw(kids: &[[u32; 2]], v: u32, n: usize, mark: &[bool]) -> Option<Tree> {
     if (v as usize) < n {
         return mark[v as usize].then_some(Tree::Leaf(v as usize));
     }
@@ -332,7 +332,11 @@ fn pair_distances(t: &Tree, pos: &[usize], k: usize, out: &mut [u32]) {
 
 /// Tree-distance variance (Eq. 2): over the sampled trees, the largest variance of
 /// the edge distance between two points of `subset` in the induced trees.
-fn tree_distance_variance(samples: &[(Vec<[u32; 2]>, u32)], n: usize, subset: &[usize]) -> f64 {
+pub(crate) fn tree_distance_variance(
+    samples: &[(Vec<[u32; 2]>, u32)],
+    n: usize,
+    subset: &[usize],
+) -> f64 {
     if samples.len() < 2 {
         return 0.0;
     }
