@@ -1,6 +1,12 @@
 //! `trellis astar`: the lowest-cost hierarchy by A* search on the trellis,
 //! exact (full trellis, admissible heuristic) or approximate (a sparse
 //! trellis grown from beam-search trees).
+//!
+//! The search's memory is bounded by `--max-memory` (by default half the
+//! memory available): the exact search stops with an error when exploring a
+//! vertex would pass it, the approximate one returns its best tree so far.
+//! The sizes of the approximate search's flags (`--samples`, `--beam-width`)
+//! are checked before anything runs.
 
 use std::time::Duration;
 
@@ -15,6 +21,7 @@ use trellis::{Model, Options, Search, Tree, Weights};
 use crate::batch::per_jet;
 use crate::commands::to_json;
 use crate::input::{Input, ginkgo_variant, load, memory_limit};
+use crate::limits;
 use crate::progress::Bar;
 use crate::{ModelArgs, ModelKind, with_cost_model};
 
@@ -92,7 +99,8 @@ pub struct AstarArgs {
     pub rounds: usize,
 
     /// Wall-clock limit in seconds (per jet with --jets). The approximate search returns
-    /// its best tree so far; the exact search fails.
+    /// its best tree so far; the exact search fails. A limit beyond what the clock can
+    /// represent (centuries) is no limit.
     #[arg(long, value_name = "S", allow_negative_numbers = true)]
     pub time_limit: Option<f64>,
 
@@ -149,7 +157,10 @@ fn search<M: Search>(
 ) -> Result<Outcome> {
     let options = Options {
         memory_limit: memory_limit(&args.model),
-        time_limit: args.time_limit.map(Duration::from_secs_f64),
+        // Checked finite and >= 0; too long for a Duration is no limit.
+        time_limit: args
+            .time_limit
+            .and_then(|t| Duration::try_from_secs_f64(t).ok()),
         ..Options::default()
     };
     Ok(if args.approx {
@@ -251,6 +262,37 @@ fn check(args: &AstarArgs) -> Result<()> {
     Ok(())
 }
 
+/// Bytes a candidate split of the approximate search may hold while it is
+/// scored (two sets, two summaries, its score), an upper bound for the
+/// built-in models.
+const CANDIDATE_BYTES: u128 = 256;
+
+/// Checks the memory the approximate search's flags ask for over `n`
+/// points, with `parallel` searches at once: the beam search of the initial
+/// trees and the sampled candidates of one vertex.
+fn check_sizes(args: &AstarArgs, n: usize, parallel: usize) -> Result<()> {
+    if !args.approx {
+        return Ok(());
+    }
+    let limit = memory_limit(&args.model);
+    let width = beam_width(args, n);
+    let beam = limits::beam_bytes(n, width).saturating_mul(parallel as u128);
+    limits::check(
+        &format!("beam search of width {width} over {n} points"),
+        beam,
+        limit,
+    )?;
+    let candidates = (args.samples as u128)
+        .saturating_add(n as u128 * n as u128)
+        .saturating_mul(CANDIDATE_BYTES)
+        .saturating_mul(parallel as u128);
+    limits::check(
+        &format!("approximate A* with --samples {} over {n} points", args.samples),
+        candidates,
+        limit,
+    )
+}
+
 pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
     check(args)?;
     match load(&args.model, None)? {
@@ -264,6 +306,8 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
                     astar::MAX_ASTAR_POINTS
                 );
             }
+            let n = file.jets.iter().map(|j| j.len()).max().unwrap_or(0);
+            check_sizes(args, n, rayon::current_num_threads())?;
             per_jet(
                 &file,
                 progress,
@@ -279,6 +323,7 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
                     astar::MAX_ASTAR_POINTS
                 );
             }
+            check_sizes(args, weights.n(), 1)?;
             // Searches that may take more than a second get a spinner.
             let long = args.approx && weights.n() > 40 || weights.n() >= 18;
             let bar = Bar::spinner(progress && long, "A* search");

@@ -1,6 +1,43 @@
-//! Readable output: dendrograms, cluster lists, large numbers.
+//! Readable output: dendrograms, cluster lists, large numbers; writing to
+//! standard output and sizes in bytes.
+
+use std::io::Write;
 
 use trellis::Mask;
+
+/// A failed write of the output (exit code 1; a closed pipe ends quietly).
+#[derive(Debug)]
+pub struct WriteError(pub std::io::Error);
+
+impl std::fmt::Display for WriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot write the output to standard output: {}", self.0)
+    }
+}
+
+impl std::error::Error for WriteError {}
+
+/// Writes `text` to `out`; a failure is a [`WriteError`].
+pub fn put(out: &mut dyn Write, text: &str) -> anyhow::Result<()> {
+    out.write_all(text.as_bytes())
+        .map_err(|e| WriteError(e).into())
+}
+
+/// A byte count in bytes, KiB, MiB, GiB, TiB, PiB or EiB (as the library's
+/// messages write it).
+pub fn bytes(b: u64) -> String {
+    if b < 1024 {
+        return format!("{b} bytes");
+    }
+    let mut value = b as f64 / 1024.0;
+    for unit in ["KiB", "MiB", "GiB", "TiB", "PiB"] {
+        if value < 1024.0 {
+            return format!("{value:.1} {unit}");
+        }
+        value /= 1024.0;
+    }
+    format!("{value:.1} EiB")
+}
 
 /// Labels a leaf by its 0-based point index.
 pub fn leaf_index(i: usize) -> String {

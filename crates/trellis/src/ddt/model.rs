@@ -34,8 +34,17 @@
 //! `p(data below v | z_v) = K_v · N(z_v; μ_v, s_v)`, a branch of length `τ` adds
 //! `τ σ²` to `s_v`, and a node multiplies the messages of its two children. The
 //! pass costs `O(N d)`; a change below a node only invalidates its ancestors.
+//!
+//! # Range
+//!
+//! [`Ddt::new`] refuses parameters with which the log density of a starting
+//! tree would not be a finite number (a sampler would then never move): a
+//! variance so large that the message variances overflow, so small next to
+//! the spread of the points that their squared distances over it overflow,
+//! points whose squared spread overflows, or a divergence constant `c` so
+//! large that the prior overflows.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, number};
 
 /// Hyper-parameters of the Dirichlet diffusion tree.
 #[derive(Clone, Debug, PartialEq)]
@@ -281,6 +290,66 @@ impl Dataset {
     }
 }
 
+/// Checks that the log density of a starting tree is finite (module docs,
+/// "Range"). A starting tree halves `1 - t` at each level, so its branches
+/// are at least `2^-n` long and `|ln(1 - t)| <= n ln 2`.
+fn check_range(points: &Dataset, params: &Params, harmonic_n: f64) -> Result<()> {
+    let n = points.len();
+    // ln(1 - t) of a starting tree, and the prior's c (lom_v - lom_u) H_{m-1}.
+    let depth = n as f64 * std::f64::consts::LN_2 + 64.0;
+    if !(params.c * depth * harmonic_n.max(1.0) * 4.0).is_finite() {
+        return Err(Error::parameter(format!(
+            "the divergence constant c = {} is too large: the prior density overflows",
+            number(params.c)
+        )));
+    }
+    let shortest = 2f64.powi(-(n.min(1000) as i32));
+    for j in 0..points.dim() {
+        let column = || (0..n).map(|i| points.row(i)[j]);
+        let (lo, hi) = column().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+            (lo.min(x), hi.max(x))
+        });
+        let spread = (hi - lo).max((hi - params.mu0[j]).abs()).max((lo - params.mu0[j]).abs());
+        let squared = spread * spread;
+        if !squared.is_finite() {
+            return Err(Error::parameter(format!(
+                "feature {j} of the points spans {}: its squared distances overflow",
+                number(spread)
+            )));
+        }
+        let sigma = params.sigma[j];
+        // The largest variance of a message: a leaf's noise plus two unit
+        // branches below the top and the start's variance, summed over the tree.
+        let largest = (2.0 * (1.0 + params.leaf_noise) * sigma + params.sigma0[j]) * 4.0 * n as f64;
+        if !largest.is_finite() {
+            return Err(Error::parameter(format!(
+                "sigma = {} (feature {j}) is too large: the likelihood's variances overflow",
+                number(sigma)
+            )));
+        }
+        // The smallest: two leaves' noise and the shortest branch.
+        let smallest = sigma * (shortest + 2.0 * params.leaf_noise);
+        if !(smallest > 0.0 && (squared / smallest).is_finite()) {
+            return Err(Error::parameter(format!(
+                "sigma = {} (feature {j}) is too small for points that span {}: the likelihood \
+                 underflows to zero",
+                number(sigma),
+                number(spread)
+            )));
+        }
+        let sigma0 = params.sigma0[j];
+        if !(squared / sigma0).is_finite() {
+            return Err(Error::parameter(format!(
+                "sigma0 = {} (feature {j}) is too small for points that span {}: the likelihood \
+                 underflows to zero",
+                number(sigma0),
+                number(spread)
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The DDT over a fixed set of points: data, hyper-parameters and tables.
 #[derive(Clone, Debug)]
 pub struct Ddt {
@@ -375,6 +444,7 @@ impl Ddt {
                 ln_gamma[k] = ln_gamma[k - 1] + ((k - 1) as f64).ln();
             }
         }
+        check_range(points, &params, harmonic[n])?;
         Ok(Ddt {
             n,
             d,
