@@ -22,6 +22,7 @@ use crate::batch::per_jet;
 use crate::commands::to_json;
 use crate::input::{Input, ginkgo_variant, load, memory_limit};
 use crate::limits;
+use crate::output::number;
 use crate::progress::Bar;
 use crate::{ModelArgs, ModelKind, with_cost_model};
 
@@ -248,7 +249,7 @@ fn check(args: &AstarArgs) -> Result<()> {
     }
     if let Some(w) = args.weight {
         if !(w.is_finite() && w > 0.0) {
-            bail!("--weight must be a positive number, not {w}");
+            bail!("--weight must be a positive number, not {}", number(w));
         }
     }
     if args.approx && args.rounds == 0 {
@@ -256,7 +257,10 @@ fn check(args: &AstarArgs) -> Result<()> {
     }
     if let Some(t) = args.time_limit {
         if !(t.is_finite() && t >= 0.0) {
-            bail!("--time-limit must be a number of seconds >= 0, not {t}");
+            bail!(
+                "--time-limit must be a number of seconds >= 0, not {}",
+                number(t)
+            );
         }
     }
     Ok(())
@@ -287,7 +291,10 @@ fn check_sizes(args: &AstarArgs, n: usize, parallel: usize) -> Result<()> {
         .saturating_mul(CANDIDATE_BYTES)
         .saturating_mul(parallel as u128);
     limits::check(
-        &format!("approximate A* with --samples {} over {n} points", args.samples),
+        &format!(
+            "approximate A* with --samples {} over {n} points",
+            args.samples
+        ),
         candidates,
         limit,
     )

@@ -411,7 +411,10 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                 // {"n": .., "samples": [..]} and the family's counts, as serde
                 // writes them.
                 let tail = with_family(serde_json::json!({}), &f)?;
-                let rest = tail.trim_end().trim_start_matches('{').trim_end_matches('}');
+                let rest = tail
+                    .trim_end()
+                    .trim_start_matches('{')
+                    .trim_end_matches('}');
                 put(out, &format!("{{\"n\":{},\"samples\":[", f.n))?;
                 let mut first = true;
                 (f.samples)(k, seed, &mut |p| {
@@ -449,10 +452,14 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
             // One flat trellis per thread at once, and one n x n count matrix
             // per sample (the library keeps them all until it averages).
             let threads = rayon::current_num_threads().min(a.num_samples.max(1)) as u128;
-            let tables = trellis::memory_needed(n, Workload::FlatInside) as u128 + 8 * (n * n) as u128;
+            let tables =
+                trellis::memory_needed(n, Workload::FlatInside) as u128 + 8 * (n * n) as u128;
             let counts = (a.num_samples as u128).saturating_mul(4 * (n * n) as u128 + 24);
             limits::check(
-                &format!("Perturb-and-MAP with {} samples over {n} points", a.num_samples),
+                &format!(
+                    "Perturb-and-MAP with {} samples over {n} points",
+                    a.num_samples
+                ),
                 threads.saturating_mul(tables).saturating_add(counts),
                 gib(a.model.max_memory),
             )?;

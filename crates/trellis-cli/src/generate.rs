@@ -18,7 +18,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use trellis::ginkgo::{SimulatorParams, generate_stream};
 
-use crate::output::put;
+use crate::output::{number, put};
 
 /// A parameter set of the Ginkgo simulator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -64,12 +64,12 @@ pub struct GenerateArgs {
     #[arg(long, value_name = "T")]
     pub t_cut: Option<f64>,
     /// The jet's 3-momentum, three comma-separated numbers (default: |p| = 400 along
-    /// (1,1,1)).
+    /// (1,1,1)); the jet's energy sqrt(|p|^2 + M^2) must be at most 1e75.
     #[arg(
         long,
         value_name = "PX,PY,PZ",
         value_delimiter = ',',
-        num_args = 3,
+        num_args = 1..=3,
         allow_hyphen_values = true
     )]
     pub momentum: Option<Vec<f64>>,
@@ -89,7 +89,7 @@ fn params(args: &GenerateArgs) -> Result<SimulatorParams> {
     }
     if let Some(m) = args.root_mass {
         if !(m.is_finite() && m > 0.0) {
-            bail!("--root-mass must be a positive number, not {m}");
+            bail!("--root-mass must be a positive number, not {}", number(m));
         }
         p.root_mass_squared = m * m;
     }
@@ -97,7 +97,10 @@ fn params(args: &GenerateArgs) -> Result<SimulatorParams> {
         p.t_cut = x;
     }
     if let Some(x) = &args.momentum {
-        p.jet_momentum = [x[0], x[1], x[2]];
+        let [px, py, pz] = x[..] else {
+            bail!("--momentum takes three numbers PX,PY,PZ, not {}", x.len());
+        };
+        p.jet_momentum = [px, py, pz];
     }
     p.validate().context("invalid simulator parameters")?;
     Ok(p)
@@ -130,7 +133,10 @@ pub fn run(args: &GenerateArgs, out: &mut dyn Write) -> Result<String> {
         } else {
             ","
         };
-        put(out, &format!("{sep}{}", serde_json::to_string(&jet.to_json())?))?;
+        put(
+            out,
+            &format!("{sep}{}", serde_json::to_string(&jet.to_json())?),
+        )?;
     }
     put(
         out,

@@ -21,7 +21,7 @@ use trellis::ddt::{
     Triplet, named_message, parse_triplets, variance,
 };
 
-use crate::output::put;
+use crate::output::{number, put};
 
 #[derive(Subcommand, Debug)]
 pub enum InteractiveCommand {
@@ -194,7 +194,7 @@ fn read_points(args: &DdtArgs, seed: u64) -> Result<Dataset> {
         );
     }
     if !(args.jitter >= 0.0 && args.jitter.is_finite()) {
-        bail!("--jitter must be >= 0 and finite, got {}", args.jitter);
+        bail!("--jitter must be >= 0 and finite, got {}", number(args.jitter));
     }
     if args.jitter > 0.0 {
         points.jitter(args.jitter, seed ^ 0x71_77e5);
@@ -212,7 +212,7 @@ fn read_points(args: &DdtArgs, seed: u64) -> Result<Dataset> {
             bail!(
                 "--jitter {} is too large: the jittered features are not finite numbers \
                  (their squared spread overflows)",
-                args.jitter
+                number(args.jitter)
             );
         }
     }

@@ -34,7 +34,10 @@ pub fn check(what: &str, needed: u128, max_memory: Option<u64>) -> Result<()> {
             bytes(limit)
         );
     }
-    bail!("{what} needs {needed}, but only {} is available", bytes(limit))
+    bail!(
+        "{what} needs {needed}, but only {} is available",
+        bytes(limit)
+    )
 }
 
 /// Bytes of one tree over `n` leaves in memory and as text (Newick or JSON),

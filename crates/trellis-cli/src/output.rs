@@ -23,6 +23,17 @@ pub fn put(out: &mut dyn Write, text: &str) -> anyhow::Result<()> {
         .map_err(|e| WriteError(e).into())
 }
 
+/// A number for a message: plain when that is short (`0.5`, `16`, `900`),
+/// else in scientific notation (`1e308`), never a 309-digit integer.
+pub fn number(x: f64) -> String {
+    let a = x.abs();
+    if a == 0.0 || !a.is_finite() || (1e-4..1e9).contains(&a) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
 /// A byte count in bytes, KiB, MiB, GiB, TiB, PiB or EiB (as the library's
 /// messages write it).
 pub fn bytes(b: u64) -> String {

@@ -10,8 +10,8 @@
 
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
-use trellis::ginkgo::{Ginkgo, Jet, LeafOrdering, SparseJet, beam_trees, simulator_trees};
 use trellis::ginkgo::JetsFile;
+use trellis::ginkgo::{Ginkgo, Jet, LeafOrdering, SparseJet, beam_trees, simulator_trees};
 use trellis::sparse::{MAX_SPARSE_POINTS, SparseInference, SparseTrellis};
 use trellis::{ScoredTree, Tree, set_points};
 

@@ -198,7 +198,7 @@ impl Error {
 /// else in scientific notation (`1e308`, `2.5e-12`), never a 309-digit integer.
 pub(crate) fn number(x: f64) -> String {
     let a = x.abs();
-    if a == 0.0 || !a.is_finite() || (1e-4..1e16).contains(&a) {
+    if a == 0.0 || !a.is_finite() || (1e-4..1e9).contains(&a) {
         format!("{x}")
     } else {
         format!("{x:e}")

@@ -103,7 +103,11 @@ pub fn check_dense(n: usize, needed: u64, limit: Option<u64>) -> Result<()> {
 
 /// Checks that `needed` bytes for `what` fit in `limit` (or the available
 /// memory when `limit` is `None`): for sizes computed before allocating.
-pub(crate) fn check_bytes(what: impl FnOnce() -> String, needed: u64, limit: Option<u64>) -> Result<()> {
+pub(crate) fn check_bytes(
+    what: impl FnOnce() -> String,
+    needed: u64,
+    limit: Option<u64>,
+) -> Result<()> {
     if let Some(available) = limit.or_else(available_memory) {
         if needed > available {
             return Err(Error::new(ErrorKind::TooMuchMemory {

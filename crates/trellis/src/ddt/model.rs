@@ -309,7 +309,9 @@ fn check_range(points: &Dataset, params: &Params, harmonic_n: f64) -> Result<()>
         let (lo, hi) = column().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
             (lo.min(x), hi.max(x))
         });
-        let spread = (hi - lo).max((hi - params.mu0[j]).abs()).max((lo - params.mu0[j]).abs());
+        let spread = (hi - lo)
+            .max((hi - params.mu0[j]).abs())
+            .max((lo - params.mu0[j]).abs());
         let squared = spread * spread;
         if !squared.is_finite() {
             return Err(Error::parameter(format!(

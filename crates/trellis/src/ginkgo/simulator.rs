@@ -115,6 +115,13 @@ pub const MAX_JET_LEAVES: usize = 100_000;
 /// energies and multiplies masses squared, which must stay finite.
 pub const MAX_JET_ENERGY: f64 = 1e75;
 
+/// Largest `E² / t_cut` accepted, `E` the jet's energy. A particle's mass
+/// squared is computed as `E² - |p|²`, with a rounding error of about
+/// `10⁻¹⁶ E²`; at this bound it is still within about `10⁻⁴` of a mass
+/// squared at the cut (beyond about `10¹⁵` the likelihood of the truth
+/// tree is no longer even finite).
+pub const MAX_BOOST_SQUARED: f64 = 1e12;
+
 /// The parameters of the Ginkgo generative process.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SimulatorParams {
@@ -163,9 +170,10 @@ impl SimulatorParams {
     }
 
     /// Checks that the rates, mass and cut are positive and finite, the
-    /// momentum finite, `t_cut < M²_start` (so that the jet splits) and the
-    /// jet's energy at most [`MAX_JET_ENERGY`] (so that every energy and
-    /// likelihood of its jets is a finite number).
+    /// momentum finite, `t_cut < M²_start` (so that the jet splits), the
+    /// jet's energy `E` at most [`MAX_JET_ENERGY`] and `E² / t_cut` at most
+    /// [`MAX_BOOST_SQUARED`] (so that every energy and likelihood of its
+    /// jets is a finite and accurate number).
     pub fn validate(&self) -> Result<()> {
         for (name, v) in [
             ("lambda", self.lambda),
@@ -200,6 +208,18 @@ impl SimulatorParams {
                  likelihoods would overflow (lower the momentum or the mass)",
                 number(energy),
                 number(MAX_JET_ENERGY)
+            )));
+        }
+        let boost = energy * energy / self.t_cut;
+        if !(boost <= MAX_BOOST_SQUARED) {
+            return Err(Error::parameter(format!(
+                "the jet's energy {} is too large next to t_cut = {}: E^2 / t_cut = {} is above \
+                 {}, so the masses of its particles would be lost to rounding (lower the \
+                 momentum or raise t_cut)",
+                number(energy),
+                number(self.t_cut),
+                number(boost),
+                number(MAX_BOOST_SQUARED)
             )));
         }
         Ok(())
