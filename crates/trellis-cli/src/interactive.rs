@@ -194,7 +194,10 @@ fn read_points(args: &DdtArgs, seed: u64) -> Result<Dataset> {
         );
     }
     if !(args.jitter >= 0.0 && args.jitter.is_finite()) {
-        bail!("--jitter must be >= 0 and finite, got {}", number(args.jitter));
+        bail!(
+            "--jitter must be >= 0 and finite, got {}",
+            number(args.jitter)
+        );
     }
     if args.jitter > 0.0 {
         points.jitter(args.jitter, seed ^ 0x71_77e5);
