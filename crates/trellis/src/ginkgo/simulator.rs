@@ -108,8 +108,10 @@ pub const MAX_TRIES_PER_JET: u64 = 1_000_000;
 
 /// Most leaves a jet of [`generate`] may have: a shower that grows past it
 /// (a cut far below the jet's mass squared) is an error rather than a
-/// runaway, whatever the leaf-count window.
-pub const MAX_JET_LEAVES: usize = 100_000;
+/// runaway, whatever the leaf-count window. (Scoring a jet's truth tree
+/// tabulates its `n²` leaf pairs, 16 bytes each: 64 MiB at this size; no
+/// exact or sparse method takes more than 128 leaves.)
+pub const MAX_JET_LEAVES: usize = 2048;
 
 /// Largest jet energy accepted: the likelihood squares sums of leaf
 /// energies and multiplies masses squared, which must stay finite.
