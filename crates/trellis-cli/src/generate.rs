@@ -126,7 +126,7 @@ pub fn run(args: &GenerateArgs, out: &mut dyn Write) -> Result<String> {
     .context("invalid simulator parameters")?;
     // The layout of `JetsFile::to_json_string`: {"jets":[...],"meta":{...}}.
     let mut first = true;
-    while let Some(jet) = stream.next() {
+    for jet in stream.by_ref() {
         let jet = jet?;
         let sep = if std::mem::take(&mut first) {
             "{\"jets\":["

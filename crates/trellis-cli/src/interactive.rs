@@ -41,7 +41,8 @@ pub struct DdtArgs {
     #[arg(long, value_name = "FILE.csv")]
     pub points: PathBuf,
 
-    /// Divergence constant c of the divergence function a(t) = c / (1 - t).
+    /// Divergence constant c of the divergence function a(t) = c / (1 - t), between
+    /// 0.05 and 1e10.
     #[arg(long = "c", default_value_t = 1.0, value_name = "C")]
     pub c: f64,
 

@@ -14,6 +14,7 @@ use trellis::{
 };
 
 /// A deterministic weight matrix of mixed signs.
+#[allow(clippy::needless_range_loop)]
 fn weights(n: usize) -> Weights {
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
     let mut next = || {
@@ -166,7 +167,7 @@ fn memory_messages_say_whose_limit() {
 #[test]
 fn simulator_finishes_on_tiny_rates() {
     let start = Instant::now();
-    for lambda in [1e-10, 1e-300, 5e-324] {
+    for lambda in [1e-10, 1e-300, f64::MIN_POSITIVE] {
         let params = SimulatorParams {
             lambda,
             lambda_root: lambda,
@@ -221,6 +222,18 @@ fn simulator_refuses_runaway_parameters() {
     };
     let e = huge_cut.validate().unwrap_err();
     assert!(e.to_string().contains("t_cut = 1e308"), "{e}");
+    // A subnormal rate: the likelihood's normaliser is infinite.
+    let subnormal = SimulatorParams {
+        lambda: 5e-324,
+        ..SimulatorParams::qcd()
+    };
+    assert!(
+        subnormal
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("too small")
+    );
     // A window no jet can reach.
     assert!(
         generate(
@@ -291,6 +304,10 @@ fn ddt_refuses_parameters_without_a_finite_density() {
         (1.0, 1e-320, 0.5, "sigma = 1e-320"),
         (1.0, 1.0, 1e-320, "sigma0 = 1e-320"),
         (1e308, 1.0, 0.5, "c = 1e308"),
+        (1e-300, 1.0, 0.5, "c = 1e-300"),
+        (1e20, 1.0, 0.5, "c = 1e20"),
+        (1.0, 1e300, 1e300, "sigma = 1e300"),
+        (1.0, 1e-300, 1e-300, "sigma = 1e-300"),
     ] {
         let e = Ddt::new(&p, params(&p, c, sigma, sigma0)).unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::Parameter { .. }));
@@ -314,16 +331,23 @@ fn ddt_refuses_parameters_without_a_finite_density() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("squared distances overflow"), "{e}");
-    // In range, at the edges the CLI's defaults allow, the chain's density is finite.
+    // In range, up to its edges, the chain's density is finite and it moves.
     for (c, sigma, sigma0) in [
         (1.0, 0.5, 0.5),
-        (1e100, 1e100, 1e100),
-        (1e-100, 1e-100, 1e-100),
+        (0.05, 1e-20, 1e-20),
+        (1e10, 1e20, 1e20),
+        (1.0, 1e-100, 1e-100),
+        (1.0, 1e100, 1e100),
     ] {
         let mut chain = Chain::new(Ddt::new(&p, params(&p, c, sigma, sigma0)).unwrap(), 3);
         assert!(chain.log_joint().is_finite(), "c {c} sigma {sigma}");
-        chain.run(50);
+        chain.run(500);
         assert!(chain.log_joint().is_finite(), "c {c} sigma {sigma}");
+        let stats = chain.stats();
+        assert!(
+            stats.spr_accepted + stats.time_accepted > 0,
+            "c {c} sigma {sigma}: the chain never moved"
+        );
     }
 }
 

@@ -72,7 +72,9 @@ pub fn exact<M: Search + ?Sized>(model: &M, options: &Options<'_>) -> Result<Out
     if n == 1 {
         return Ok(single_point(model));
     }
-    let deadline = options.time_limit.map(|d| Instant::now() + d);
+    let deadline = options
+        .time_limit
+        .and_then(|d| crate::base::run::deadline(Instant::now(), d));
     let mut search = Engine::new(model, search_budget(options), deadline, 1.0);
     search.progress = options.progress;
     match search.run(&mut AllSplits)? {

@@ -37,14 +37,26 @@
 //!
 //! # Range
 //!
-//! [`Ddt::new`] refuses parameters with which the log density of a starting
-//! tree would not be a finite number (a sampler would then never move): a
-//! variance so large that the message variances overflow, so small next to
-//! the spread of the points that their squared distances over it overflow,
-//! points whose squared spread overflows, or a divergence constant `c` so
-//! large that the prior overflows.
+//! [`Ddt::new`] refuses parameters with which the log density would not be a
+//! finite number with room to spare (a sampler would then never move): a
+//! variance so large that the message variances come within [`HEADROOM`] of
+//! overflowing, so small next to the spread of the points that their squared
+//! distances over it do, points whose squared spread overflows, or a
+//! divergence constant `c` outside [`MIN_C`] to [`MAX_C`], where the
+//! sampler's divergence times lose their precision (times within rounding of
+//! 1 for a small `c`, of the parent's for a large one).
 
 use crate::error::{Error, Result, number};
+
+/// Smallest divergence constant `c` accepted.
+pub const MIN_C: f64 = 0.05;
+/// Largest divergence constant `c` accepted.
+pub const MAX_C: f64 = 1e10;
+/// Largest magnitude accepted for the likelihood's variances and for the
+/// squared spread of the points over a variance: far below `f64::MAX`, so
+/// that the sums and ratios of the likelihood of every tree the sampler
+/// visits stay finite.
+pub const HEADROOM: f64 = 1e200;
 
 /// Hyper-parameters of the Dirichlet diffusion tree.
 #[derive(Clone, Debug, PartialEq)]
@@ -290,17 +302,17 @@ impl Dataset {
     }
 }
 
-/// Checks that the log density of a starting tree is finite (module docs,
-/// "Range"). A starting tree halves `1 - t` at each level, so its branches
-/// are at least `2^-n` long and `|ln(1 - t)| <= n ln 2`.
-fn check_range(points: &Dataset, params: &Params, harmonic_n: f64) -> Result<()> {
+/// Checks the parameters' range (module docs, "Range"). A starting tree
+/// halves `1 - t` at each level, so its branches are at least `2^-n` long.
+fn check_range(points: &Dataset, params: &Params) -> Result<()> {
     let n = points.len();
-    // ln(1 - t) of a starting tree, and the prior's c (lom_v - lom_u) H_{m-1}.
-    let depth = n as f64 * std::f64::consts::LN_2 + 64.0;
-    if !(params.c * depth * harmonic_n.max(1.0) * 4.0).is_finite() {
+    if !(MIN_C..=MAX_C).contains(&params.c) {
         return Err(Error::parameter(format!(
-            "the divergence constant c = {} is too large: the prior density overflows",
-            number(params.c)
+            "the divergence constant c = {} is out of range: it must be between {} and {} (the \
+             sampler's divergence times lose their precision beyond)",
+            number(params.c),
+            number(MIN_C),
+            number(MAX_C)
         )));
     }
     let shortest = 2f64.powi(-(n.min(1000) as i32));
@@ -323,7 +335,7 @@ fn check_range(points: &Dataset, params: &Params, harmonic_n: f64) -> Result<()>
         // The largest variance of a message: a leaf's noise plus two unit
         // branches below the top and the start's variance, summed over the tree.
         let largest = (2.0 * (1.0 + params.leaf_noise) * sigma + params.sigma0[j]) * 4.0 * n as f64;
-        if !largest.is_finite() {
+        if largest.is_nan() || largest > HEADROOM {
             return Err(Error::parameter(format!(
                 "sigma = {} (feature {j}) is too large: the likelihood's variances overflow",
                 number(sigma)
@@ -331,7 +343,7 @@ fn check_range(points: &Dataset, params: &Params, harmonic_n: f64) -> Result<()>
         }
         // The smallest: two leaves' noise and the shortest branch.
         let smallest = sigma * (shortest + 2.0 * params.leaf_noise);
-        if !(smallest > 0.0 && (squared / smallest).is_finite()) {
+        if !(smallest > 0.0 && squared / smallest <= HEADROOM) {
             return Err(Error::parameter(format!(
                 "sigma = {} (feature {j}) is too small for points that span {}: the likelihood \
                  underflows to zero",
@@ -340,7 +352,8 @@ fn check_range(points: &Dataset, params: &Params, harmonic_n: f64) -> Result<()>
             )));
         }
         let sigma0 = params.sigma0[j];
-        if !(squared / sigma0).is_finite() {
+        let ratio = squared / sigma0;
+        if ratio.is_nan() || ratio > HEADROOM {
             return Err(Error::parameter(format!(
                 "sigma0 = {} (feature {j}) is too small for points that span {}: the likelihood \
                  underflows to zero",
@@ -446,7 +459,7 @@ impl Ddt {
                 ln_gamma[k] = ln_gamma[k - 1] + ((k - 1) as f64).ln();
             }
         }
-        check_range(points, &params, harmonic[n])?;
+        check_range(points, &params)?;
         Ok(Ddt {
             n,
             d,

@@ -171,7 +171,8 @@ impl SimulatorParams {
         }
     }
 
-    /// Checks that the rates, mass and cut are positive and finite, the
+    /// Checks that the rates (at least `f64::MIN_POSITIVE`), mass and cut
+    /// are positive and finite, the
     /// momentum finite, `t_cut < M²_start` (so that the jet splits), the
     /// jet's energy `E` at most [`MAX_JET_ENERGY`] and `E² / t_cut` at most
     /// [`MAX_BOOST_SQUARED`] (so that every energy and likelihood of its
@@ -190,6 +191,17 @@ impl SimulatorParams {
                 )));
             }
         }
+        // The likelihood's normaliser 1 / (1 - e^{-0.999 λ}) of a subnormal
+        // rate is infinite.
+        for (name, v) in [("lambda", self.lambda), ("lambda_root", self.lambda_root)] {
+            if v < f64::MIN_POSITIVE {
+                return Err(Error::parameter(format!(
+                    "simulator {name} = {} is too small: rates must be at least {}",
+                    number(v),
+                    number(f64::MIN_POSITIVE)
+                )));
+            }
+        }
         if let Some(c) = self.jet_momentum.iter().find(|c| !c.is_finite()) {
             return Err(Error::parameter(format!(
                 "the jet momentum must be finite, not {}",
@@ -204,7 +216,7 @@ impl SimulatorParams {
             )));
         }
         let energy = self.jet_4momentum()[0];
-        if !(energy <= MAX_JET_ENERGY) {
+        if energy.is_nan() || energy > MAX_JET_ENERGY {
             return Err(Error::parameter(format!(
                 "the jet's energy sqrt(|p|^2 + M^2) = {} is above {}: its energies and \
                  likelihoods would overflow (lower the momentum or the mass)",
@@ -213,7 +225,7 @@ impl SimulatorParams {
             )));
         }
         let boost = energy * energy / self.t_cut;
-        if !(boost <= MAX_BOOST_SQUARED) {
+        if boost.is_nan() || boost > MAX_BOOST_SQUARED {
             return Err(Error::parameter(format!(
                 "the jet's energy {} is too large next to t_cut = {}: E^2 / t_cut = {} is above \
                  {}, so the masses of its particles would be lost to rounding (lower the \
