@@ -20,7 +20,7 @@ use trellis::{Model, Options, Search, Tree, Weights};
 
 use crate::batch::per_jet;
 use crate::commands::to_json;
-use crate::input::{Input, ginkgo_variant, load, memory_limit};
+use crate::input::{Input, ginkgo_variant, load_checked, memory_limit};
 use crate::limits;
 use crate::output::number;
 use crate::progress::Bar;
@@ -304,7 +304,18 @@ fn check_sizes(args: &AstarArgs, n: usize, parallel: usize) -> Result<()> {
 
 pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
     check(args)?;
-    match load(&args.model, None)? {
+    // The point limit and the sizes of the flags are checked before the
+    // weights are built.
+    let check_points = |n: usize| {
+        if n > astar::MAX_ASTAR_POINTS {
+            bail!(
+                "{n} points is too many for A*: it supports at most {}",
+                astar::MAX_ASTAR_POINTS
+            );
+        }
+        check_sizes(args, n, 1)
+    };
+    match load_checked(&args.model, None, &check_points)? {
         Input::Jets(file) => {
             let variant = ginkgo_variant(args.model.model).expect("a jet model");
             if let Some(jet) = file.jets.iter().find(|j| j.len() > astar::MAX_ASTAR_POINTS) {
@@ -325,14 +336,7 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
             )
         }
         Input::Weights(weights) => {
-            if weights.n() > astar::MAX_ASTAR_POINTS {
-                bail!(
-                    "{} points is too many for A*: it supports at most {}",
-                    weights.n(),
-                    astar::MAX_ASTAR_POINTS
-                );
-            }
-            check_sizes(args, weights.n(), 1)?;
+            check_points(weights.n())?;
             // Searches that may take more than a second get a spinner.
             let long = args.approx && weights.n() > 40 || weights.n() >= 18;
             let bar = Bar::spinner(progress && long, "A* search");

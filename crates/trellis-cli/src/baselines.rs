@@ -11,7 +11,7 @@ use trellis::{Model, Tree, Weights};
 
 use crate::batch::per_jet;
 use crate::commands::{TreeJson, weights_tree_output};
-use crate::input::{Input, ginkgo_variant, load, memory_limit};
+use crate::input::{Input, ginkgo_variant, load_checked, memory_limit};
 use crate::{ModelArgs, limits, with_cost_model};
 
 /// Output flags shared by the baselines.
@@ -106,7 +106,16 @@ fn run(
     title: &str,
     baseline: &impl Baseline,
 ) -> Result<String> {
-    let input = load(args, None)?;
+    // The memory of a weight matrix and of the search over it is checked
+    // before the weights are built.
+    let check_points = |n: usize| {
+        limits::check(
+            &format!("{} over {n} points", title.to_lowercase()),
+            memory(n).saturating_add(limits::weights_bytes(n)),
+            memory_limit(args),
+        )
+    };
+    let input = load_checked(args, None, &check_points)?;
     let (n, parallel) = match &input {
         Input::Jets(file) => (
             file.jets.iter().map(|j| j.len()).max().unwrap_or(0),

@@ -22,7 +22,7 @@ use trellis::{
 };
 
 use crate::batch::{dense_trellis, dense_work, per_jet};
-use crate::input::{Input, ginkgo_variant, load, memory_limit};
+use crate::input::{Input, ginkgo_variant, load, load_checked, memory_limit};
 use crate::limits;
 use crate::output::{self, leaf_index, put};
 use crate::progress::{Bar, note_long, options};
@@ -314,7 +314,14 @@ fn run<T: Serialize + Send>(
     weights: impl FnOnce(&Weights, &dyn Posterior) -> Result<String>,
 ) -> Result<String> {
     let dense = sparse.sparse.is_none();
-    let input = load(args, dense.then_some(workload))?;
+    // The sparse trellis's point limit is checked before the weights are built.
+    let input = load_checked(args, dense.then_some(workload), &|n| {
+        if dense {
+            Ok(())
+        } else {
+            sparse.check_weights(args, n)
+        }
+    })?;
     let limit = memory_limit(args);
     match &input {
         Input::Jets(file) => {
@@ -532,7 +539,14 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
         Workload::Marginals,
         args.beta,
         progress,
-        limits::clusters_bytes,
+        // The dense trellis lists up to every subset; a sparse one its vertices.
+        |n| {
+            if sparse.sparse.is_none() {
+                limits::clusters_bytes(n)
+            } else {
+                0
+            }
+        },
         |jet, post, _| marginals_json(jet.len(), post, min_p, subtree.as_ref()),
         |weights, post| {
             let out = marginals_json(weights.n(), post, min_p, subtree.as_ref())?;

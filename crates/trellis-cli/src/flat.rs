@@ -17,7 +17,7 @@ use trellis::{CorrelationClustering, Energy, Points, Summarize, Tree, Weights, W
 
 use crate::DataArgs;
 use crate::commands::{ClusterJson, to_json};
-use crate::input::{check_beta_and_memory, gib, read_weights};
+use crate::input::{check_beta_and_memory, gib, read_weights_checked};
 use crate::limits;
 use crate::output::{self, put};
 use crate::progress::{Bar, options};
@@ -166,9 +166,15 @@ pub struct PerturbArgs {
     json: bool,
 }
 
-fn weights(a: &FlatModelArgs) -> Result<Weights> {
+/// Reads the weights. With `dense = Some(workload)` the flat trellis over
+/// every subset will run: its point and memory limits are checked on the
+/// number of points, before the `N x N` weights are built.
+fn weights(a: &FlatModelArgs, dense: Option<Workload>) -> Result<Weights> {
     check_beta_and_memory(a.beta, a.max_memory)?;
-    read_weights(&a.data)
+    read_weights_checked(&a.data, &|n| match dense {
+        Some(workload) => Ok(trellis::check_memory(n, workload, gib(a.max_memory))?),
+        None => Ok(()),
+    })
 }
 
 /// The flat trellis of correlation clustering at `beta`, with a progress bar.
@@ -219,7 +225,7 @@ struct Flat {
 
 /// Runs the inference asked for by `a` and `sparse` at `beta`.
 fn infer(a: &FlatModelArgs, sparse: &FlatSparseArgs, beta: f64, progress: bool) -> Result<Flat> {
-    let w = weights(a)?;
+    let w = weights(a, sparse.sparse.is_none().then_some(Workload::FlatInside))?;
     let n = w.n();
     let energy = CorrelationClustering::new(&w, beta)?;
     let family = |realised: &dyn std::fmt::Display, share: f64| Some((realised.to_string(), share));
@@ -365,7 +371,7 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
             }
         }
         FlatCommand::Marginals(a) => {
-            let w = weights(&a.model)?;
+            let w = weights(&a.model, Some(Workload::FlatMarginals))?;
             let n = w.n();
             if n <= trellis::MAX_POINTS {
                 // The tables, their marginals, and the clusters listed.
@@ -441,7 +447,7 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
             Ok(String::new())
         }
         FlatCommand::PerturbMap(a) => {
-            let w = weights(&a.model)?;
+            let w = weights(&a.model, Some(Workload::FlatInside))?;
             let n = w.n();
             if n > trellis::MAX_POINTS {
                 bail!(

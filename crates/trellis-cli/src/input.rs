@@ -25,9 +25,21 @@ pub fn ginkgo_variant(kind: ModelKind) -> Option<Variant> {
 }
 
 /// Reads and validates the input of a command. With `dense = Some(workload)`
-/// the exact trellis will run: a weight matrix's tables must fit in memory,
+/// the exact trellis will run: a weight matrix's tables must fit in memory
+/// (checked on the number of points, before any similarity is computed),
 /// and every jet must be small enough (checked before any work starts).
 pub fn load(args: &ModelArgs, dense: Option<Workload>) -> Result<Input> {
+    load_checked(args, dense, &|_| Ok(()))
+}
+
+/// [`load`], with `check_points(n)` called on the number of points of a
+/// weight matrix or points file as soon as it is known, before the `N x N`
+/// weights are built (a command's point limit refuses first).
+pub fn load_checked(
+    args: &ModelArgs,
+    dense: Option<Workload>,
+    check_points: &dyn Fn(usize) -> Result<()>,
+) -> Result<Input> {
     check_beta_and_memory(args.beta, args.max_memory)?;
     let data = &args.data;
     let point_flags = data.similarity.is_some() || data.gamma.is_some() || data.center;
@@ -58,7 +70,15 @@ pub fn load(args: &ModelArgs, dense: Option<Workload>) -> Result<Input> {
             args.model
         );
     }
-    let weights = read_weights(data)?;
+    let limit = memory_limit(args);
+    let weights = read_weights_checked(data, &|n| {
+        check_points(n)?;
+        if let Some(workload) = dense {
+            trellis::check_memory(n, workload, limit)
+                .map_err(|e| anyhow::anyhow!("{e} (for example --sparse beam)"))?;
+        }
+        Ok(())
+    })?;
     if args.model == ModelKind::Dasgupta {
         if let Some((i, j, w)) = weights.first_negative() {
             bail!(
@@ -66,10 +86,6 @@ pub fn load(args: &ModelArgs, dense: Option<Workload>) -> Result<Input> {
                  similarities (do not use --center with it, or use --model hcc)"
             );
         }
-    }
-    if let Some(workload) = dense {
-        trellis::check_memory(weights.n(), workload, memory_limit(args))
-            .map_err(|e| anyhow::anyhow!("{e} (for example --sparse beam)"))?;
     }
     Ok(Input::Weights(weights))
 }
@@ -87,14 +103,23 @@ pub fn check_beta_and_memory(beta: f64, max_memory: Option<f64>) -> Result<()> {
     Ok(())
 }
 
-/// Reads `--weights`, or `--points` with their similarity.
-pub fn read_weights(data: &DataArgs) -> Result<Weights> {
+/// Reads `--weights`, or `--points` with their similarity, with
+/// `check_points(n)` called on the number of points before the `N x N`
+/// weights are built.
+pub fn read_weights_checked(
+    data: &DataArgs,
+    check_points: &dyn Fn(usize) -> Result<()>,
+) -> Result<Weights> {
     let point_flags = data.similarity.is_some() || data.gamma.is_some() || data.center;
     if let Some(path) = &data.weights {
         if point_flags {
             bail!("--similarity, --gamma and --center apply to --points, not to --weights");
         }
         let m = trellis::io::read_matrix(path, false)?;
+        // A matrix that is not square is reported as such by `from_matrix`.
+        if m.rows == m.cols {
+            check_points(m.rows)?;
+        }
         return Weights::from_matrix(&m)
             .with_context(|| format!("in --weights {}", path.display()));
     }
@@ -111,6 +136,7 @@ pub fn read_weights(data: &DataArgs) -> Result<Weights> {
     if data.gamma.is_some() && !matches!(similarity, Similarity::Rbf { .. }) {
         bail!("--gamma only applies to --similarity rbf");
     }
+    check_points(m.rows)?;
     Weights::from_points(&m, similarity, data.center)
         .with_context(|| format!("in --points {}", path.display()))
 }

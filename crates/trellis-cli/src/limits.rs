@@ -40,6 +40,12 @@ pub fn check(what: &str, needed: u128, max_memory: Option<u64>) -> Result<()> {
     )
 }
 
+/// Bytes of the `N x N` weight matrix over `n` points (its similarities are
+/// computed into it).
+pub fn weights_bytes(n: usize) -> u128 {
+    8 * (n as u128) * (n as u128)
+}
+
 /// Bytes of one tree over `n` leaves in memory and as text (Newick or JSON),
 /// an upper bound: `2n - 1` boxed nodes, and about a dozen characters a leaf.
 pub fn tree_bytes(n: usize) -> u128 {

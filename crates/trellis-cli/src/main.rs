@@ -38,7 +38,7 @@ struct Cli {
     #[command(subcommand)]
     command: Command,
 
-    /// Number of worker threads, 1 to 1024 (default: one per core).
+    /// Number of worker threads, 1 to 256 (default: one per core).
     #[arg(long, global = true, value_name = "N")]
     threads: Option<usize>,
 
@@ -272,7 +272,7 @@ struct CountArgs {
 }
 
 /// Most worker threads `--threads` accepts.
-const MAX_THREADS: usize = 1024;
+const MAX_THREADS: usize = 256;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

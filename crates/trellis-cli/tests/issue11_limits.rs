@@ -556,6 +556,8 @@ fn exact_astar_stops_at_the_memory_cap() {
         stderr.contains("memory budget of 10.2 MiB") && stderr.contains("raise --max-memory"),
         "{stderr}"
     );
+    // The advice is given once, in the CLI's words.
+    assert!(!stderr.contains("raise the memory budget"), "{stderr}");
     // The approximate search returns its best tree, flagged inexact.
     let v = json(&[
         "astar",
@@ -631,10 +633,14 @@ fn simulator_parameters_finish_quickly() {
 
 #[test]
 fn threads_are_bounded() {
-    fails(&["--threads", "100000", "count", "5"], "between 1 and 1024");
-    fails(&["--threads", "0", "count", "5"], "between 1 and 1024");
+    fails(&["--threads", "100000", "count", "5"], "between 1 and 256");
+    fails(&["--threads", "0", "count", "5"], "between 1 and 256");
     let out = run(&["--threads", "64", "count", "5"]);
     assert!(out.status.success());
+    // The most threads allowed start in well under a second.
+    let (code, _, stderr) =
+        run_within(&["--threads", "256", "count", "5"], Duration::from_secs(30));
+    assert_eq!(code, Some(0), "{stderr}");
 }
 
 // --- Work before refusal --------------------------------------------------
@@ -665,6 +671,72 @@ fn sparse_beam_refuses_129_points_before_beam_search() {
         "{:?}",
         start.elapsed()
     );
+}
+
+/// 20,000 points: every command with a point limit (or whose `N x N`
+/// weights pass the memory cap) refuses on the rows read, before computing
+/// any similarity (3.2 GB and seconds of work).
+#[test]
+fn twenty_thousand_points_are_refused_before_any_similarity() {
+    let d = dir("i11_20k");
+    let text: String = (0..20_000)
+        .map(|i| format!("{},{}\n", i % 97, i % 89 + 1))
+        .collect();
+    let p = file(&d, "p.csv", &text);
+    let p = s(&p);
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["map", "--model", "hcc", "--points", p],
+            "20000 points is too many",
+        ),
+        (
+            &["map", "--model", "hcc", "--points", p, "--sparse", "beam"],
+            "20000 points is too many for a sparse trellis, which supports at most 128",
+        ),
+        (&["astar", "--model", "hcc", "--points", p], "at most 128"),
+        (
+            &["flat", "map", "--model", "cc", "--points", p],
+            "20000 points is too many",
+        ),
+        (
+            &[
+                "flat",
+                "perturb-map",
+                "--model",
+                "cc",
+                "--points",
+                p,
+                "-n",
+                "2",
+            ],
+            "20000 points is too many",
+        ),
+        (
+            &[
+                "greedy",
+                "--model",
+                "hcc",
+                "--points",
+                p,
+                "--max-memory",
+                "0.5",
+            ],
+            "needs 3.0 GiB, which exceeds the --max-memory cap of 512.0 MiB",
+        ),
+    ];
+    for (args, needle) in cases {
+        let start = Instant::now();
+        let (code, stdout, stderr) = run_within(args, Duration::from_secs(60));
+        assert_eq!(code, Some(2), "trellis {args:?}: {stderr}");
+        assert!(stdout.is_empty(), "trellis {args:?}");
+        assert!(stderr.contains(needle), "trellis {args:?}: {stderr}");
+        // Reading the file takes milliseconds; the similarities took seconds.
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "trellis {args:?} took {:?}",
+            start.elapsed()
+        );
+    }
 }
 
 // --- DDT parameters -------------------------------------------------------

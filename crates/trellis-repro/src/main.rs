@@ -98,7 +98,7 @@ struct Cli {
     #[command(subcommand)]
     command: Command,
 
-    /// Number of worker threads, 1 to 1024 (default: one per core).
+    /// Number of worker threads, 1 to 256 (default: one per core).
     #[arg(long, global = true, value_name = "N")]
     threads: Option<usize>,
 }
@@ -130,7 +130,7 @@ enum Command {
 }
 
 /// Most worker threads `--threads` accepts.
-const MAX_THREADS: usize = 1024;
+const MAX_THREADS: usize = 256;
 
 /// Exit codes: 0 done, 1 the report could not be written (a full disk, a
 /// closed file; a closed pipe ends quietly with 0), 2 bad input or a failed

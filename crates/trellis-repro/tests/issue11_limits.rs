@@ -64,5 +64,5 @@ fn failed_write_is_exit_1() {
 
 #[test]
 fn threads_are_bounded() {
-    fails(&["--threads", "100000", "flat"], "between 1 and 1024");
+    fails(&["--threads", "100000", "flat"], "between 1 and 256");
 }

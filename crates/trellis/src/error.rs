@@ -319,7 +319,7 @@ impl fmt::Display for Error {
             ErrorKind::SearchBudget { bytes, explored } => write!(
                 f,
                 "the exact A* search reached its memory budget of {} after exploring {explored} \
-                 trellis vertices; raise the memory budget, or use approximate A*",
+                 trellis vertices",
                 human_bytes(*bytes)
             ),
             ErrorKind::TimeLimit { seconds, done } => write!(

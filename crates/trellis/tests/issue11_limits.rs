@@ -78,6 +78,10 @@ fn exact_astar_stops_at_its_budget_before_allocating() {
         matches!(e.kind(), ErrorKind::SearchBudget { bytes, .. } if *bytes == 4 << 20),
         "{e}"
     );
+    // The message states the budget; the advice is the caller's (the CLI
+    // names its flags).
+    assert!(e.to_string().contains("memory budget of 4.0 MiB"), "{e}");
+    assert!(!e.to_string().contains("raise"), "{e}");
 }
 
 #[test]
