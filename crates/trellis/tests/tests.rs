@@ -16,6 +16,8 @@
 //!   reference answers (log Z, MAP, trees of non-zero likelihood);
 //! - `issue11_readers`: CSV and `.npy` readers (header rule, names, byte-order
 //!   mark, malformed headers, bounded reads) and sizes checked before allocating;
+//! - `issue11_limits`: A*'s memory budget, durations beyond the clock, the
+//!   simulator's and the DDT's parameter ranges, memory messages (issue 11);
 //! - `issue11_trees`: trees of any depth (parsing, printing, walks and drops on
 //!   a small stack), byte-order marks, and what jets files check;
 //! - `issue14_session`: `ddt::Session`, the interactive loop for a person
@@ -37,6 +39,7 @@ mod data;
 mod ddt;
 mod flat;
 mod ginkgo;
+mod issue11_limits;
 mod issue11_readers;
 mod issue11_trees;
 mod issue14_session;

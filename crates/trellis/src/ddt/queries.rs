@@ -155,6 +155,28 @@ impl Simulation {
                 "a shown subset needs at least 3 points and active queries at least 1 candidate",
             ));
         }
+        // What an active query holds at once, checked before any is asked:
+        // the chain's trees between two queries and the scored candidates.
+        if matches!(options.strategy, Strategy::Active | Strategy::Interleaved) {
+            let n = target.len() as u64;
+            let k = options.subset_size.min(target.len()) as u64;
+            let tree = (2 * n).saturating_mul(8).saturating_add(32);
+            let candidate = k.saturating_mul(8).saturating_add(32);
+            let needed = (options.iters_per_query as u64)
+                .saturating_mul(tree)
+                .saturating_add((options.candidates as u64).saturating_mul(candidate));
+            crate::base::memory::check_bytes(
+                || {
+                    format!(
+                        "an active query with {} candidate subsets of {k} points after {} \
+                         iterations",
+                        options.candidates, options.iters_per_query
+                    )
+                },
+                needed,
+                None,
+            )?;
+        }
         Ok(Simulation {
             sampler,
             target,
