@@ -14,6 +14,8 @@
 //!   tree-consistent families, Perturb-and-MAP);
 //! - `ginkgo`: the Ginkgo likelihood and the exact trellis on jets against the
 //!   reference answers (log Z, MAP, trees of non-zero likelihood);
+//! - `issue11_numerics`: exact answers at any temperature (β up to 1e300) on
+//!   both trellises and both kernels, and the models' overflow checks;
 //! - `numerics`: invariants and closed forms beyond brute force (`n` up to 18);
 //! - `oracle`: an independent brute-force enumerator of all `(2n-3)!!` trees
 //!   (and the test models shared by the other modules);
@@ -31,6 +33,7 @@ mod data;
 mod ddt;
 mod flat;
 mod ginkgo;
+mod issue11_numerics;
 mod numerics;
 mod oracle;
 mod properties;

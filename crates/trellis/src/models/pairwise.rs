@@ -104,6 +104,16 @@ fn weight_sums(w: &Weights) -> (f64, f64) {
     (pos, neg)
 }
 
+/// A number for a message: in exponent notation when it is very large or
+/// very small (1e300 would take 301 digits).
+fn number(x: f64) -> String {
+    if x != 0.0 && (x.abs() >= 1e9 || x.abs() < 1e-6) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
 /// A magnitude for a message (`+∞` is "more than 1.8e308").
 fn magnitude(x: f64) -> String {
     if x.is_finite() {
@@ -127,9 +137,10 @@ fn check_range(model: &str, quantity: &str, bound: f64, beta: f64) -> Result<()>
     let scaled = beta * bound;
     if scaled.is_nan() || scaled > MAX_MAGNITUDE {
         return Err(Error::parameter(format!(
-            "beta = {beta} is too large for these weights: under {model} {quantity} could \
+            "beta = {} is too large for these weights: under {model} {quantity} could \
              reach {}, and beta times it, {}, is beyond the {MAX_MAGNITUDE:.1e} that inference \
              can represent; use a smaller beta or rescale the weights",
+            number(beta),
             magnitude(bound),
             magnitude(scaled),
         )));
@@ -432,9 +443,10 @@ impl CorrelationClustering {
         )?;
         if neg > MAX_MAGNITUDE && beta > 0.0 && beta < 1e-300 {
             return Err(Error::parameter(format!(
-                "beta = {beta} is too small for these weights: their negative sum, {}, \
+                "beta = {} is too small for these weights: their negative sum, {}, \
                  overflows floating-point numbers, which is harmless only for beta >= 1e-300 \
                  (or 0); rescale the weights",
+                number(beta),
                 magnitude(neg)
             )));
         }
