@@ -7,5 +7,6 @@ mod contract;
 mod errors;
 mod flat;
 mod interactive;
+mod issue11_numerics;
 mod jets;
 mod sparse;

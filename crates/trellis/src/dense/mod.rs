@@ -69,7 +69,7 @@ use num_bigint::BigUint;
 use crate::base::count;
 use crate::base::memory::{self, INSIDE_PEAK_BYTES};
 use crate::base::run::{Options, Ticker};
-use crate::base::scaled::{RelativeSum, Scaled, ZERO_EXP, relative};
+use crate::base::scaled::{RelativeSum, Scaled, ZERO_EXP, relative_of};
 use crate::base::set::{Mask, for_each_split, full, lowest, splits_of_size, total_splits};
 use crate::base::tree::{ScoredTree, Tree};
 use crate::dense::kernel::{Cell, Factors, Fast, level_max_exp, sweep, sweep_fast};
@@ -283,7 +283,8 @@ impl<M: Model> Inside<M> {
     /// `log Z(S)` (`-∞` when no tree over `S` has a positive potential).
     #[inline]
     pub(crate) fn log_z(&self, s: Mask) -> f64 {
-        self.map[s as usize] + self.rel[s as usize]
+        // The relative part may be a rounding below 0 (see `relative_of`).
+        self.map[s as usize] + self.rel[s as usize].max(0.0)
     }
 
     /// `r(S) = log Z(S) - log M(S)` of every cluster.
@@ -480,7 +481,10 @@ impl Tables {
         update_by_size(&mut self.cells, sizes.clone(), |t| {
             let t = t as usize;
             let c = f * child[t];
-            Cell::new(c + map[t], c + (map[t] + rel[t]))
+            // g = e^{f C(T)} Z(T), with Z(T) rebuilt from its MAP value and
+            // relative part exactly as the outside pass rebuilds it.
+            let z = Scaled::from_relative(map[t], rel[t]);
+            Cell::of(c + map[t], Scaled::from_ln(c).mul(z))
         });
         for j in sizes.clone() {
             self.max_exp[j] = level_max_exp(&self.cells, n, j, |c| c.exp);
@@ -556,7 +560,9 @@ fn inside_separable(
         inside_level(n, k, rel, map, ticker, |s, _, _| {
             let (m, g) = tables.cluster(s, k);
             let p = f * sep.parent[s as usize];
-            (p + m, relative(g.ln(), m))
+            let map = p + m;
+            // Z(S) = e^{f P(S)} Σ g(L) g(R), kept relative to the MAP value.
+            (map, relative_of(Scaled::from_ln(p).mul(g), map))
         })?;
     }
     Ok(())

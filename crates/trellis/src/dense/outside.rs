@@ -95,21 +95,12 @@ impl<M: Model> Trellis<M> {
         memory::check_dense(n, OUTSIDE_BYTES << n.min(63), options.memory_limit)?;
         let terms = 3u64.pow(n as u32) + 1 - (2u64 << n);
         let mut ticker = Ticker::new(options, "outside", terms)?;
-        // log O(S) in the scaled kernel, log P(S) in the general one; both
-        // are 0 at the root.
         let mut log_p = vec![f64::NEG_INFINITY; 1usize << n];
         log_p[self.root() as usize] = 0.0;
         match inside.potentials().scaled() {
             Some(sep) => {
                 let (map, rel) = (inside.map_table(), inside.rel_table());
                 outside_separable(n, sep, map, rel, &mut log_p, &mut ticker)?;
-                // P(S) = O(S) Z(S) / Z(X): every value is bounded in this kernel.
-                let log_z = inside.log_z(self.root());
-                crate::base::par::update_indexed(&mut log_p, |s, v| {
-                    if s != 0 {
-                        *v = (*v + (map[s] + rel[s]) - log_z).min(0.0);
-                    }
-                });
             }
             None => outside_general(inside, &mut log_p, &mut ticker)?,
         }
@@ -297,18 +288,31 @@ fn solve_outside_level(
     )
 }
 
+/// The outside pass of the scaled kernel: `log P(S)` of every cluster into
+/// `log_p`.
+///
+/// Every number is kept in scaled arithmetic from the inside tables to the
+/// end: `Z(T)` rebuilt from its MAP value and relative part exactly as the
+/// inside pass rebuilt it, the outside sums never passed through a log, and
+/// `P(S) = O(S) Z(S) / Z(X)` formed as a scaled product. So the marginals
+/// satisfy their identities (`Σ P(S) = n - 2`) to a few roundings whatever
+/// the magnitude of the logs, which a log-space round trip of `O` or `Z`
+/// (an error of `2^-52` times the log) would not.
 fn outside_separable(
     n: usize,
     sep: SeparableTables<'_>,
     map: &[f64],
     rel: &[f64],
-    log_out: &mut Vec<f64>,
+    log_p: &mut Vec<f64>,
     ticker: &mut Ticker<'_>,
 ) -> Result<()> {
     let size = 1usize << n;
     let root = (size - 1) as Mask;
     let f = |k: usize| sep.factors[k];
-    // o(U) = O(U) · e^{f_|U| P(U)};  g(T) = e^{f_k C(T)} Z(T) for the parent size k.
+    let z = |t: usize| Scaled::from_relative(map[t], rel[t]);
+    let z_root = z(root as usize);
+    // o(U) = O(U) · e^{f_|U| P(U)};  g(T) = e^{f_k C(T)} Z(T) for the parent size k
+    // (the cells of the inside pass).
     let mut o = vec![Scaled::ZERO; size];
     let mut g = vec![Scaled::ZERO; size];
     let mut max_o = vec![ZERO_EXP; n + 1];
@@ -320,7 +324,7 @@ fn outside_separable(
         let f1 = f(n);
         update_by_size(&mut g, 1..=n, |t| {
             let t = t as usize;
-            Scaled::from_ln(f1 * sep.child[t] + (map[t] + rel[t]))
+            Scaled::from_ln(f1 * sep.child[t]).mul(z(t))
         });
         for (j, m) in max_g.iter_mut().enumerate().skip(1) {
             *m = level_max_exp(&g, n, j, |v| v.exp);
@@ -332,37 +336,48 @@ fn outside_separable(
             update_by_size(&mut g, 1..=n - s, |t| {
                 let k = s + t.count_ones() as usize;
                 let t = t as usize;
-                Scaled::from_ln(f(k) * sep.child[t] + (map[t] + rel[t]))
+                Scaled::from_ln(f(k) * sep.child[t]).mul(z(t))
             });
             for (j, m) in max_g.iter_mut().enumerate().take(n - s + 1).skip(1) {
                 *m = level_max_exp(&g, n, j, |v| v.exp);
             }
         }
-        solve_outside_level(n, s, log_out, ticker, |set, _| {
-            // e^{f_k C(S)} by the size j of the sibling, k = s + j.
-            let c = sep.child[set as usize];
-            let mut h = [Scaled::ZERO; 33];
-            let mut e_ref = [ZERO_EXP; 33];
-            for j in 1..=n - s {
-                h[j] = Scaled::from_ln(f(s + j) * c);
-                let h_exp = if constant { 0 } else { h[j].exp };
-                // Mantissa products stay below 8 = 2^3.
-                e_ref[j] = max_o[s + j]
-                    .saturating_add(max_g[j])
-                    .saturating_add(h_exp)
-                    .saturating_add(3);
-            }
-            let v = if constant {
-                outside_cluster::<false>(set, root, &o, &g, &h, &e_ref)
-            } else {
-                outside_cluster::<true>(set, root, &o, &g, &h, &e_ref)
-            };
-            v.ln()
-        })?;
-        let log_out = &*log_out;
-        update_by_size(&mut o, s..=s, |u| {
-            Scaled::from_ln(log_out[u as usize] + f(s) * sep.parent[u as usize])
-        });
+        let mut state = (&mut o, &mut *log_p);
+        let (g, top) = (&g, &max_o);
+        solve_level(
+            n,
+            s,
+            (1u64 << (n - s)) - 1,
+            &mut state,
+            ticker,
+            |(o, _), set| {
+                // e^{f_k C(S)} by the size j of the sibling, k = s + j.
+                let c = sep.child[set as usize];
+                let mut h = [Scaled::ZERO; 33];
+                let mut e_ref = [ZERO_EXP; 33];
+                for j in 1..=n - s {
+                    h[j] = Scaled::from_ln(f(s + j) * c);
+                    let h_exp = if constant { 0 } else { h[j].exp };
+                    // Mantissa products stay below 8 = 2^3.
+                    e_ref[j] = top[s + j]
+                        .saturating_add(max_g[j])
+                        .saturating_add(h_exp)
+                        .saturating_add(3);
+                }
+                let out = if constant {
+                    outside_cluster::<false>(set, root, o, g, &h, &e_ref)
+                } else {
+                    outside_cluster::<true>(set, root, o, g, &h, &e_ref)
+                };
+                let set = set as usize;
+                let p = out.mul(z(set)).div(z_root).ln().min(0.0);
+                (out.mul(Scaled::from_ln(f(s) * sep.parent[set])), p)
+            },
+            |(o, log_p), set, (o_set, p)| {
+                o[set as usize] = o_set;
+                log_p[set as usize] = p;
+            },
+        )?;
         max_o[s] = level_max_exp(&o, n, s, |v| v.exp);
     }
     Ok(())

@@ -79,17 +79,20 @@ impl<E: Energy> FlatTrellis<E> {
 }
 
 impl<E: Energy> FlatTrellis<E> {
-    /// `log P(c) = log E(c) + log Z(D ∖ c) - log Z(D)` of every cluster
-    /// (values are bounded after the scaled kernel).
+    /// `log P(c)` of every cluster, `E(c) Z(D ∖ c) / Z(D)` formed in scaled
+    /// arithmetic from the very numbers the scaled kernel summed (so that
+    /// every point's marginals sum to 1 to a few roundings, whatever the
+    /// magnitude of the logs).
     fn direct_log_p(&self) -> Vec<f64> {
         let root = full(self.n);
-        let log_z = self.log_z();
+        let z_root = self.z_scaled(root);
         par::collect_range(1usize << self.n, true, |c| {
             if c == 0 {
                 f64::NEG_INFINITY
             } else {
-                let rest = root ^ c as Mask;
-                (self.log_energy_at(c as Mask) + self.log_z_at(rest) - log_z).min(0.0)
+                let c = c as Mask;
+                let e = self.energy_scaled(c);
+                e.mul(self.z_scaled(root ^ c)).div(z_root).ln().min(0.0)
             }
         })
     }

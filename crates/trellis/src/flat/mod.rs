@@ -79,7 +79,7 @@ use rand::{Rng, RngExt};
 use crate::base::count::bell;
 use crate::base::memory;
 use crate::base::run::{Options, Ticker};
-use crate::base::scaled::{RelativeSum, ZERO_EXP, relative};
+use crate::base::scaled::{RelativeSum, Scaled, ZERO_EXP, relative_of};
 use crate::base::set::{Mask, for_each_split, full, lowest, members};
 use crate::dense::kernel::{
     Cell, Factors, Fast, SEPARABLE_LOG_LIMIT, level_max_exp, sweep, sweep_fast,
@@ -263,14 +263,16 @@ impl<E: Energy> FlatTrellis<E> {
                     },
                     |t, s, (m, g)| {
                         t.1[s as usize] = m;
-                        t.0[s as usize] = relative(g.ln(), m);
+                        t.0[s as usize] = relative_of(g, m);
                     },
                 )?;
             }
             let (rel, map) = (&self.rel, &self.map);
+            // Z(S) rebuilt from its MAP value and relative part, as the
+            // marginals rebuild it (see `marginals.rs`).
             update_by_size(&mut z, k..=k, |s| {
                 let s = s as usize;
-                Cell::new(map[s], map[s] + rel[s])
+                Cell::of(map[s], Scaled::from_relative(map[s], rel[s]))
             });
             max_z[k] = level_max_exp(&z, n, k, |c| c.exp);
             let (z, base) = (&z, max_z[k]);
@@ -336,18 +338,31 @@ impl<E: Energy> FlatTrellis<E> {
     /// `log Z(S)`.
     #[inline]
     fn log_z_at(&self, s: Mask) -> f64 {
-        self.map[s as usize] + self.rel[s as usize]
+        // The relative part may be a rounding below 0 (see `relative_of`).
+        self.map[s as usize] + self.rel[s as usize].max(0.0)
+    }
+
+    /// `Z(S)` in scaled arithmetic, rebuilt from its MAP value and relative
+    /// part exactly as the scaled kernel used it.
+    #[inline]
+    pub(crate) fn z_scaled(&self, s: Mask) -> Scaled {
+        Scaled::from_relative(self.map[s as usize], self.rel[s as usize])
+    }
+
+    /// `E(c)` in scaled arithmetic, as the scaled kernel used it (zero after
+    /// the log-space kernel).
+    #[inline]
+    pub(crate) fn energy_scaled(&self, c: Mask) -> Scaled {
+        let cell = &self.cells[c as usize];
+        Scaled {
+            mant: cell.mant,
+            exp: cell.exp,
+        }
     }
 
     /// Whether the scaled kernel ran (else the log-space one, see the module docs).
     pub(crate) fn is_scaled(&self) -> bool {
         self.scaled
-    }
-
-    /// `log E(c)` of a cluster (tabulated; any mask).
-    #[inline]
-    pub(crate) fn log_energy_at(&self, c: Mask) -> f64 {
-        self.cells[c as usize].key
     }
 
     /// The energy model.
