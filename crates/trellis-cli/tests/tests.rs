@@ -8,5 +8,6 @@ mod errors;
 mod flat;
 mod interactive;
 mod issue11_numerics;
+mod issue11_trees;
 mod jets;
 mod sparse;

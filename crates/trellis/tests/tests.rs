@@ -16,6 +16,8 @@
 //!   reference answers (log Z, MAP, trees of non-zero likelihood);
 //! - `issue11_numerics`: exact answers at any temperature (β up to 1e300) on
 //!   both trellises and both kernels, and the models' overflow checks;
+//! - `issue11_trees`: trees of any depth (parsing, printing, walks and drops on
+//!   a small stack), byte-order marks, and what jets files check;
 //! - `numerics`: invariants and closed forms beyond brute force (`n` up to 18);
 //! - `oracle`: an independent brute-force enumerator of all `(2n-3)!!` trees
 //!   (and the test models shared by the other modules);
@@ -34,6 +36,7 @@ mod ddt;
 mod flat;
 mod ginkgo;
 mod issue11_numerics;
+mod issue11_trees;
 mod numerics;
 mod oracle;
 mod properties;

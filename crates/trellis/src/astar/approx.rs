@@ -555,20 +555,17 @@ pub fn approximate<M: Search + ?Sized>(
     })
 }
 
-/// The splits of a tree as `u128` sets.
+/// The splits of a tree as `u128` sets, children first; its leaves must be
+/// below 128 (a validated tree). Iterative: any depth.
 fn tree_splits(tree: &Tree) -> Vec<(Set, Set)> {
-    fn go(t: &Tree, out: &mut Vec<(Set, Set)>) -> Set {
-        match t {
-            Tree::Leaf(i) => 1u128 << i,
-            Tree::Node(l, r) => {
-                let (a, b) = (go(l, out), go(r, out));
-                out.push((a, b));
-                a | b
-            }
-        }
-    }
     let mut out = Vec::new();
-    go(tree, &mut out);
+    tree.fold(
+        |i| 1u128 << i,
+        |a, b| {
+            out.push((a, b));
+            a | b
+        },
+    );
     out
 }
 

@@ -369,25 +369,33 @@ impl<'m, M: Search + ?Sized> Engine<'m, M> {
 
     /// Registers a complete hierarchy (e.g. an initial tree): its clusters
     /// become vertices whose upper bounds include the costs of its sub-trees.
-    /// Returns the vertex of the tree's root.
+    /// Returns the vertex of the tree's root. The tree's leaves must be below
+    /// 128 (a validated tree). Iterative (post-order): any depth.
     pub(super) fn seed_tree(&mut self, tree: &Tree) -> u32 {
-        match tree {
-            Tree::Leaf(i) => self.vertex(1u128 << i),
-            Tree::Node(a, b) => {
-                let (la, lb) = (self.seed_tree(a), self.seed_tree(b));
-                let set = self.vertices[la as usize].set | self.vertices[lb as usize].set;
-                let id = self.vertex(set);
-                let (p, l, r) = (
-                    &self.vertices[id as usize],
-                    &self.vertices[la as usize],
-                    &self.vertices[lb as usize],
-                );
-                let cost = self.model.split_cost(&p.summary, &l.summary, &r.summary);
-                let ub = cost + l.ub + r.ub;
-                self.offer(id, ub, la, lb);
-                id
-            }
+        // The vertices of the subtrees done, awaiting their parent.
+        let mut done: Vec<u32> = Vec::new();
+        for t in tree.post_order() {
+            let id = match t {
+                Tree::Leaf(i) => self.vertex(1u128 << i),
+                Tree::Node(..) => {
+                    let lb = done.pop().expect("post-order: right child first");
+                    let la = done.pop().expect("post-order: left child first");
+                    let set = self.vertices[la as usize].set | self.vertices[lb as usize].set;
+                    let id = self.vertex(set);
+                    let (p, l, r) = (
+                        &self.vertices[id as usize],
+                        &self.vertices[la as usize],
+                        &self.vertices[lb as usize],
+                    );
+                    let cost = self.model.split_cost(&p.summary, &l.summary, &r.summary);
+                    let ub = cost + l.ub + r.ub;
+                    self.offer(id, ub, la, lb);
+                    id
+                }
+            };
+            done.push(id);
         }
+        done.pop().expect("post-order ends with the root")
     }
 
     /// Stops the search, like the deadline, after `max` explored vertices.

@@ -5,13 +5,50 @@
 //! (also its `Display`) and Newick `((0,1),(2,(3,4)));`. Trees are unordered:
 //! [`Tree::canonical`] puts the child holding the smaller point first, which is
 //! how every tree this crate returns is ordered.
+//!
+//! # Depth
+//!
+//! Trees come from users (a `--tree` argument, a jet's truth, an initial tree
+//! of A*) and may be nested as deep as they have leaves: a caterpillar over
+//! 200,000 points has 199,999 levels. Every walk over a tree here uses an
+//! explicit stack on the heap, never the call stack: parsing both text forms,
+//! printing them, [`Tree::canonical`], [`Tree::relabel`], [`Tree::validate`],
+//! [`Tree::splits`], [`Tree::mask_splits`], the traversals [`Tree::post_order`]
+//! and [`Tree::fold`], and the trait implementations `Clone`, `PartialEq`,
+//! `Hash`, `Debug` and `Drop` (the compiler's drop glue for nested boxes
+//! would recurse once per level). Serialization nests serde sequences up to
+//! 512 levels, which works with every serde format; a deeper tree
+//! is handed to the serializer as raw JSON text (see [`Tree`]'s `Serialize`).
+//!
+//! A text form may start with a UTF-8 byte-order mark, which is skipped.
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
 
-use serde::ser::{Serialize, SerializeSeq, Serializer};
+use serde::ser::{Error as _, Serialize, SerializeSeq, Serializer};
+use serde_json::value::RawValue;
 
 use crate::base::set::Mask;
 use crate::error::{Error, Result};
+
+/// The deepest tree that serializes as nested serde sequences (understood by
+/// every serde format, `serde_json::to_value` included). A deeper tree is
+/// serialized as a [`RawValue`] holding its JSON text, so that no serializer
+/// recurses once per level: `serde_json`'s writers (`to_string`, `to_writer`)
+/// copy that text as is; `serde_json::to_value` parses it back and, like
+/// every `serde_json` parse into a value, refuses more than 128 levels; other
+/// formats see a one-field struct. 512 levels of serde calls need well under
+/// 256 KiB of stack.
+pub(crate) const SERDE_NESTING: usize = 512;
+
+/// The UTF-8 byte-order mark some editors and spreadsheet exports put at the
+/// start of a text file.
+pub(crate) const BOM: char = '\u{feff}';
+
+/// `text` without a leading UTF-8 byte-order mark.
+pub(crate) fn strip_bom(text: &str) -> &str {
+    text.strip_prefix(BOM).unwrap_or(text)
+}
 
 /// A tree with its score: the answer of every method that finds one best
 /// hierarchy (the MAP of a trellis, A*, greedy and beam search). It
@@ -26,12 +63,43 @@ pub struct ScoredTree {
 }
 
 /// A binary hierarchy: a leaf holding a point index, or a node with two children.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+///
+/// `Clone`, `PartialEq`, `Eq`, `Hash`, `Debug`, `Display`, `Serialize` and
+/// `Drop` are implemented with explicit stacks: a tree of any depth can be
+/// copied, compared, printed and dropped on a thread with a small stack. A
+/// consequence of the `Drop` implementation is that a `Tree` cannot be
+/// destructured by value; match on a reference (children are `&Box<Tree>`) or
+/// take the children with [`Tree::into_children`].
 pub enum Tree {
     /// A single point (0-based index).
     Leaf(usize),
     /// An internal node: the union of its two children.
     Node(Box<Tree>, Box<Tree>),
+}
+
+/// The nodes of a tree in post-order (children before their parent, left
+/// before right), from [`Tree::post_order`].
+pub struct PostOrder<'a> {
+    /// Nodes still to visit, with whether their children were already pushed.
+    stack: Vec<(&'a Tree, bool)>,
+}
+
+impl<'a> Iterator for PostOrder<'a> {
+    type Item = &'a Tree;
+
+    fn next(&mut self) -> Option<&'a Tree> {
+        while let Some((t, expanded)) = self.stack.pop() {
+            match t {
+                Tree::Node(l, r) if !expanded => {
+                    self.stack.push((t, true));
+                    self.stack.push((r, false));
+                    self.stack.push((l, false));
+                }
+                _ => return Some(t),
+            }
+        }
+        None
+    }
 }
 
 impl Tree {
@@ -40,52 +108,100 @@ impl Tree {
         Tree::Node(Box::new(left), Box::new(right))
     }
 
-    /// The points under this tree, in left-to-right order.
-    pub fn leaves(&self) -> Vec<usize> {
-        let mut out = Vec::new();
-        self.collect_leaves(&mut out);
-        out
+    /// The two children of an internal node, taken by value (`None` for a leaf).
+    pub fn into_children(mut self) -> Option<(Tree, Tree)> {
+        match &mut self {
+            Tree::Leaf(_) => None,
+            Tree::Node(l, r) => Some((
+                std::mem::replace(&mut **l, Tree::Leaf(0)),
+                std::mem::replace(&mut **r, Tree::Leaf(0)),
+            )),
+        }
     }
 
-    fn collect_leaves(&self, out: &mut Vec<usize>) {
-        match self {
-            Tree::Leaf(i) => out.push(*i),
-            Tree::Node(l, r) => {
-                l.collect_leaves(out);
-                r.collect_leaves(out);
+    /// Every node, children before their parent and left before right (the
+    /// leaves come in left-to-right order). Iterative: any depth.
+    pub fn post_order(&self) -> PostOrder<'_> {
+        PostOrder {
+            stack: vec![(self, false)],
+        }
+    }
+
+    /// Folds the tree bottom-up: `leaf(i)` at every leaf, `node(left, right)`
+    /// at every internal node over its children's values, in post-order.
+    /// Iterative: any depth.
+    pub fn fold<T>(&self, mut leaf: impl FnMut(usize) -> T, mut node: impl FnMut(T, T) -> T) -> T {
+        let mut values: Vec<T> = Vec::new();
+        for t in self.post_order() {
+            match t {
+                Tree::Leaf(i) => values.push(leaf(*i)),
+                Tree::Node(..) => {
+                    let r = values
+                        .pop()
+                        .expect("post-order: right child before its parent");
+                    let l = values
+                        .pop()
+                        .expect("post-order: left child before its parent");
+                    values.push(node(l, r));
+                }
             }
         }
+        values.pop().expect("post-order ends with the root")
+    }
+
+    /// The leaves in left-to-right order, without collecting them.
+    fn leaf_iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.post_order().filter_map(|t| match t {
+            Tree::Leaf(i) => Some(*i),
+            Tree::Node(..) => None,
+        })
+    }
+
+    /// The points under this tree, in left-to-right order.
+    pub fn leaves(&self) -> Vec<usize> {
+        self.leaf_iter().collect()
     }
 
     /// Number of leaves.
     pub fn num_leaves(&self) -> usize {
-        match self {
-            Tree::Leaf(_) => 1,
-            Tree::Node(l, r) => l.num_leaves() + r.num_leaves(),
-        }
+        self.leaf_iter().count()
     }
 
     /// The smallest point under this tree.
     pub fn min_leaf(&self) -> usize {
-        match self {
-            Tree::Leaf(i) => *i,
-            Tree::Node(l, r) => l.min_leaf().min(r.min_leaf()),
+        self.leaf_iter().min().expect("a tree has a leaf")
+    }
+
+    /// The number of internal nodes on the longest path from the root to a
+    /// leaf (0 for a leaf).
+    pub fn depth(&self) -> usize {
+        let mut deepest = 0;
+        let mut stack = vec![(self, 0usize)];
+        while let Some((t, d)) = stack.pop() {
+            match t {
+                Tree::Leaf(_) => deepest = deepest.max(d),
+                Tree::Node(l, r) => {
+                    stack.push((r, d + 1));
+                    stack.push((l, d + 1));
+                }
+            }
         }
+        deepest
     }
 
     /// The same tree with, at every node, the child holding the smaller point first.
     pub fn canonical(self) -> Tree {
-        match self {
-            Tree::Leaf(i) => Tree::Leaf(i),
-            Tree::Node(l, r) => {
-                let (l, r) = (l.canonical(), r.canonical());
-                if l.min_leaf() <= r.min_leaf() {
-                    Tree::node(l, r)
+        self.fold(
+            |i| (Tree::Leaf(i), i),
+            |(l, a), (r, b)| {
+                if a <= b {
+                    (Tree::node(l, r), a)
                 } else {
-                    Tree::node(r, l)
+                    (Tree::node(r, l), b)
                 }
-            }
-        }
+            },
+        )
+        .0
     }
 
     /// Every binary tree over the points `0..n` (`(2n-3)!!` of them, canonical),
@@ -93,6 +209,7 @@ impl Tree {
     /// above its root. For brute-force checks: at most 9 points (2,027,025 trees).
     pub fn all(n: usize) -> Vec<Tree> {
         assert!((1..=9).contains(&n), "Tree::all is for 1 to 9 points");
+        // Recursion depth at most 8: trees over at most 9 points.
         fn insert(t: &Tree, k: usize, out: &mut Vec<Tree>) {
             out.push(Tree::node(t.clone(), Tree::Leaf(k)));
             if let Tree::Node(l, r) = t {
@@ -116,10 +233,7 @@ impl Tree {
 
     /// The same tree with every leaf `i` replaced by `f(i)`.
     pub fn relabel(&self, f: impl Fn(usize) -> usize + Copy) -> Tree {
-        match self {
-            Tree::Leaf(i) => Tree::Leaf(f(*i)),
-            Tree::Node(l, r) => Tree::node(l.relabel(f), r.relabel(f)),
-        }
+        self.fold(|i| Tree::Leaf(f(i)), Tree::node)
     }
 
     /// Every internal node as `(left leaves, right leaves)`, parents before children.
@@ -174,33 +288,52 @@ impl Tree {
     /// The cluster (as a mask) of this tree; an error if a leaf is 32 or more
     /// (masks hold 32 points).
     pub fn mask(&self) -> Result<Mask> {
-        let leaves = self.leaves();
-        if let Some(&big) = leaves.iter().find(|&&i| i >= 32) {
-            return Err(Error::tree(format!(
-                "leaf {big} does not fit a 32-point mask"
-            )));
+        let mut mask: Mask = 0;
+        for i in self.leaf_iter() {
+            if i >= 32 {
+                return Err(Error::tree(format!(
+                    "leaf {i} does not fit a 32-point mask"
+                )));
+            }
+            mask |= 1 << i;
         }
-        Ok(leaves.into_iter().fold(0, |m, i| m | (1 << i)))
+        Ok(mask)
     }
 
     /// Every internal node as `(left mask, right mask)`, parents before
     /// children; an error if a leaf is 32 or more.
     pub fn mask_splits(&self) -> Result<Vec<(Mask, Mask)>> {
         self.mask()?;
-        fn go(t: &Tree, out: &mut Vec<(Mask, Mask)>) -> Mask {
+        // Pre-order slots; each slot's parent slot and side. A leaf adds its
+        // bit to its parent's side at once; an internal node's side is filled
+        // after the walk, children (later slots) before parents.
+        let mut out: Vec<(Mask, Mask)> = Vec::new();
+        let mut up: Vec<Option<(usize, bool)>> = Vec::new();
+        let mut stack: Vec<(&Tree, Option<(usize, bool)>)> = vec![(self, None)];
+        while let Some((t, parent)) = stack.pop() {
             match t {
-                Tree::Leaf(i) => 1 << i,
+                Tree::Leaf(i) => {
+                    if let Some((p, right)) = parent {
+                        let side = if right { &mut out[p].1 } else { &mut out[p].0 };
+                        *side |= 1 << i;
+                    }
+                }
                 Tree::Node(l, r) => {
                     let slot = out.len();
                     out.push((0, 0));
-                    let (a, b) = (go(l, out), go(r, out));
-                    out[slot] = (a, b);
-                    a | b
+                    up.push(parent);
+                    stack.push((r, Some((slot, true))));
+                    stack.push((l, Some((slot, false))));
                 }
             }
         }
-        let mut out = Vec::new();
-        go(self, &mut out);
+        for slot in (0..out.len()).rev() {
+            if let Some((p, right)) = up[slot] {
+                let mask = out[slot].0 | out[slot].1;
+                let side = if right { &mut out[p].1 } else { &mut out[p].0 };
+                *side |= mask;
+            }
+        }
         Ok(out)
     }
 
@@ -220,7 +353,7 @@ impl Tree {
     /// also that every point `0..n` appears.
     pub fn validate(&self, n: usize, complete: bool) -> Result<()> {
         let mut seen = vec![false; n];
-        for i in self.leaves() {
+        for i in self.leaf_iter() {
             if i >= n {
                 return Err(Error::tree(format!(
                     "leaf {i} is out of range: there are {n} points (0-based indices 0..{})",
@@ -245,33 +378,45 @@ impl Tree {
     /// The Newick form, e.g. `((0,1),(2,(3,4)));`.
     pub fn to_newick(&self) -> String {
         let mut s = String::new();
-        self.write_newick(&mut s);
+        self.write_nested(&mut s, '(', ')')
+            .expect("writing to a String cannot fail");
         s.push(';');
         s
     }
 
-    fn write_newick(&self, s: &mut String) {
-        match self {
-            Tree::Leaf(i) => s.push_str(&i.to_string()),
-            Tree::Node(l, r) => {
-                s.push('(');
-                l.write_newick(s);
-                s.push(',');
-                r.write_newick(s);
-                s.push(')');
+    /// Writes the tree as nested `open left,right close` groups.
+    fn write_nested(&self, out: &mut impl fmt::Write, open: char, close: char) -> fmt::Result {
+        enum Token<'a> {
+            Tree(&'a Tree),
+            Comma,
+            Close,
+        }
+        let mut stack = vec![Token::Tree(self)];
+        while let Some(token) = stack.pop() {
+            match token {
+                Token::Tree(Tree::Leaf(i)) => write!(out, "{i}")?,
+                Token::Tree(Tree::Node(l, r)) => {
+                    out.write_char(open)?;
+                    stack.push(Token::Close);
+                    stack.push(Token::Tree(r));
+                    stack.push(Token::Comma);
+                    stack.push(Token::Tree(l));
+                }
+                Token::Comma => out.write_char(',')?,
+                Token::Close => out.write_char(close)?,
             }
         }
+        Ok(())
     }
 
     /// Parses a tree written as a nested JSON list (`[[0,1],2]`) or in Newick
     /// (`((0,1),2);`, leaf labels must be 0-based point indices; branch lengths
-    /// and internal labels are ignored).
+    /// and internal labels are ignored). A leading byte-order mark and
+    /// surrounding whitespace are skipped.
     pub fn parse(text: &str) -> Result<Tree> {
-        let t = text.trim();
+        let t = strip_bom(text).trim();
         if t.starts_with('[') {
-            let v: serde_json::Value =
-                serde_json::from_str(t).map_err(|e| Error::tree(format!("not valid JSON: {e}")))?;
-            Tree::from_json(&v)
+            Tree::from_json_str(t)
         } else if t.starts_with('(') {
             Tree::from_newick(t)
         } else if let Ok(i) = t.trim_end_matches(';').parse::<usize>() {
@@ -284,36 +429,219 @@ impl Tree {
         }
     }
 
-    /// A tree from a nested JSON list: a number is a leaf, a 2-element list a node.
-    pub fn from_json(v: &serde_json::Value) -> Result<Tree> {
-        match v {
-            serde_json::Value::Number(x) => x
-                .as_u64()
-                .map(|i| Tree::Leaf(i as usize))
-                .ok_or_else(|| Error::tree(format!("leaf {x} is not a non-negative integer"))),
-            serde_json::Value::Array(items) => match items.as_slice() {
-                [l, r] => Ok(Tree::node(Tree::from_json(l)?, Tree::from_json(r)?)),
-                [only] => Tree::from_json(only),
-                _ => Err(Error::tree(format!(
-                    "a node must have exactly 2 children (binary hierarchy), found {}",
-                    items.len()
-                ))),
-            },
-            other => Err(Error::tree(format!(
-                "expected a number or a list, found {}",
-                truncate(&other.to_string())
-            ))),
+    /// A tree from the text of a nested JSON list (a number is a leaf, a
+    /// 2-element list a node, a 1-element list its element), at any depth: the
+    /// JSON syntax is checked by `serde_json` without building values, then
+    /// the lists are read with an explicit stack.
+    pub fn from_json_str(text: &str) -> Result<Tree> {
+        let text = strip_bom(text);
+        serde_json::from_str::<&RawValue>(text)
+            .map_err(|e| Error::tree(format!("not valid JSON: {e}")))?;
+        let s = text.as_bytes();
+        let mut pos = 0;
+        // The children read so far of every open list.
+        let mut open: Vec<Vec<Tree>> = Vec::new();
+        loop {
+            while s.get(pos).is_some_and(u8::is_ascii_whitespace) {
+                pos += 1;
+            }
+            let mut done = match s.get(pos) {
+                Some(b'[') => {
+                    pos += 1;
+                    open.push(Vec::new());
+                    // `[]` (valid JSON) closes at once.
+                    while s.get(pos).is_some_and(u8::is_ascii_whitespace) {
+                        pos += 1;
+                    }
+                    if s.get(pos) != Some(&b']') {
+                        continue;
+                    }
+                    None
+                }
+                Some(c) if *c == b'-' || c.is_ascii_digit() => {
+                    let start = pos;
+                    while s
+                        .get(pos)
+                        .is_some_and(|c| c.is_ascii_digit() || b"+-.eE".contains(c))
+                    {
+                        pos += 1;
+                    }
+                    let number = &text[start..pos];
+                    let leaf = number
+                        .parse::<u64>()
+                        .ok()
+                        .and_then(|i| usize::try_from(i).ok());
+                    Some(Tree::Leaf(leaf.ok_or_else(|| {
+                        Error::tree(format!("leaf {number} is not a non-negative integer"))
+                    })?))
+                }
+                _ => {
+                    let mut values =
+                        serde_json::Deserializer::from_str(&text[pos..]).into_iter::<&RawValue>();
+                    let found = match values.next() {
+                        Some(Ok(v)) => v.get(),
+                        _ => &text[pos..],
+                    };
+                    return Err(Error::tree(format!(
+                        "expected a number or a list, found {}",
+                        truncate(found)
+                    )));
+                }
+            };
+            // Close every list that ends here.
+            loop {
+                if let Some(tree) = done.take() {
+                    match open.last_mut() {
+                        Some(children) => children.push(tree),
+                        None => return Ok(tree),
+                    }
+                }
+                while s.get(pos).is_some_and(u8::is_ascii_whitespace) {
+                    pos += 1;
+                }
+                match s.get(pos) {
+                    Some(b',') => {
+                        pos += 1;
+                        break;
+                    }
+                    Some(b']') => {
+                        pos += 1;
+                        let mut children = open.pop().expect("a list is open at ']'");
+                        done = Some(match children.len() {
+                            2 => {
+                                let r = children.pop().expect("two children");
+                                let l = children.pop().expect("two children");
+                                Tree::node(l, r)
+                            }
+                            1 => children.pop().expect("one child"),
+                            k => {
+                                return Err(Error::tree(format!(
+                                    "a node must have exactly 2 children (binary hierarchy), found {k}"
+                                )));
+                            }
+                        });
+                    }
+                    _ => return Err(Error::tree("not valid JSON")),
+                }
+            }
         }
     }
 
-    /// A tree from Newick with 0-based point indices as leaf labels.
+    /// A tree from a nested JSON list: a number is a leaf, a 2-element list a
+    /// node (a 1-element list is its element). Iterative: any depth.
+    pub fn from_json(v: &serde_json::Value) -> Result<Tree> {
+        use serde_json::Value;
+        enum Step<'a> {
+            Visit(&'a Value),
+            Join,
+        }
+        let mut todo = vec![Step::Visit(v)];
+        let mut done: Vec<Tree> = Vec::new();
+        while let Some(step) = todo.pop() {
+            match step {
+                Step::Visit(Value::Number(x)) => done.push(
+                    x.as_u64()
+                        .and_then(|i| usize::try_from(i).ok())
+                        .map(Tree::Leaf)
+                        .ok_or_else(|| {
+                            Error::tree(format!("leaf {x} is not a non-negative integer"))
+                        })?,
+                ),
+                Step::Visit(Value::Array(items)) => match items.as_slice() {
+                    [l, r] => {
+                        todo.push(Step::Join);
+                        todo.push(Step::Visit(r));
+                        todo.push(Step::Visit(l));
+                    }
+                    [only] => todo.push(Step::Visit(only)),
+                    _ => {
+                        return Err(Error::tree(format!(
+                            "a node must have exactly 2 children (binary hierarchy), found {}",
+                            items.len()
+                        )));
+                    }
+                },
+                Step::Visit(other) => {
+                    return Err(Error::tree(format!(
+                        "expected a number or a list, found {}",
+                        truncate(&other.to_string())
+                    )));
+                }
+                Step::Join => {
+                    let r = done.pop().expect("a right child before its join");
+                    let l = done.pop().expect("a left child before its join");
+                    done.push(Tree::node(l, r));
+                }
+            }
+        }
+        Ok(done.pop().expect("a root"))
+    }
+
+    /// A tree from Newick with 0-based point indices as leaf labels, read
+    /// with an explicit stack (any depth). Errors name the byte offset in
+    /// `text` (after a byte-order mark, which is skipped).
     pub fn from_newick(text: &str) -> Result<Tree> {
         let mut p = NewickParser {
             s: text.as_bytes(),
-            pos: 0,
+            pos: if text.starts_with(BOM) {
+                BOM.len_utf8()
+            } else {
+                0
+            },
         };
-        p.skip_ws();
-        let t = p.subtree()?;
+        // The children read so far of every open parenthesis.
+        let mut open: Vec<Vec<Tree>> = Vec::new();
+        let tree = 'tree: loop {
+            p.skip_ws();
+            if p.peek() == Some(b'(') {
+                p.pos += 1;
+                open.push(Vec::new());
+                continue;
+            }
+            let start = p.pos;
+            let label = p.label();
+            let mut done = label.parse::<usize>().map(Tree::Leaf).map_err(|_| {
+                p.pos = start;
+                p.error(&format!(
+                    "leaf label {label:?} is not a 0-based point index"
+                ))
+            })?;
+            p.branch_length();
+            // Close every parenthesis that ends here.
+            loop {
+                let Some(children) = open.last_mut() else {
+                    break 'tree done;
+                };
+                children.push(done);
+                p.skip_ws();
+                match p.peek() {
+                    Some(b',') => {
+                        p.pos += 1;
+                        break;
+                    }
+                    Some(b')') => {
+                        p.pos += 1;
+                        p.label(); // internal label, ignored
+                        let mut children = open.pop().expect("a parenthesis is open");
+                        done = match children.len() {
+                            2 => {
+                                let r = children.pop().expect("two children");
+                                let l = children.pop().expect("two children");
+                                Tree::node(l, r)
+                            }
+                            1 => children.pop().expect("one child"),
+                            k => {
+                                return Err(p.error(&format!(
+                                    "a node has {k} children; only binary hierarchies are supported"
+                                )));
+                            }
+                        };
+                        p.branch_length();
+                    }
+                    _ => return Err(p.error("expected ',' or ')'")),
+                }
+            }
+        };
         p.skip_ws();
         if p.peek() == Some(b';') {
             p.pos += 1;
@@ -322,7 +650,7 @@ impl Tree {
         if p.pos != p.s.len() {
             return Err(p.error("unexpected text after the tree"));
         }
-        Ok(t)
+        Ok(tree)
     }
 }
 
@@ -356,51 +684,13 @@ impl NewickParser<'_> {
         Error::tree(format!("Newick: {what} at byte {}", self.pos))
     }
 
-    fn subtree(&mut self) -> Result<Tree> {
-        self.skip_ws();
-        let t = if self.peek() == Some(b'(') {
-            self.pos += 1;
-            let mut children = vec![self.subtree()?];
-            self.skip_ws();
-            while self.peek() == Some(b',') {
-                self.pos += 1;
-                children.push(self.subtree()?);
-                self.skip_ws();
-            }
-            if self.peek() != Some(b')') {
-                return Err(self.error("expected ',' or ')'"));
-            }
-            self.pos += 1;
-            self.label(); // internal label, ignored
-            match children.len() {
-                2 => {
-                    let r = children.pop().unwrap();
-                    let l = children.pop().unwrap();
-                    Tree::node(l, r)
-                }
-                1 => children.pop().unwrap(),
-                k => {
-                    return Err(self.error(&format!(
-                        "a node has {k} children; only binary hierarchies are supported"
-                    )));
-                }
-            }
-        } else {
-            let start = self.pos;
-            let label = self.label();
-            label.parse::<usize>().map(Tree::Leaf).map_err(|_| {
-                self.pos = start;
-                self.error(&format!(
-                    "leaf label {label:?} is not a 0-based point index"
-                ))
-            })?
-        };
+    /// Skips an optional `:length` (read as a label and ignored).
+    fn branch_length(&mut self) {
         self.skip_ws();
         if self.peek() == Some(b':') {
             self.pos += 1;
-            self.label(); // branch length, ignored
+            self.label();
         }
-        Ok(t)
     }
 
     fn label(&mut self) -> String {
@@ -413,26 +703,135 @@ impl NewickParser<'_> {
     }
 }
 
-impl fmt::Display for Tree {
+impl Clone for Tree {
+    fn clone(&self) -> Tree {
+        self.fold(Tree::Leaf, Tree::node)
+    }
+}
+
+impl PartialEq for Tree {
+    fn eq(&self, other: &Tree) -> bool {
+        let mut stack = vec![(self, other)];
+        while let Some(pair) = stack.pop() {
+            match pair {
+                (Tree::Leaf(a), Tree::Leaf(b)) if a == b => {}
+                (Tree::Node(a, b), Tree::Node(c, d)) => {
+                    stack.push((b, d));
+                    stack.push((a, c));
+                }
+                _ => return false,
+            }
+        }
+        true
+    }
+}
+
+impl Eq for Tree {}
+
+impl Hash for Tree {
+    /// Hashes the pre-order sequence of nodes (a tag per node, the point of
+    /// each leaf), which determines the tree.
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        let mut stack = vec![self];
+        while let Some(t) = stack.pop() {
+            match t {
+                Tree::Leaf(i) => {
+                    state.write_u8(0);
+                    i.hash(state);
+                }
+                Tree::Node(l, r) => {
+                    state.write_u8(1);
+                    stack.push(r);
+                    stack.push(l);
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Debug for Tree {
+    /// As the derived form, on one line: `Node(Leaf(0), Node(Leaf(1), Leaf(2)))`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Tree::Leaf(i) => write!(f, "{i}"),
-            Tree::Node(l, r) => write!(f, "[{l},{r}]"),
+        enum Token<'a> {
+            Tree(&'a Tree),
+            Text(&'static str),
+        }
+        let mut stack = vec![Token::Tree(self)];
+        while let Some(token) = stack.pop() {
+            match token {
+                Token::Tree(Tree::Leaf(i)) => write!(f, "Leaf({i})")?,
+                Token::Tree(Tree::Node(l, r)) => {
+                    f.write_str("Node(")?;
+                    stack.push(Token::Text(")"));
+                    stack.push(Token::Tree(r));
+                    stack.push(Token::Text(", "));
+                    stack.push(Token::Tree(l));
+                }
+                Token::Text(s) => f.write_str(s)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Tree {
+    /// Frees the nodes with an explicit stack: the compiler's drop glue
+    /// would recurse once per level of nesting.
+    fn drop(&mut self) {
+        let Tree::Node(l, r) = self else { return };
+        if matches!((&**l, &**r), (Tree::Leaf(_), Tree::Leaf(_))) {
+            return;
+        }
+        let mut stack = vec![
+            std::mem::replace(&mut **l, Tree::Leaf(0)),
+            std::mem::replace(&mut **r, Tree::Leaf(0)),
+        ];
+        while let Some(mut t) = stack.pop() {
+            if let Tree::Node(l, r) = &mut t {
+                stack.push(std::mem::replace(&mut **l, Tree::Leaf(0)));
+                stack.push(std::mem::replace(&mut **r, Tree::Leaf(0)));
+            }
+            // `t` now has leaves for children: dropping it goes one level down.
+        }
+    }
+}
+
+impl fmt::Display for Tree {
+    /// The nested JSON list, e.g. `[[0,1],2]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_nested(f, '[', ']')
+    }
+}
+
+/// A subtree serialized as nested sequences, below a root whose depth was
+/// checked against [`SERDE_NESTING`].
+struct Nested<'a>(&'a Tree);
+
+impl Serialize for Nested<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        match self.0 {
+            Tree::Leaf(i) => serializer.serialize_u64(*i as u64),
+            Tree::Node(l, r) => {
+                let mut seq = serializer.serialize_seq(Some(2))?;
+                seq.serialize_element(&Nested(l))?;
+                seq.serialize_element(&Nested(r))?;
+                seq.end()
+            }
         }
     }
 }
 
 impl Serialize for Tree {
+    /// The nested list `[[0,1],2]`: serde sequences for a tree at most
+    /// 512 levels deep, else its JSON text as a [`RawValue`]
+    /// (the same output with `serde_json`'s writers, without recursion).
     fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        match self {
-            Tree::Leaf(i) => serializer.serialize_u64(*i as u64),
-            Tree::Node(l, r) => {
-                let mut seq = serializer.serialize_seq(Some(2))?;
-                seq.serialize_element(l.as_ref())?;
-                seq.serialize_element(r.as_ref())?;
-                seq.end()
-            }
+        if self.depth() <= SERDE_NESTING {
+            return Nested(self).serialize(serializer);
         }
+        RawValue::from_string(self.to_string())
+            .map_err(S::Error::custom)?
+            .serialize(serializer)
     }
 }
 

@@ -1,10 +1,15 @@
 //! Rooted trees with named leaves and any number of children per node: the
 //! target hierarchies of the interactive experiments (a flat class tree is a root
 //! with one clade per class), read from Newick.
+//!
+//! The tree is stored as flat arrays (children lists per node), so copying,
+//! comparing and dropping it never recurses; the Newick reader keeps the open
+//! parentheses on an explicit stack, so a target nested 100,000 levels deep
+//! reads like any other. A leading UTF-8 byte-order mark is skipped.
 
 use std::collections::HashMap;
 
-use crate::base::tree::NewickParser;
+use crate::base::tree::{BOM, NewickParser};
 use crate::error::{Error, Result};
 
 use super::triplets::LcaDepths;
@@ -20,7 +25,9 @@ pub struct Hierarchy {
 
 impl Hierarchy {
     /// Parses Newick: `((a,b,c)x,(d,e));`. Internal labels and branch lengths are
-    /// read and ignored; labels may be quoted with `'...'`.
+    /// read and ignored; labels may be quoted with `'...'`. Any depth; a
+    /// leading byte-order mark is skipped. Errors name the byte offset in
+    /// `text`.
     ///
     /// # Errors
     ///
@@ -29,7 +36,11 @@ impl Hierarchy {
         let mut p = Parser {
             cursor: NewickParser {
                 s: text.as_bytes(),
-                pos: 0,
+                pos: if text.starts_with(BOM) {
+                    BOM.len_utf8()
+                } else {
+                    0
+                },
             },
             h: Hierarchy {
                 children: Vec::new(),
@@ -37,8 +48,7 @@ impl Hierarchy {
                 root: 0,
             },
         };
-        p.skip_ws();
-        let root = p.node()?;
+        let root = p.tree()?;
         p.skip_ws();
         if p.peek() == Some(b';') {
             p.pos += 1;
@@ -68,8 +78,10 @@ impl Hierarchy {
     ///
     /// # Errors
     ///
-    /// A name that is not a leaf of the tree, or a leaf that is not in `names`.
+    /// A name that is not a leaf of the tree, a leaf that is not in `names`,
+    /// or more than 65,536 names (depths are `u16`).
     pub fn lca_depths(&self, names: &[String]) -> Result<LcaDepths> {
+        super::triplets::check_lca_points(names.len())?;
         let index: HashMap<&str, usize> = names
             .iter()
             .enumerate()
@@ -123,34 +135,55 @@ impl std::ops::DerefMut for Parser<'_> {
 }
 
 impl Parser<'_> {
-    fn node(&mut self) -> Result<usize> {
-        self.skip_ws();
-        let v = self.h.children.len();
-        self.h.children.push(Vec::new());
-        self.h.names.push(None);
-        if self.peek() == Some(b'(') {
-            self.pos += 1;
-            loop {
-                let c = self.node()?;
-                self.h.children[v].push(c);
-                self.skip_ws();
-                match self.peek() {
-                    Some(b',') => self.pos += 1,
-                    Some(b')') => {
-                        self.pos += 1;
-                        break;
-                    }
-                    _ => return Err(self.error("expected ',' or ')'")),
-                }
+    /// Reads one tree (a leaf or a parenthesised group with its label and
+    /// branch length) and returns its root node. Nodes are numbered in
+    /// pre-order; the open groups are on an explicit stack.
+    fn tree(&mut self) -> Result<usize> {
+        let mut open: Vec<usize> = Vec::new();
+        loop {
+            self.skip_ws();
+            let v = self.h.children.len();
+            self.h.children.push(Vec::new());
+            self.h.names.push(None);
+            if let Some(&parent) = open.last() {
+                self.h.children[parent].push(v);
             }
-            self.label()?;
-        } else {
+            if self.peek() == Some(b'(') {
+                self.pos += 1;
+                open.push(v);
+                continue;
+            }
             let name = self.label()?;
             if name.is_empty() {
                 return Err(self.error("expected a leaf name"));
             }
             self.h.names[v] = Some(name);
+            self.branch_length()?;
+            // Close every group that ends here.
+            loop {
+                if open.is_empty() {
+                    return Ok(0);
+                }
+                self.skip_ws();
+                match self.peek() {
+                    Some(b',') => {
+                        self.pos += 1;
+                        break;
+                    }
+                    Some(b')') => {
+                        self.pos += 1;
+                        open.pop();
+                        self.label()?;
+                        self.branch_length()?;
+                    }
+                    _ => return Err(self.error("expected ',' or ')'")),
+                }
+            }
         }
+    }
+
+    /// Checks an optional `:length`.
+    fn branch_length(&mut self) -> Result<()> {
         self.skip_ws();
         if self.peek() == Some(b':') {
             self.pos += 1;
@@ -164,7 +197,7 @@ impl Parser<'_> {
                 return Err(self.error("expected a branch length after ':'"));
             }
         }
-        Ok(v)
+        Ok(())
     }
 
     fn label(&mut self) -> Result<String> {

@@ -5,6 +5,10 @@
 //! `ln(1 - t)` (leaves sit at `t = 1`): keeping `1 - t` rather than `t` keeps the
 //! short branches near the leaves exact. An SPR move relinks `O(1)` nodes and
 //! updates the leaf counts of their ancestors.
+//!
+//! Every walk over the tree (building it from a [`Tree`], reading its
+//! topology, times and Newick form) uses an explicit stack: a caterpillar over
+//! all the points is as deep as there are points.
 
 use crate::base::tree::Tree;
 use crate::error::{Error, Result};
@@ -129,24 +133,41 @@ impl DdtTree {
         }
     }
 
-    /// Lays out `tree` below a new node id, pre-order ids; returns the node.
+    /// Lays out `tree` below a new node id, pre-order ids (reading `om` of
+    /// each internal node in pre-order); returns the node. Iterative: any depth.
     fn build(&mut self, tree: &Tree, next: &mut usize, om: &mut dyn FnMut(usize) -> f64) -> u32 {
-        match tree {
-            Tree::Leaf(i) => *i as u32,
-            Tree::Node(l, r) => {
-                let v = *next;
-                *next += 1;
-                self.om[v] = om(v);
-                self.lom[v] = self.om[v].ln();
-                let a = self.build(l, next, om);
-                let b = self.build(r, next, om);
-                self.kids[v] = [a, b];
-                self.parent[a as usize] = v as u32;
-                self.parent[b as usize] = v as u32;
-                self.count[v] = self.count[a as usize] + self.count[b as usize];
-                v as u32
+        // (subtree, its parent and side); the internal nodes in pre-order.
+        let mut stack: Vec<(&Tree, Option<(usize, usize)>)> = vec![(tree, None)];
+        let mut internal = Vec::new();
+        let mut top = 0;
+        while let Some((t, up)) = stack.pop() {
+            let v = match t {
+                Tree::Leaf(i) => *i,
+                Tree::Node(l, r) => {
+                    let v = *next;
+                    *next += 1;
+                    self.om[v] = om(v);
+                    self.lom[v] = self.om[v].ln();
+                    internal.push(v);
+                    stack.push((r, Some((v, 1))));
+                    stack.push((l, Some((v, 0))));
+                    v
+                }
+            };
+            match up {
+                Some((p, side)) => {
+                    self.kids[p][side] = v as u32;
+                    self.parent[v] = p as u32;
+                }
+                None => top = v,
             }
         }
+        // Pre-order numbers children after their parent: counts bottom-up.
+        for &v in internal.iter().rev() {
+            let [a, b] = self.kids[v];
+            self.count[v] = self.count[a as usize] + self.count[b as usize];
+        }
+        top as u32
     }
 
     /// Sets `1 - t` of the internal nodes below `v` (inclusive) by halving from
@@ -176,44 +197,64 @@ impl DdtTree {
         self.subtree(self.top).canonical()
     }
 
-    /// The topology below node `v`.
+    /// The topology below node `v`. Iterative: any depth.
     pub(crate) fn subtree(&self, v: u32) -> Tree {
-        if (v as usize) < self.n {
-            return Tree::Leaf(v as usize);
+        let mut done: Vec<Tree> = Vec::new();
+        let mut stack = vec![(v, false)];
+        while let Some((v, expanded)) = stack.pop() {
+            if (v as usize) < self.n {
+                done.push(Tree::Leaf(v as usize));
+                continue;
+            }
+            if !expanded {
+                let [a, b] = self.kids[v as usize];
+                stack.push((v, true));
+                stack.push((b, false));
+                stack.push((a, false));
+            } else {
+                let r = done.pop().expect("post-order: right child first");
+                let l = done.pop().expect("post-order: left child first");
+                done.push(Tree::node(l, r));
+            }
         }
-        let [a, b] = self.kids[v as usize];
-        Tree::node(self.subtree(a), self.subtree(b))
+        done.pop().expect("a subtree")
     }
 
     /// The divergence times of the internal nodes in pre-order of [`DdtTree::topology`]
     /// (the order [`DdtTree::new`] takes).
     pub fn times(&self) -> Vec<f64> {
-        fn go(t: &DdtTree, v: u32, out: &mut Vec<f64>) {
-            if (v as usize) < t.n {
-                return;
+        // The smallest leaf below every node, bottom-up; then a pre-order
+        // walk with the child holding the smaller leaf first.
+        let mut min_leaf: Vec<u32> = (0..self.parent.len() as u32).collect();
+        let mut order = Vec::with_capacity(self.n.saturating_sub(1));
+        let mut stack = vec![self.top];
+        while let Some(v) = stack.pop() {
+            if (v as usize) >= self.n {
+                order.push(v);
+                stack.extend(self.kids[v as usize]);
             }
-            out.push(1.0 - t.om[v as usize]);
-            let [a, b] = t.kids[v as usize];
-            let (a, b) = if t.min_leaf(a) <= t.min_leaf(b) {
+        }
+        for &v in order.iter().rev() {
+            let [a, b] = self.kids[v as usize];
+            min_leaf[v as usize] = min_leaf[a as usize].min(min_leaf[b as usize]);
+        }
+        let mut out = Vec::with_capacity(self.n.saturating_sub(1));
+        let mut stack = vec![self.top];
+        while let Some(v) = stack.pop() {
+            if (v as usize) < self.n {
+                continue;
+            }
+            out.push(1.0 - self.om[v as usize]);
+            let [a, b] = self.kids[v as usize];
+            let (a, b) = if min_leaf[a as usize] <= min_leaf[b as usize] {
                 (a, b)
             } else {
                 (b, a)
             };
-            go(t, a, out);
-            go(t, b, out);
+            stack.push(b);
+            stack.push(a);
         }
-        let mut out = Vec::with_capacity(self.n - 1);
-        go(self, self.top, &mut out);
         out
-    }
-
-    fn min_leaf(&self, v: u32) -> u32 {
-        if (v as usize) < self.n {
-            v
-        } else {
-            let [a, b] = self.kids[v as usize];
-            self.min_leaf(a).min(self.min_leaf(b))
-        }
     }
 
     /// The leaves below node `v`.
@@ -252,27 +293,44 @@ impl DdtTree {
     }
 
     /// Newick with the given leaf names and branch lengths in time units (the top
-    /// node's branch is the stem from `t = 0`).
+    /// node's branch is the stem from `t = 0`). Iterative: any depth.
     pub fn to_newick(&self, names: &[String]) -> String {
-        fn go(t: &DdtTree, v: u32, names: &[String], s: &mut String) {
-            if (v as usize) < t.n {
-                s.push_str(&quote(&names[v as usize]));
-            } else {
-                let [a, b] = t.kids[v as usize];
-                s.push('(');
-                go(t, a, names, s);
-                s.push(',');
-                go(t, b, names, s);
-                s.push(')');
-            }
-            let up = match t.parent[v as usize] {
-                NONE => 1.0,
-                p => t.om[p as usize],
-            };
-            s.push_str(&format!(":{}", fmt_len(up - t.om[v as usize])));
+        enum Token {
+            Node(u32),
+            Comma,
+            /// The closing parenthesis of a node and its branch length.
+            Close(u32),
         }
+        let branch = |v: u32| {
+            let up = match self.parent[v as usize] {
+                NONE => 1.0,
+                p => self.om[p as usize],
+            };
+            format!(":{}", fmt_len(up - self.om[v as usize]))
+        };
         let mut s = String::new();
-        go(self, self.top, names, &mut s);
+        let mut stack = vec![Token::Node(self.top)];
+        while let Some(token) = stack.pop() {
+            match token {
+                Token::Node(v) if (v as usize) < self.n => {
+                    s.push_str(&quote(&names[v as usize]));
+                    s.push_str(&branch(v));
+                }
+                Token::Node(v) => {
+                    let [a, b] = self.kids[v as usize];
+                    s.push('(');
+                    stack.push(Token::Close(v));
+                    stack.push(Token::Node(b));
+                    stack.push(Token::Comma);
+                    stack.push(Token::Node(a));
+                }
+                Token::Comma => s.push(','),
+                Token::Close(v) => {
+                    s.push(')');
+                    s.push_str(&branch(v));
+                }
+            }
+        }
         s.push(';');
         s
     }

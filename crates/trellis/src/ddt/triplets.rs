@@ -23,7 +23,7 @@
 use rand::Rng;
 use rand::seq::SliceRandom;
 
-use crate::base::tree::Tree;
+use crate::base::tree::{Tree, strip_bom};
 use crate::error::{Error, ErrorKind, Result};
 
 use super::tree::DdtTree;
@@ -93,9 +93,10 @@ pub(crate) fn check(n: usize, triplets: &[Triplet]) -> Result<()> {
 }
 
 /// Parses triplets given by point names, one `a b c` per line (`({a, b}, c)`;
-/// fields separated by whitespace or commas; `#` starts a comment). Errors
-/// name the line.
+/// fields separated by whitespace or commas; `#` starts a comment; a leading
+/// UTF-8 byte-order mark is skipped). Errors name the line.
 pub fn parse_triplets(text: &str, names: &[String]) -> Result<Vec<Triplet>> {
+    let text = strip_bom(text);
     let index: std::collections::HashMap<&str, usize> = names
         .iter()
         .enumerate()
@@ -209,44 +210,70 @@ pub(crate) fn aho_components(
     Ok(comps)
 }
 
-fn rec(leaves: Vec<usize>, trips: Vec<Triplet>, pos: &mut Vec<usize>) -> Result<Tree> {
-    if leaves.len() == 1 {
-        return Ok(Tree::Leaf(leaves[0]));
+/// BUILD on `leaves` with the triplets among them, using `pos` (one slot
+/// per point) as scratch. The pending sides are kept on an explicit stack
+/// (left before right, as a recursion would): a caterpillar over every point
+/// is as deep as there are points.
+fn rec(leaves: Vec<usize>, trips: Vec<Triplet>, pos: &mut [usize]) -> Result<Tree> {
+    enum Task {
+        Build(Vec<usize>, Vec<Triplet>),
+        Join,
     }
-    for (i, &l) in leaves.iter().enumerate() {
-        pos[l] = i;
-    }
-    let mut comps = aho_components(&leaves, &trips, |x| pos[x])?;
-    comps.sort_by_key(|c| std::cmp::Reverse(c.len()));
-    let (mut left, mut right) = (Vec::new(), Vec::new());
-    for c in comps {
-        if left.len() <= right.len() {
-            left.extend(c);
-        } else {
-            right.extend(c);
+    let mut tasks = vec![Task::Build(leaves, trips)];
+    let mut done: Vec<Tree> = Vec::new();
+    while let Some(task) = tasks.pop() {
+        let (leaves, trips) = match task {
+            Task::Join => {
+                let r = done.pop().expect("the right side before its join");
+                let l = done.pop().expect("the left side before its join");
+                done.push(Tree::node(l, r));
+                continue;
+            }
+            Task::Build(leaves, trips) => (leaves, trips),
+        };
+        if leaves.len() == 1 {
+            done.push(Tree::Leaf(leaves[0]));
+            continue;
         }
-    }
-    let mut side = vec![0u8; pos.len()];
-    for &l in &right {
-        side[l] = 1;
-    }
-    let (mut tl, mut tr) = (Vec::new(), Vec::new());
-    for t in trips {
-        let s = [side[t.a], side[t.b], side[t.c]];
-        if s == [0, 0, 0] {
-            tl.push(t);
-        } else if s == [1, 1, 1] {
-            tr.push(t);
+        for (i, &l) in leaves.iter().enumerate() {
+            pos[l] = i;
         }
+        let mut comps = aho_components(&leaves, &trips, |x| pos[x])?;
+        comps.sort_by_key(|c| std::cmp::Reverse(c.len()));
+        let (mut left, mut right) = (Vec::new(), Vec::new());
+        for c in comps {
+            if left.len() <= right.len() {
+                left.extend(c);
+            } else {
+                right.extend(c);
+            }
+        }
+        let mut side = vec![0u8; pos.len()];
+        for &l in &right {
+            side[l] = 1;
+        }
+        let (mut tl, mut tr) = (Vec::new(), Vec::new());
+        for t in trips {
+            let s = [side[t.a], side[t.b], side[t.c]];
+            if s == [0, 0, 0] {
+                tl.push(t);
+            } else if s == [1, 1, 1] {
+                tr.push(t);
+            }
+        }
+        tasks.push(Task::Join);
+        tasks.push(Task::Build(right, tr));
+        tasks.push(Task::Build(left, tl));
     }
-    drop(side);
-    let l = rec(left, tl, pos)?;
-    let r = rec(right, tr, pos)?;
-    Ok(Tree::node(l, r))
+    Ok(done.pop().expect("the root"))
 }
 
+/// The most points an [`LcaDepths`] is built for from a user's tree: its
+/// depths are `u16`, and a tree over `n` leaves has depths below `n`.
+pub(crate) const MAX_LCA_POINTS: usize = 1 << 16;
+
 /// The depth of the lowest common ancestor of every pair of leaves of a rooted
-/// tree (binary or not), the root at depth 0.
+/// tree (binary or not), the root at depth 0 and unary nodes not counted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LcaDepths {
     n: usize,
@@ -256,6 +283,16 @@ pub struct LcaDepths {
 impl LcaDepths {
     /// From a list of children per node: `children[v]` (empty for a leaf),
     /// `leaf_of[v]` the point of leaf `v`, `root` the root node; `n` points.
+    ///
+    /// A depth counts the *branching* ancestors (nodes with two or more
+    /// children) above the LCA: unary nodes, which a Newick target may nest
+    /// without limit, are skipped. Every LCA of two leaves is a branching
+    /// node, so the order of the depths of LCAs on one root path (all that
+    /// triplets compare) is that of the plain depths, and a tree over `n`
+    /// leaves has depths below `n`: `u16` holds them up to
+    /// [`MAX_LCA_POINTS`] points (the public constructors check it; beyond,
+    /// depths saturate).
+    /// Post-order over an explicit stack: any depth.
     pub(crate) fn from_children(
         n: usize,
         children: &[Vec<usize>],
@@ -263,22 +300,27 @@ impl LcaDepths {
         root: usize,
     ) -> LcaDepths {
         let mut depth = vec![0u16; n * n];
-        // Post-order: leaves below each node.
-        fn go(
-            v: usize,
-            d: u16,
-            children: &[Vec<usize>],
-            leaf_of: &[Option<usize>],
-            n: usize,
-            depth: &mut [u16],
-        ) -> Vec<usize> {
+        // The leaves below each finished node, awaiting its parent.
+        let mut done: Vec<Vec<usize>> = Vec::new();
+        // (node, its depth, whether its children are done)
+        let mut stack = vec![(root, 0u16, false)];
+        while let Some((v, d, expanded)) = stack.pop() {
             if let Some(p) = leaf_of[v] {
-                return vec![p];
+                done.push(vec![p]);
+                continue;
             }
-            let parts: Vec<Vec<usize>> = children[v]
-                .iter()
-                .map(|&c| go(c, d + 1, children, leaf_of, n, depth))
-                .collect();
+            let kids = &children[v];
+            if !expanded {
+                let below = if kids.len() >= 2 {
+                    d.saturating_add(1)
+                } else {
+                    d
+                };
+                stack.push((v, d, true));
+                stack.extend(kids.iter().rev().map(|&c| (c, below, false)));
+                continue;
+            }
+            let parts = done.split_off(done.len() - kids.len());
             for x in 0..parts.len() {
                 for y in x + 1..parts.len() {
                     for &i in &parts[x] {
@@ -289,9 +331,8 @@ impl LcaDepths {
                     }
                 }
             }
-            parts.concat()
+            done.push(parts.concat());
         }
-        go(root, 0, children, leaf_of, n, &mut depth);
         LcaDepths { n, depth }
     }
 
@@ -299,30 +340,31 @@ impl LcaDepths {
     ///
     /// # Errors
     ///
-    /// A tree that is not over `0..n`.
+    /// A tree that is not over `0..n`, or more than 65,536 points (depths are `u16`).
     pub fn from_tree(tree: &Tree, n: usize) -> Result<LcaDepths> {
+        check_lca_points(n)?;
         tree.validate(n, true)?;
         let mut children = Vec::new();
         let mut leaf_of = Vec::new();
-        fn lay(
-            t: &Tree,
-            children: &mut Vec<Vec<usize>>,
-            leaf_of: &mut Vec<Option<usize>>,
-        ) -> usize {
+        // Post-order numbering; the nodes awaiting their parent.
+        let mut done: Vec<usize> = Vec::new();
+        for t in tree.post_order() {
             let v = children.len();
-            children.push(Vec::new());
             match t {
-                Tree::Leaf(i) => leaf_of.push(Some(*i)),
-                Tree::Node(l, r) => {
+                Tree::Leaf(i) => {
+                    children.push(Vec::new());
+                    leaf_of.push(Some(*i));
+                }
+                Tree::Node(..) => {
+                    let b = done.pop().expect("post-order: right child first");
+                    let a = done.pop().expect("post-order: left child first");
+                    children.push(vec![a, b]);
                     leaf_of.push(None);
-                    let a = lay(l, children, leaf_of);
-                    let b = lay(r, children, leaf_of);
-                    children[v] = vec![a, b];
                 }
             }
-            v
+            done.push(v);
         }
-        let root = lay(tree, &mut children, &mut leaf_of);
+        let root = done.pop().expect("post-order ends with the root");
         Ok(LcaDepths::from_children(n, &children, &leaf_of, root))
     }
 
@@ -397,6 +439,16 @@ impl LcaDepths {
         }
         out
     }
+}
+
+/// Refuses more than [`MAX_LCA_POINTS`] points for an [`LcaDepths`].
+pub(crate) fn check_lca_points(n: usize) -> Result<()> {
+    if n > MAX_LCA_POINTS {
+        return Err(Error::parameter(format!(
+            "{n} points: tree depths are compared for at most {MAX_LCA_POINTS} points"
+        )));
+    }
+    Ok(())
 }
 
 /// The triplet distance `TD(T*, T)` (Eq. 1): among the triplets resolved by the

@@ -85,60 +85,66 @@ pub fn tree_partitions<E: Energy + ?Sized>(energy: &E, tree: &Tree) -> Result<Tr
     })
 }
 
-/// Appends the nodes of `t` (children first) and returns the summary of its
-/// root.
-fn build<E: Energy + ?Sized>(energy: &E, t: &Tree, nodes: &mut Vec<Node>) -> E::Summary {
-    let (points, summary, children) = match t {
-        Tree::Leaf(i) => (vec![*i], energy.leaf(*i), None),
-        Tree::Node(l, r) => {
-            let ls = build(energy, l, nodes);
-            let li = nodes.len() - 1;
-            let rs = build(energy, r, nodes);
-            let ri = nodes.len() - 1;
-            let summary = energy.merge(
-                Cluster {
-                    points: Points::List(&nodes[li].points),
-                    summary: &ls,
-                },
-                Cluster {
-                    points: Points::List(&nodes[ri].points),
-                    summary: &rs,
-                },
-            );
-            let mut points = nodes[li].points.clone();
-            points.extend_from_slice(&nodes[ri].points);
-            points.sort_unstable();
-            (points, summary, Some((li, ri)))
-        }
-    };
-    let own = energy.log_energy(&summary);
-    let (rel, map) = match children {
-        None => (0.0, own),
-        Some((l, r)) => {
-            let mut sum = RelativeSum::new();
-            sum.add(own, 0.0);
-            sum.add(nodes[l].map + nodes[r].map, nodes[l].rel + nodes[r].rel);
-            (sum.rel(), own.max(nodes[l].map + nodes[r].map))
-        }
-    };
-    nodes.push(Node {
-        points,
-        children,
-        log_energy: own,
-        rel,
-        map,
-    });
-    summary
+/// Appends the nodes of `tree`, children first (post-order, so the root is
+/// last). Iterative: any depth.
+fn build<E: Energy + ?Sized>(energy: &E, tree: &Tree, nodes: &mut Vec<Node>) {
+    // The node index and summary of every subtree done, awaiting its parent.
+    let mut done: Vec<(usize, E::Summary)> = Vec::new();
+    for t in tree.post_order() {
+        let (points, summary, children) = match t {
+            Tree::Leaf(i) => (vec![*i], energy.leaf(*i), None),
+            Tree::Node(..) => {
+                let (ri, rs) = done.pop().expect("post-order: right child first");
+                let (li, ls) = done.pop().expect("post-order: left child first");
+                let summary = energy.merge(
+                    Cluster {
+                        points: Points::List(&nodes[li].points),
+                        summary: &ls,
+                    },
+                    Cluster {
+                        points: Points::List(&nodes[ri].points),
+                        summary: &rs,
+                    },
+                );
+                let mut points = nodes[li].points.clone();
+                points.extend_from_slice(&nodes[ri].points);
+                points.sort_unstable();
+                (points, summary, Some((li, ri)))
+            }
+        };
+        let own = energy.log_energy(&summary);
+        let (rel, map) = match children {
+            None => (0.0, own),
+            Some((l, r)) => {
+                let mut sum = RelativeSum::new();
+                sum.add(own, 0.0);
+                sum.add(nodes[l].map + nodes[r].map, nodes[l].rel + nodes[r].rel);
+                (sum.rel(), own.max(nodes[l].map + nodes[r].map))
+            }
+        };
+        nodes.push(Node {
+            points,
+            children,
+            log_energy: own,
+            rel,
+            map,
+        });
+        done.push((nodes.len() - 1, summary));
+    }
 }
 
+/// The clusters of the MAP cut below node `v`. Iterative: any depth.
 fn map_cut(nodes: &[Node], v: usize, out: &mut Partition) {
-    let node = &nodes[v];
-    match node.children {
-        Some((l, r)) if node.log_energy < nodes[l].map + nodes[r].map => {
-            map_cut(nodes, l, out);
-            map_cut(nodes, r, out);
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        let node = &nodes[v];
+        match node.children {
+            Some((l, r)) if node.log_energy < nodes[l].map + nodes[r].map => {
+                stack.push(r);
+                stack.push(l);
+            }
+            _ => out.push(node.points.clone()),
         }
-        _ => out.push(node.points.clone()),
     }
 }
 

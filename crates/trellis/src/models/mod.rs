@@ -356,39 +356,15 @@ impl<M: Search> Search for General<M> {
     }
 }
 
-/// A visitor of `(parent, left, right)` summaries.
-type SplitVisitor<'a, S> = dyn FnMut(&S, &S, &S) + 'a;
-
 /// Walks a tree bottom-up, merging summaries, and calls `split(parent, left,
 /// right)` for every internal node with `left` the child holding the lowest
-/// point. The tree must be valid for the model's points.
+/// point. The tree must be valid for the model's points. Iterative
+/// ([`Tree::fold`]): trees of any depth.
 fn for_each_tree_split<M: Summarize + ?Sized>(
     model: &M,
     tree: &Tree,
     mut split: impl FnMut(&M::Summary, &M::Summary, &M::Summary),
 ) {
-    fn go<M: Summarize + ?Sized>(
-        m: &M,
-        t: &Tree,
-        split: &mut SplitVisitor<'_, M::Summary>,
-    ) -> (Vec<usize>, M::Summary) {
-        match t {
-            Tree::Leaf(i) => (vec![*i], m.leaf(*i)),
-            Tree::Node(l, r) => {
-                let (mut lp, ls) = go(m, l, split);
-                let (mut rp, rs) = go(m, r, split);
-                if rp[0] < lp[0] {
-                    std::mem::swap(&mut lp, &mut rp);
-                    let parent = merged(m, &lp, &rs, &rp, &ls);
-                    split(&parent, &rs, &ls);
-                    return (union(lp, rp), parent);
-                }
-                let parent = merged(m, &lp, &ls, &rp, &rs);
-                split(&parent, &ls, &rs);
-                (union(lp, rp), parent)
-            }
-        }
-    }
     fn merged<M: Summarize + ?Sized>(
         m: &M,
         lp: &[usize],
@@ -412,7 +388,18 @@ fn for_each_tree_split<M: Summarize + ?Sized>(
         a.sort_unstable();
         a
     }
-    go(model, tree, &mut split);
+    tree.fold(
+        |i| (vec![i], model.leaf(i)),
+        |(mut lp, mut ls), (mut rp, mut rs)| {
+            if rp[0] < lp[0] {
+                std::mem::swap(&mut lp, &mut rp);
+                std::mem::swap(&mut ls, &mut rs);
+            }
+            let parent = merged(model, &lp, &ls, &rp, &rs);
+            split(&parent, &ls, &rs);
+            (union(lp, rp), parent)
+        },
+    );
 }
 
 /// `log φ(H)`: the total log-potential of a tree, merged bottom-up. The tree

@@ -112,16 +112,16 @@ fn cluster_error(c: Set, n: usize) -> Error {
     ))
 }
 
-/// The clusters of a tree (internal nodes) as sets.
+/// The clusters of a tree (internal nodes) as sets, children first; its
+/// leaves must be below 128 (checked by the caller). Iterative: any depth.
 fn tree_clusters(tree: &Tree, out: &mut Vec<Set>) -> Set {
-    match tree {
-        Tree::Leaf(i) => 1u128 << i,
-        Tree::Node(l, r) => {
-            let c = tree_clusters(l, out) | tree_clusters(r, out);
-            out.push(c);
-            c
-        }
-    }
+    tree.fold(
+        |i| 1u128 << i,
+        |l, r| {
+            out.push(l | r);
+            l | r
+        },
+    )
 }
 
 impl SparseTrellis {
