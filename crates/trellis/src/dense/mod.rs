@@ -251,8 +251,8 @@ impl<M: Model> Trellis<M> {
 
     /// `log P(H)` of a complete tree over all points.
     ///
-    /// Computed as the sum of the tree's split probabilities (see
-    /// [`Inside::split_log_p`]), not as `log φ(H) - log Z`, which loses every
+    /// Computed as the sum of the tree's split probabilities (each from the
+    /// MAP values and relative parts, see the module docs), not as `log φ(H) - log Z`, which loses every
     /// digit at extreme β: the MAP tree of a model with a unique MAP has
     /// `log P = 0` at β = 10^300.
     pub fn log_probability(&self, tree: &Tree) -> Result<f64> {
@@ -315,10 +315,10 @@ impl<M: Model> Inside<M> {
     }
 
     /// `log p(L | S)`, the log-probability that cluster `S = L ∪ R` splits
-    /// into `L` (holding its lowest point) and `R`: `(split_value - log M(S))
-    /// + r(L) + r(R) - r(S)`, every term small or exactly 0 for the MAP split,
-    /// so it is exact at any β (see the module docs). `-∞` for a split of
-    /// zero potential.
+    /// into `L` (holding its lowest point) and `R`:
+    /// `(split_value - log M(S)) + r(L) + r(R) - r(S)`, every term small or
+    /// exactly 0 for the MAP split, so it is exact at any β (see the module
+    /// docs). `-∞` for a split of zero potential.
     #[inline(always)]
     pub(crate) fn split_log_p(&self, left: Mask, right: Mask) -> f64 {
         let v = self.split_value(left, right);
