@@ -79,7 +79,9 @@ pub fn weights_tree_json(
     weights: &trellis::Weights,
     tree: Tree,
 ) -> Result<TreeJson> {
-    let cost = with_cost_model!(args.model, weights, 1.0, |model| trellis::tree_cost(
+    // The model at the user's β (the cost does not depend on it) so that its
+    // range check refuses a β whose product with the cost overflows.
+    let cost = with_cost_model!(args.model, weights, args.beta, |model| trellis::tree_cost(
         &model, &tree
     )?);
     Ok(TreeJson {

@@ -8,6 +8,7 @@ mod errors;
 mod flat;
 mod interactive;
 mod issue11_limits;
+mod issue11_numerics;
 mod issue11_readers;
 mod issue11_trees;
 mod jets;

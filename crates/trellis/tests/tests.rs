@@ -18,6 +18,8 @@
 //!   mark, malformed headers, bounded reads) and sizes checked before allocating;
 //! - `issue11_limits`: A*'s memory budget, durations beyond the clock, the
 //!   simulator's and the DDT's parameter ranges, memory messages (issue 11);
+//! - `issue11_numerics`: exact answers at any temperature (β up to 1e300) on
+//!   both trellises and both kernels, and the models' overflow checks;
 //! - `issue11_trees`: trees of any depth (parsing, printing, walks and drops on
 //!   a small stack), byte-order marks, and what jets files check;
 //! - `issue14_session`: `ddt::Session`, the interactive loop for a person
@@ -40,6 +42,7 @@ mod ddt;
 mod flat;
 mod ginkgo;
 mod issue11_limits;
+mod issue11_numerics;
 mod issue11_readers;
 mod issue11_trees;
 mod issue14_session;
