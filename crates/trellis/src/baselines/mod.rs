@@ -616,6 +616,39 @@ pub fn linkage(dist: &[f64], n: usize, method: Linkage) -> Result<Tree> {
         .canonical())
 }
 
+/// Euclidean distances between the rows of `points` (row-major `n × n`),
+/// the input SciPy's `linkage` computes from observations.
+///
+/// # Errors
+///
+/// No points, or a non-finite coordinate.
+pub fn euclidean_distances(points: &crate::Matrix) -> Result<Vec<f64>> {
+    let n = points.rows;
+    if n == 0 {
+        return Err(Error::new(ErrorKind::Empty));
+    }
+    for i in 0..n {
+        if let Some(j) = points.row(i).iter().position(|x| !x.is_finite()) {
+            return Err(Error::new(ErrorKind::NonFinite { row: i, col: j }));
+        }
+    }
+    let mut d = vec![0.0; n * n];
+    for i in 0..n {
+        for j in i + 1..n {
+            let dij = points
+                .row(i)
+                .iter()
+                .zip(points.row(j))
+                .map(|(a, b)| (a - b) * (a - b))
+                .sum::<f64>()
+                .sqrt();
+            d[i * n + j] = dij;
+            d[j * n + i] = dij;
+        }
+    }
+    Ok(d)
+}
+
 /// Dissimilarities from similarities, `d_ij = max_{k≠l} w_kl - w_ij` with a
 /// zero diagonal (row-major `n × n`): the A* paper's recipe for running
 /// linkage clustering on correlation-clustering weights. The shift makes
