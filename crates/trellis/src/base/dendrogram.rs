@@ -31,15 +31,14 @@
 //! # Newick
 //!
 //! [`Dendrogram::to_newick`] writes `[&R] ((a:0.5,b:0.5)0.93:1.5,c:2);` with
-//! [`Newick`] options: leaf names (quoted with `'...'` when they hold
-//! whitespace, an underscore or one of `()[]':;,`; point indices without
-//! names), branch lengths (parent height − child height), the support of
+//! [`Newick`] options: leaf names (quoted as [`newick_label`] says; point
+//! indices without names), branch lengths (parent height − child height), the support of
 //! each internal node below the root as its label (the phylogenetics
 //! convention for posterior or bootstrap support), and the rooted-tree mark.
 //!
 //! Every operation is `O(n log n)` and iterative (any depth).
 
-use super::tree::Tree;
+use super::tree::{Tree, newick_label};
 use crate::error::{Error, Result};
 use crate::models::Search;
 use std::fmt::Write;
@@ -376,7 +375,7 @@ impl Dendrogram {
             match token {
                 Token::Open(t @ Tree::Leaf(i), parent) => {
                     match options.names {
-                        Some(names) => push_label(&mut out, &names[*i]),
+                        Some(names) => out.push_str(&newick_label(&names[*i])),
                         None => {
                             let _ = write!(out, "{i}");
                         }
@@ -405,21 +404,6 @@ impl Dendrogram {
         }
         out.push(';');
         Ok(out)
-    }
-}
-
-/// Writes a Newick label, quoted when a reader could misread it.
-pub(crate) fn push_label(out: &mut String, name: &str) {
-    let plain = !name.is_empty()
-        && !name.chars().any(|c| {
-            c.is_whitespace() || matches!(c, '(' | ')' | '[' | ']' | '\'' | ':' | ';' | ',' | '_')
-        });
-    if plain {
-        out.push_str(name);
-    } else {
-        out.push('\'');
-        out.push_str(&name.replace('\'', "''"));
-        out.push('\'');
     }
 }
 
