@@ -763,3 +763,16 @@ def test_similarity_kinds():
     np.testing.assert_allclose(trellis.similarity(x, "expneg")[off], np.exp(-np.sqrt(sq))[off], atol=1e-12)
     c = trellis.similarity(x, center=True)
     np.testing.assert_allclose(c[off], cos[off] - cos[off].mean(), atol=1e-12)
+
+
+def test_stubs_match_runtime():
+    """The .pyi stubs describe the installed package (mypy's stubtest)."""
+    pytest.importorskip("mypy.stubtest")
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "mypy.stubtest", "trellis", "--ignore-missing-stub"],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 README = Path(__file__).resolve().parents[3] / "README.md"
+PACKAGE_README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def python_section(text: str) -> str | None:
@@ -88,3 +89,14 @@ def test_readme_python_section_runs(monkeypatch):
     # A snippet that draws must not leave figures open.
     if "matplotlib.pyplot" in sys.modules:
         sys.modules["matplotlib.pyplot"].close("all")
+
+
+def test_package_readme_runs(monkeypatch):
+    """Every ```python block of the package's own README (crates/trellis-py)."""
+    blocks = python_blocks(PACKAGE_README.read_text(encoding="utf-8"))
+    assert blocks, "the package README has an example"
+    pytest.importorskip("scipy")
+    monkeypatch.chdir(README.parent)
+    namespace: dict = {"__name__": "__readme__"}
+    for k, code in enumerate(blocks, 1):
+        exec(compile(code, f"crates/trellis-py/README.md (block {k})", "exec"), namespace)
