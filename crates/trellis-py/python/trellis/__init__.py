@@ -162,7 +162,17 @@ def astar(weights, model="hcc", approx=False, seed=0, beta=1.0, names=None,
           max_explored=None, time_limit=None, max_memory=None, n_jobs=None):
     """The MAP hierarchy by A* search (exact, or approximate with ``approx=True``).
 
-    Returns an ``AstarResult`` with ``tree``, ``cost``, ``exact`` and ``explored``.
+    ``weights``, ``model``, ``beta``, ``names``, ``max_memory`` and ``n_jobs``
+    as in ``exact_hierarchy``. ``approx``: search a sparse trellis grown from
+    the beam-search and average-linkage trees (up to 128 points; never worse
+    than those) instead of the full one. ``seed``: the approximate search's
+    sampler seed (same seed, same tree). ``max_explored``: a budget of
+    vertices explored (approximate search; deterministic). ``time_limit``:
+    seconds before the search stops (``TrellisError`` for the exact search;
+    the approximate one returns its best tree).
+
+    Returns an ``AstarResult`` with ``tree``, ``cost``, ``exact`` (proven
+    optimal) and ``explored``.
     """
     return _core.astar(
         _matrix(weights, "weights"), _str(model, "model"), bool(approx), _int(seed, "seed", 0, False),
@@ -174,6 +184,8 @@ def astar(weights, model="hcc", approx=False, seed=0, beta=1.0, names=None,
 def greedy(weights, model="hcc", beta=1.0, names=None):
     """Greedy agglomerative search for the model's best tree (a ``Tree``).
 
+    ``weights``, ``model``, ``beta`` and ``names`` as in ``exact_hierarchy``.
+
     On ``"hcc"`` its myopic split cost is 0 for negative weights, so it merges
     the most dissimilar points early: prefer ``astar(..., approx=True)`` there.
     """
@@ -181,7 +193,11 @@ def greedy(weights, model="hcc", beta=1.0, names=None):
 
 
 def beam(weights, model="hcc", beta=1.0, width=None, names=None):
-    """Beam search (``width`` states per step, default ``n(n-1)/2``); a ``Tree``."""
+    """Beam search for the model's best tree (a ``Tree``).
+
+    ``width``: partial hierarchies kept per step (default ``n(n-1)/2``);
+    ``weights``, ``model``, ``beta`` and ``names`` as in ``exact_hierarchy``.
+    """
     return _core.beam(
         _matrix(weights, "weights"), _str(model, "model"), _float(beta, "beta"), _int(width, "width", 1),
         _names(names),
@@ -194,6 +210,8 @@ def linkage(points=None, distances=None, method="average", names=None):
     Give ``points`` (Euclidean distances between rows) or ``distances`` (an
     ``(n, n)`` symmetric matrix). The returned ``Tree`` keeps the merge
     distances as heights: ``tree.to_linkage()`` is SciPy's matrix.
+    ``method``: ``"single"``, ``"complete"``, ``"average"`` or ``"ward"``;
+    ``names``: one label per point.
     """
     p = None if points is None else _matrix(points, "points")
     d = None if distances is None else _distances(distances)
