@@ -81,7 +81,7 @@ pub struct ScoredPartition {
 
 /// Bytes per subset of the flat trellis: energy and partition-function cells
 /// (24 each) and their compact copies (16 each), log Z and MAP value (8 each).
-const FLAT_BYTES: u64 = 24 + 24 + 16 + 16 + 8 + 8;
+pub(crate) const FLAT_BYTES: u64 = 24 + 24 + 16 + 16 + 8 + 8;
 
 /// The flat trellis over all subsets, with the partition function and MAP
 /// clustering of every subset computed.
