@@ -10,6 +10,7 @@ mod interactive;
 mod issue11_limits;
 mod issue11_readers;
 mod issue11_trees;
+mod issue13_trees;
 mod jets;
 mod serve;
 mod sparse;

@@ -156,6 +156,33 @@ impl Dendrogram {
         Dendrogram::new(tree, heights)
     }
 
+    /// The same dendrogram with its tree in canonical form
+    /// ([`Tree::canonical`]): each cluster keeps its height.
+    pub fn canonical(self) -> Dendrogram {
+        // A cluster of a hierarchy is identified by its smallest point and size.
+        let mut height_of = std::collections::HashMap::with_capacity(self.heights.len());
+        let mut next = self.heights.iter();
+        self.tree.fold(
+            |i| (i, 1usize),
+            |(lm, ls), (rm, rs)| {
+                let key = (lm.min(rm), ls + rs);
+                height_of.insert(key, *next.next().expect("one height per internal node"));
+                key
+            },
+        );
+        let tree = self.tree.canonical();
+        let mut heights = Vec::with_capacity(height_of.len());
+        tree.fold(
+            |i| (i, 1usize),
+            |(lm, ls), (rm, rs)| {
+                let key = (lm.min(rm), ls + rs);
+                heights.push(height_of[&key]);
+                key
+            },
+        );
+        Dendrogram { tree, heights }
+    }
+
     /// The tree.
     pub fn tree(&self) -> &Tree {
         &self.tree
@@ -430,8 +457,20 @@ mod tests {
             ]
         );
         let back = Dendrogram::from_linkage(&z).unwrap();
-        assert_eq!(back.tree().clone().canonical(), d.tree().clone().canonical());
+        assert_eq!(
+            back.tree().clone().canonical(),
+            d.tree().clone().canonical()
+        );
         assert_eq!(back.linkage().unwrap(), z);
+    }
+
+    #[test]
+    fn canonical_keeps_each_clusters_height() {
+        let d = Dendrogram::new(t("[2,[1,0]]"), vec![0.5, 2.0]).unwrap();
+        let c = d.clone().canonical();
+        assert_eq!(c.tree().to_string(), "[[0,1],2]");
+        assert_eq!(c.heights(), &[0.5, 2.0]);
+        assert_eq!(c.linkage().unwrap(), d.linkage().unwrap());
     }
 
     #[test]
