@@ -19,11 +19,14 @@ use trellis::ginkgo::{Ginkgo, Heuristic, Jet, Variant};
 use trellis::{Model, Options, Search, Tree, Weights};
 
 use crate::batch::per_jet;
-use crate::commands::to_json;
+use crate::commands::{
+    WithLinkage, check_jets_dendrogram, dendrogram_output, jet_linkage, to_json,
+};
 use crate::input::{Input, ginkgo_variant, load_checked, memory_limit};
 use crate::limits;
 use crate::output::number;
 use crate::progress::Bar;
+use crate::trees::{self, DendrogramArgs, HeightsKind};
 use crate::{ModelArgs, ModelKind, with_cost_model};
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,9 +118,12 @@ pub struct AstarArgs {
     #[arg(long, conflicts_with = "newick")]
     pub json: bool,
 
-    /// Print the tree in Newick.
+    /// Print the tree in rooted Newick with branch lengths (see --heights).
     #[arg(long)]
     pub newick: bool,
+
+    #[command(flatten)]
+    pub dendrogram: DendrogramArgs,
 }
 
 /// The JSON output: the search's outcome with the problem's size and the heuristic.
@@ -304,6 +310,7 @@ fn check_sizes(args: &AstarArgs, n: usize, parallel: usize) -> Result<()> {
 
 pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
     check(args)?;
+    check_jets_dendrogram(&args.model, &args.dendrogram)?;
     // The point limit and the sizes of the flags are checked before the
     // weights are built.
     let check_points = |n: usize| {
@@ -332,7 +339,15 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
                 &file,
                 progress,
                 |jet| (jet.len() as u64).pow(3),
-                |_, jet| jet_outcome(jet, variant, args),
+                |_, jet| {
+                    let out = jet_outcome(jet, variant, args)?;
+                    let tree = &out.outcome.best.tree;
+                    let linkage = jet_linkage(jet, variant, tree, &args.dendrogram)?;
+                    Ok(WithLinkage {
+                        result: out,
+                        linkage,
+                    })
+                },
             )
         }
         Input::Weights(weights) => {
@@ -345,8 +360,15 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
             if args.json {
                 return to_json(&weights.with_names(out));
             }
-            if args.newick {
-                return Ok(weights.newick(&out.outcome.best.tree) + "\n");
+            let heights = args.dendrogram.heights.unwrap_or(HeightsKind::Cost);
+            let dendrogram = trees::of_weights(
+                args.model.model,
+                &weights,
+                out.outcome.best.tree.clone(),
+                heights,
+            )?;
+            if args.newick || args.dendrogram.any() {
+                return dendrogram_output(&dendrogram, &weights, &args.dendrogram);
             }
             let kind = if args.approx { "Approximate" } else { "Exact" };
             let full = 3f64.powi(out.n as i32);
@@ -369,7 +391,7 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
                 out.outcome.splits,
                 out.outcome.splits as f64 / full,
                 out.outcome.rounds,
-                weights.newick(&out.outcome.best.tree)
+                trees::weights_newick(&dendrogram, &weights)?.trim_end()
             ))
         }
     }

@@ -3,16 +3,23 @@
 //! the same output as `map` (the tree's `log_potential`, and `cost` for the
 //! cost models, under `--model`).
 
-use anyhow::Result;
-use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::{ArgGroup, Args, ValueEnum};
 use trellis::baselines::{self as agglomerative, Linkage};
 use trellis::ginkgo::{Ginkgo, Jet};
-use trellis::{Model, Tree, Weights};
+use trellis::io::{ReadOptions, Table};
+use trellis::{Dendrogram, Model, Search, Tree, Weights};
 
 use crate::batch::per_jet;
-use crate::commands::{TreeJson, weights_tree_output};
-use crate::input::{Input, ginkgo_variant, load_checked, memory_limit};
-use crate::{ModelArgs, limits, with_cost_model};
+use crate::commands::{TreeJson, WithLinkage, check_jets_dendrogram, to_json, weights_tree_output};
+use crate::input::{
+    Input, NamedWeights, check_beta_and_memory, gib, ginkgo_variant, load_checked, memory_limit,
+    read_input, read_points, similarity_weights,
+};
+use crate::trees::{self, DendrogramArgs, HeightsKind};
+use crate::{DataArgs, ModelArgs, ModelKind, limits, with_cost_model};
 
 /// Output flags shared by the baselines.
 #[derive(Args, Debug)]
@@ -21,9 +28,11 @@ pub struct TreeOutput {
     /// jet per line, with "id").
     #[arg(long, conflicts_with = "newick")]
     pub json: bool,
-    /// Print the tree in Newick.
+    /// Print the tree in rooted Newick with branch lengths (see --heights).
     #[arg(long)]
     pub newick: bool,
+    #[command(flatten)]
+    pub dendrogram: DendrogramArgs,
 }
 
 #[derive(Args, Debug)]
@@ -57,16 +66,81 @@ pub enum LinkageMethod {
     Ward,
 }
 
+/// What the linkage of `--points` runs on.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Metric {
+    /// Euclidean distances between the rows, as SciPy's `linkage` computes from
+    /// observations.
+    Euclidean,
+    /// max(similarity) - similarity, with the points' similarity (--similarity,
+    /// --center).
+    Similarity,
+}
+
 #[derive(Args, Debug)]
+#[command(group(ArgGroup::new("input").required(true).args(["weights", "points", "jets", "distances"])))]
 pub struct LinkageArgs {
+    /// Score the tree under this model and report its "log_potential" and "cost" (hcc,
+    /// dasgupta over --weights or the points' similarity; ginkgo, ginkgo-legacy for
+    /// --jets, where it is required). Not with --distances.
+    #[arg(long, value_enum)]
+    pub model: Option<ModelKind>,
+
+    /// Jets file (JSON): linkage on the angles between the leaves' 3-momenta; one JSON
+    /// object per jet per line.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["distances", "metric"])]
+    pub jets: Option<PathBuf>,
+
+    /// Dissimilarities: an N x N symmetric matrix of distances >= 0 (CSV without header
+    /// or .npy, `-` for standard input; the diagonal is ignored). The merge heights equal
+    /// SciPy's `linkage` on the same matrix.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["model", "metric"])]
+    pub distances: Option<PathBuf>,
+
+    /// What the linkage of --points runs on: `euclidean` distances between the rows (as
+    /// SciPy's `linkage(points)`), or `similarity`: max(s) - s for the points'
+    /// similarity s (--similarity, --center; the behaviour before --metric, and the
+    /// weights --model scores with) [default: euclidean].
+    #[arg(long, value_enum, requires = "points")]
+    pub metric: Option<Metric>,
+
     #[command(flatten)]
-    pub model: ModelArgs,
-    /// Linkage: distances are max(similarity) - similarity for weights and points, and
-    /// the angle between the leaves' 3-momenta for jets.
+    pub data: DataArgs,
+
+    /// Inverse temperature of --model: log psi = -beta * cost.
+    #[arg(
+        long,
+        default_value_t = 1.0,
+        value_name = "B",
+        allow_negative_numbers = true
+    )]
+    pub beta: f64,
+
+    /// Refuse to run if the input and the search need more than this many GiB
+    /// [default: the memory available].
+    #[arg(long, value_name = "GIB")]
+    pub max_memory: Option<f64>,
+
+    /// Linkage: distances are those of --distances, the Euclidean distances of --points
+    /// (see --metric), max(similarity) - similarity for --weights, and the angle between
+    /// the leaves' 3-momenta for jets.
     #[arg(long, value_enum)]
     pub method: LinkageMethod,
     #[command(flatten)]
     pub output: TreeOutput,
+}
+
+impl LinkageArgs {
+    /// The model arguments of `--model`.
+    fn model_args(&self, model: ModelKind) -> ModelArgs {
+        ModelArgs {
+            model,
+            jets: self.jets.clone(),
+            data: self.data.clone(),
+            beta: self.beta,
+            max_memory: self.max_memory,
+        }
+    }
 }
 
 /// The tree of a jets-file baseline, scored under the jet model.
@@ -91,6 +165,17 @@ enum Problem<'a> {
 trait Baseline: Sync {
     /// The tree of the search on `model` of `problem`.
     fn search<M: Model>(&self, model: &M, problem: Problem<'_>) -> Result<Tree>;
+
+    /// The tree with its merge heights (`--heights`, default by cost).
+    fn dendrogram<M: Search>(
+        &self,
+        model: &M,
+        _: Problem<'_>,
+        tree: Tree,
+        heights: Option<HeightsKind>,
+    ) -> Result<Dendrogram> {
+        trees::of_model(model, tree, heights.unwrap_or(HeightsKind::Cost))
+    }
 }
 
 /// Runs a baseline on the input of `args` and prints its tree like `map`.
@@ -115,6 +200,7 @@ fn run(
             memory_limit(args),
         )
     };
+    check_jets_dendrogram(args, &output.dendrogram)?;
     let input = load_checked(args, None, &check_points)?;
     let (n, parallel) = match &input {
         Input::Jets(file) => (
@@ -137,7 +223,22 @@ fn run(
                 |jet| work(jet.len()),
                 |_, jet| {
                     let model = Ginkgo::new(jet, variant);
-                    jet_tree_json(jet, &model, baseline.search(&model, Problem::Jet(jet))?)
+                    let tree = baseline.search(&model, Problem::Jet(jet))?;
+                    let linkage = if output.dendrogram.any() {
+                        let d = baseline.dendrogram(
+                            &model,
+                            Problem::Jet(jet),
+                            tree.clone(),
+                            output.dendrogram.heights,
+                        )?;
+                        Some(d.linkage()?)
+                    } else {
+                        None
+                    };
+                    Ok(WithLinkage {
+                        result: jet_tree_json(jet, &model, tree)?,
+                        linkage,
+                    })
                 },
             )
         }
@@ -146,7 +247,15 @@ fn run(
             let problem = Problem::Weights(&weights);
             let tree = with_cost_model!(args.model, &weights, 1.0, |m| baseline
                 .search(&m, problem)?);
-            weights_tree_output(args, &weights, tree, title, output.json, output.newick)
+            weights_tree_output(
+                args,
+                &weights,
+                tree,
+                title,
+                output.json,
+                output.newick,
+                &output.dendrogram,
+            )
         }
     }
 }
@@ -226,6 +335,29 @@ impl Baseline for ClassicLinkage {
             Problem::Jet(jet) => agglomerative::linkage(&jet.angle_distances(), jet.len(), self.0)?,
         })
     }
+
+    /// By default the merge distances.
+    fn dendrogram<M: Search>(
+        &self,
+        model: &M,
+        problem: Problem<'_>,
+        tree: Tree,
+        heights: Option<HeightsKind>,
+    ) -> Result<Dendrogram> {
+        if let Some(h) = heights {
+            return trees::of_model(model, tree, h);
+        }
+        Ok(match problem {
+            Problem::Weights(w) => agglomerative::linkage_dendrogram(
+                &agglomerative::distances_from_similarities(w),
+                w.n(),
+                self.0,
+            )?,
+            Problem::Jet(jet) => {
+                agglomerative::linkage_dendrogram(&jet.angle_distances(), jet.len(), self.0)?
+            }
+        })
+    }
 }
 
 pub fn linkage(a: &LinkageArgs, progress: bool) -> Result<String> {
@@ -235,13 +367,167 @@ pub fn linkage(a: &LinkageArgs, progress: bool) -> Result<String> {
         LinkageMethod::Complete => Linkage::Complete,
         LinkageMethod::Ward => Linkage::Ward,
     };
-    run(
-        &a.model,
-        &a.output,
-        progress,
-        cubic,
-        |n| 8 * (n as u128) * (n as u128),
-        &format!("{:?} linkage hierarchy", a.method),
-        &ClassicLinkage(method),
-    )
+    let title = format!("{:?} linkage hierarchy", a.method);
+    if a.jets.is_some() {
+        let model = a.model.ok_or_else(|| {
+            anyhow::anyhow!(
+                "--jets needs --model ginkgo or ginkgo-legacy (the likelihood it reports)"
+            )
+        })?;
+        return run(
+            &a.model_args(model),
+            &a.output,
+            progress,
+            cubic,
+            |n| 8 * (n as u128) * (n as u128),
+            &title,
+            &ClassicLinkage(method),
+        );
+    }
+    linkage_on_matrix(a, method, &title)
+}
+
+/// `linkage` on `--distances`, `--points` or `--weights`: the tree and its
+/// merge distances, scored under `--model` when it is given.
+fn linkage_on_matrix(a: &LinkageArgs, method: Linkage, title: &str) -> Result<String> {
+    check_beta_and_memory(a.beta, a.max_memory)?;
+    let limit = gib(a.max_memory);
+    let flags = &a.output.dendrogram;
+    if let Some(m) = a.model {
+        if ginkgo_variant(m).is_some() {
+            bail!("--model {m:?} scores jets: give them with --jets FILE");
+        }
+    }
+    if a.model.is_none() && flags.heights == Some(HeightsKind::Cost) {
+        bail!(
+            "--heights cost needs --model (hcc or dasgupta) to score the tree; leave it out for \
+             the merge distances, or use --heights rank"
+        );
+    }
+    // The distance matrix, its copy in the search, and the weights.
+    let check = |n: usize| {
+        limits::check(
+            &format!("{} over {n} points", title.to_lowercase()),
+            (16 * (n as u128) * (n as u128)).saturating_add(limits::weights_bytes(n)),
+            limit,
+        )
+    };
+    // (distances, names, weights for --model)
+    let (dist, n, names, weights) = if let Some(path) = &a.distances {
+        if a.data.similarity.is_some()
+            || a.data.gamma.is_some()
+            || a.data.center
+            || a.data.names_column.is_some()
+        {
+            bail!(
+                "--similarity, --gamma, --center and --names-column apply to --points, not to --distances"
+            );
+        }
+        let options = ReadOptions::weights().with_max_bytes(trellis::io::input_limit(limit));
+        let table = trellis::io::read_table(path, &options)?;
+        let m = table.matrix;
+        if m.rows != m.cols {
+            bail!(
+                "--distances must be a square N x N matrix, not {} x {}",
+                m.rows,
+                m.cols
+            );
+        }
+        check(m.rows)?;
+        let mut d = Vec::with_capacity(m.rows * m.rows);
+        for i in 0..m.rows {
+            d.extend_from_slice(m.row(i));
+        }
+        if let Some(k) = d.iter().position(|&x| x < 0.0) {
+            bail!(
+                "--distances: d[{}][{}] = {} is negative; distances must be >= 0",
+                k / m.rows,
+                k % m.rows,
+                d[k]
+            );
+        }
+        (d, m.rows, None, None)
+    } else if let (Some(path), Metric::Euclidean) =
+        (&a.data.points, a.metric.unwrap_or(Metric::Euclidean))
+    {
+        let Table { names, matrix } = read_points(path, &a.data, limit)?;
+        check(matrix.rows)?;
+        let weights = match a.model {
+            Some(_) => Some(similarity_weights(&a.data, &matrix)?),
+            None => None,
+        };
+        let d = agglomerative::euclidean_distances(&matrix)
+            .with_context(|| format!("in --points {}", path.display()))?;
+        (d, matrix.rows, names, weights)
+    } else {
+        let w = read_input(&a.data, limit, None, &check)?;
+        let d = agglomerative::distances_from_similarities(&w);
+        let n = w.n();
+        (d, n, w.names, Some(w.weights))
+    };
+    let dendrogram = agglomerative::linkage_dendrogram(&dist, n, method)?;
+    drop(dist);
+    let tree = dendrogram.tree().clone();
+    let named = |weights: Weights| NamedWeights {
+        weights,
+        names: names.clone(),
+    };
+    if a.output.newick || flags.any() {
+        let d = match (flags.heights, &weights) {
+            (None, _) => dendrogram,
+            (Some(HeightsKind::Rank), _) => Dendrogram::by_rank(tree),
+            (Some(HeightsKind::Cost), Some(w)) => {
+                trees::of_weights(a.model.expect("checked above"), w, tree, HeightsKind::Cost)?
+            }
+            (Some(HeightsKind::Cost), None) => unreachable!("checked above"),
+        };
+        if flags.any() {
+            return trees::linkage_text(&d.linkage()?, flags.linkage_csv);
+        }
+        return trees::newick(&d, names.as_deref(), None);
+    }
+    if let (Some(model), Some(w)) = (a.model, weights) {
+        let w = named(w);
+        return weights_tree_output(
+            &a.model_args(model),
+            &w,
+            tree,
+            title,
+            a.output.json,
+            false,
+            &DendrogramArgs::default(),
+        );
+    }
+    if a.output.json {
+        #[derive(serde::Serialize)]
+        struct Unscored<'a> {
+            n: usize,
+            tree: &'a Tree,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            names: Option<&'a [String]>,
+        }
+        return to_json(&Unscored {
+            n,
+            tree: &tree,
+            names: names.as_deref(),
+        });
+    }
+    // The readable tree with each merge's height.
+    let mut height_of = std::collections::HashMap::new();
+    for (c, h) in dendrogram.clusters().iter().zip(dendrogram.heights()) {
+        height_of.insert((c[0], c.len()), *h);
+    }
+    let label = |i: usize| match names.as_ref().and_then(|v| v.get(i)) {
+        Some(name) => name.clone(),
+        None => i.to_string(),
+    };
+    let mut s = format!("{title} of {n} points (no --model: merge heights only)\n");
+    s += &tree.draw(&label, &|l, r| {
+        let key = (
+            l.min_leaf().min(r.min_leaf()),
+            l.num_leaves() + r.num_leaves(),
+        );
+        height_of.get(&key).map(|h| format!("height {h:.6}"))
+    });
+    Ok(s)
 }

@@ -17,8 +17,8 @@ use serde::Serialize;
 use serde_json::json;
 use trellis::ginkgo::{Ginkgo, Jet};
 use trellis::{
-    Marginals, Model, ScoredTree, Search, Tree, Trellis, Weights, Workload, total_splits,
-    tree_log_potential,
+    Dendrogram, Marginals, Model, ScoredTree, Search, Tree, Trellis, Weights, Workload,
+    total_splits, tree_log_potential,
 };
 
 use crate::batch::{dense_trellis, dense_work, per_jet};
@@ -27,7 +27,10 @@ use crate::limits;
 use crate::output::{self, put};
 use crate::progress::{Bar, note_long, options};
 use crate::sparse::SparseArgs;
-use crate::{LogzArgs, MapArgs, MarginalsArgs, ModelArgs, SampleArgs, ScoreArgs, with_cost_model};
+use crate::trees::{self, DendrogramArgs, HeightsKind};
+use crate::{
+    InferArgs, LogzArgs, MapArgs, MarginalsArgs, ModelArgs, SampleArgs, ScoreArgs, with_cost_model,
+};
 
 /// Largest N accepted by `count` (the number has about N·log10(2N) digits).
 const MAX_COUNT_N: usize = 100_000;
@@ -104,6 +107,9 @@ pub fn split_cost<M: Search>(model: &M, l: &Tree, r: &Tree) -> f64 {
 /// computed from the weights (any number of points) and does not depend on
 /// β; `log_potential = -β · cost`. When the points have names, they label
 /// the leaves (Newick, the drawing) and JSON gets a `"names"` array.
+///
+/// Newick (rooted, with branch lengths) and the linkage matrix of
+/// `dendrogram` take their heights from `--heights` (default: cost).
 pub fn weights_tree_output(
     args: &ModelArgs,
     weights: &NamedWeights,
@@ -111,14 +117,17 @@ pub fn weights_tree_output(
     title: &str,
     json: bool,
     newick: bool,
+    dendrogram: &DendrogramArgs,
 ) -> Result<String> {
+    if newick || dendrogram.any() {
+        let heights = dendrogram.heights.unwrap_or(HeightsKind::Cost);
+        let d = trees::of_weights(args.model, weights, tree, heights)?;
+        return dendrogram_output(&d, weights, dendrogram);
+    }
     let out = weights_tree_json(args, weights, tree)?;
     let cost = out.cost.expect("a cost model");
     if json {
         return to_json(&weights.with_names(out));
-    }
-    if newick {
-        return Ok(weights.newick(&out.tree) + "\n");
     }
     let mut s = format!(
         "{title} of {} points ({:?} model): cost {cost:.6}, log potential {:.6} at beta {}\n",
@@ -130,6 +139,56 @@ pub fn weights_tree_output(
         })
     });
     Ok(s)
+}
+
+/// A dendrogram over weights printed as the flags say: its linkage matrix
+/// (JSON or CSV) with `--linkage`/`--linkage-csv`, else rooted Newick with
+/// branch lengths and the points' names.
+pub fn dendrogram_output(
+    d: &Dendrogram,
+    weights: &NamedWeights,
+    flags: &DendrogramArgs,
+) -> Result<String> {
+    if flags.any() {
+        return trees::linkage_text(&d.linkage()?, flags.linkage_csv);
+    }
+    trees::weights_newick(d, weights)
+}
+
+/// A jet's result with its linkage matrix (`--linkage`).
+#[derive(Serialize)]
+pub struct WithLinkage<T> {
+    #[serde(flatten)]
+    pub result: T,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub linkage: Option<Vec<[f64; 4]>>,
+}
+
+/// The linkage matrix of a jet's tree when `--linkage` asks for it: heights
+/// by the Ginkgo likelihood's cumulative split cost (made monotone) or by rank.
+pub fn jet_linkage(
+    jet: &Jet,
+    variant: trellis::ginkgo::Variant,
+    tree: &Tree,
+    flags: &DendrogramArgs,
+) -> Result<Option<Vec<[f64; 4]>>> {
+    if !flags.any() {
+        return Ok(None);
+    }
+    let heights = flags.heights.unwrap_or(HeightsKind::Cost);
+    let d = trees::of_model(&Ginkgo::new(jet, variant), tree.clone(), heights)?;
+    Ok(Some(d.linkage()?))
+}
+
+/// Refuses the dendrogram flags that a jets file cannot take (its output is
+/// JSON lines).
+pub fn check_jets_dendrogram(args: &ModelArgs, flags: &DendrogramArgs) -> Result<()> {
+    if args.jets.is_some() && flags.linkage_csv {
+        bail!(
+            "--linkage-csv needs --weights or --points; with --jets, --linkage adds a \"linkage\" field to each jet's line"
+        );
+    }
+    Ok(())
 }
 
 /// One inference, on the dense trellis or on a sparse one, as the inference
@@ -156,6 +215,8 @@ pub trait Posterior {
     /// Every non-singleton proper cluster with `p > 0` and `p >= min_p`, most
     /// probable first.
     fn clusters(&self, min_p: f64) -> Result<Vec<ClusterJson>>;
+    /// The marginal of each of these clusters (sorted points).
+    fn support(&self, clusters: &[Vec<usize>]) -> Result<Vec<f64>>;
     /// The marginal of a sub-hierarchy (dense trellis only).
     fn subtree(&self, _: &Tree) -> Result<f64> {
         bail!("--subtree is not available with --sparse")
@@ -250,6 +311,14 @@ impl<M: Model + 'static> Posterior for Dense<M> {
             .clusters(min_p)
             .into_iter()
             .map(|(s, p)| ClusterJson::of(s, p))
+            .collect())
+    }
+
+    fn support(&self, clusters: &[Vec<usize>]) -> Result<Vec<f64>> {
+        let marginals = self.marginals()?;
+        Ok(clusters
+            .iter()
+            .map(|c| marginals.p(trellis::mask_of(c.iter().copied())))
             .collect())
     }
 
@@ -389,26 +458,46 @@ fn with_sparsity<T>(result: T, post: &dyn Posterior) -> WithSparsity<T> {
 
 pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
     let (args, sparse, json, newick) = (&a.model, &a.sparse, a.json, a.newick);
+    let flags = &a.dendrogram;
+    check_jets_dendrogram(args, flags)?;
+    // Support values need the outside pass as well.
+    let workload = if a.support {
+        Workload::Marginals
+    } else {
+        Workload::Inside
+    };
     // The MAP tree does not depend on beta > 0: search at beta = 1 so that
     // rounding cannot make the answer depend on it, then report -beta * cost.
+    // Support values are marginals at --beta.
+    let beta = if a.support { args.beta } else { 1.0 };
     run(
         args,
         sparse,
-        Workload::Inside,
-        1.0,
+        workload,
+        beta,
         progress,
         |_| 0,
         |jet, post, _| {
             let map = post.map()?;
-            Ok(TreeJson {
-                n: jet.len(),
-                log_potential: map.log_potential,
-                cost: None,
-                tree: map.tree,
+            let linkage = jet_linkage(jet, variant(args), &map.tree, flags)?;
+            Ok(WithLinkage {
+                result: TreeJson {
+                    n: jet.len(),
+                    log_potential: map.log_potential,
+                    cost: None,
+                    tree: map.tree,
+                },
+                linkage,
             })
         },
         |weights, post| {
             let tree = post.map()?.tree;
+            if a.support {
+                let heights = flags.heights.unwrap_or(HeightsKind::Cost);
+                let d = trees::of_weights(args.model, weights, tree, heights)?;
+                let support = post.support(&d.clusters())?;
+                return trees::newick(&d, weights.names(), Some(&support));
+            }
             if json {
                 return to_json(
                     &weights
@@ -420,8 +509,12 @@ pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
             } else {
                 "MAP hierarchy"
             };
-            let out = weights_tree_output(args, weights, tree, title, false, newick)?;
-            Ok(if newick { out } else { post.note() + &out })
+            let out = weights_tree_output(args, weights, tree, title, false, newick, flags)?;
+            Ok(if newick || flags.any() {
+                out
+            } else {
+                post.note() + &out
+            })
         },
     )
 }
@@ -459,7 +552,15 @@ pub fn score(a: &ScoreArgs) -> Result<String> {
             }
             let tree = given.expect("clap requires --tree or --truth");
             tree.validate(weights.n(), true)?;
-            weights_tree_output(args, &weights, tree, "Tree", json, false)
+            weights_tree_output(
+                args,
+                &weights,
+                tree,
+                "Tree",
+                json,
+                false,
+                &DendrogramArgs::default(),
+            )
         }
     }
 }
@@ -589,10 +690,12 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
 
 pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<String> {
     let (args, sparse, k, seed) = (&a.model, &a.sparse, a.num_samples, a.seed);
-    let (json, newick) = (a.json, a.newick);
+    let (json, newick, flags) = (a.json, a.newick, &a.dendrogram);
+    check_jets_dendrogram(args, flags)?;
     // A jet's samples are held for its line; a weight matrix's are written
     // as they are drawn.
     let jets = args.jets.is_some();
+    let heights = flags.heights.unwrap_or(HeightsKind::Cost);
     run(
         args,
         sparse,
@@ -601,13 +704,22 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
         progress,
         |n| {
             if jets {
-                limits::tree_bytes(n).saturating_mul(k as u128)
+                // With --linkage, each sample's matrix as well.
+                let per = limits::tree_bytes(n) * if flags.any() { 2 } else { 1 };
+                per.saturating_mul(k as u128)
             } else {
                 0
             }
         },
         |jet, post, index| {
             let samples = post.samples(k, trellis::random::stream_seed(seed, index))?;
+            if flags.any() {
+                let linkage = samples
+                    .iter()
+                    .map(|t| jet_linkage(jet, variant(args), t, flags).map(Option::unwrap))
+                    .collect::<Result<Vec<_>>>()?;
+                return Ok(json!({"n": jet.len(), "samples": samples, "linkage": linkage}));
+            }
             Ok(json!({"n": jet.len(), "samples": samples}))
         },
         |weights, post| {
@@ -633,7 +745,39 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
                 return Ok(String::new());
             }
             if newick {
-                post.each_sample(k, seed, &mut |t| put(out, &(weights.newick(&t) + "\n")))?;
+                post.each_sample(k, seed, &mut |t| {
+                    let d = trees::of_weights(args.model, weights, t, heights)?;
+                    put(out, &trees::weights_newick(&d, weights)?)
+                })?;
+                return Ok(String::new());
+            }
+            if flags.any() {
+                // One JSON array of matrices, or CSV matrices separated by an
+                // empty line, one sample at a time.
+                let csv = flags.linkage_csv;
+                if !csv {
+                    put(out, "[")?;
+                }
+                let mut first = true;
+                post.each_sample(k, seed, &mut |t| {
+                    let rows = trees::of_weights(args.model, weights, t, heights)?.linkage()?;
+                    let sep = if std::mem::take(&mut first) {
+                        ""
+                    } else if csv {
+                        "\n"
+                    } else {
+                        ","
+                    };
+                    let text = if csv {
+                        trees::csv_rows(&rows)
+                    } else {
+                        serde_json::to_string(&rows)?
+                    };
+                    put(out, &format!("{sep}{text}"))
+                })?;
+                if !csv {
+                    put(out, "]\n")?;
+                }
                 return Ok(String::new());
             }
             put(
@@ -655,6 +799,105 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
                 put(out, &format!("{shown}   log P = {:.6}\n", log_phi - log_z))
             })?;
             Ok(String::new())
+        },
+    )
+}
+
+/// The output of `infer`: MAP, log Z and the cluster marginals of one trellis.
+#[derive(Serialize)]
+struct InferJson {
+    n: usize,
+    log_z: f64,
+    map: MapJson,
+    clusters: Vec<ClusterJson>,
+}
+
+/// The MAP tree of `infer` (its cost for the cost models).
+#[derive(Serialize)]
+struct MapJson {
+    tree: Tree,
+    log_potential: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cost: Option<f64>,
+}
+
+/// `trellis infer`: the inside pass (log Z and the MAP), then the outside
+/// pass (every cluster marginal) of one trellis at `--beta`.
+pub fn infer(a: &InferArgs, progress: bool) -> Result<String> {
+    let (args, sparse, min_p, top) = (&a.model, &a.sparse, a.min_p, a.top);
+    run(
+        args,
+        sparse,
+        Workload::Marginals,
+        args.beta,
+        progress,
+        |n| {
+            if sparse.sparse.is_none() {
+                limits::clusters_bytes(n)
+            } else {
+                0
+            }
+        },
+        |jet, post, _| {
+            let map = post.map()?;
+            Ok(InferJson {
+                n: jet.len(),
+                log_z: post.log_z(),
+                map: MapJson {
+                    tree: map.tree,
+                    log_potential: map.log_potential,
+                    cost: None,
+                },
+                clusters: post.clusters(min_p)?,
+            })
+        },
+        |weights, post| {
+            let tree = post.map()?.tree;
+            if a.newick {
+                let d = trees::of_weights(args.model, weights, tree, HeightsKind::Cost)?;
+                let support = post.support(&d.clusters())?;
+                return trees::newick(&d, weights.names(), Some(&support));
+            }
+            let scored = weights_tree_json(args, weights, tree)?;
+            let out = InferJson {
+                n: weights.n(),
+                log_z: post.log_z(),
+                map: MapJson {
+                    tree: scored.tree,
+                    log_potential: scored.log_potential,
+                    cost: scored.cost,
+                },
+                clusters: post.clusters(min_p)?,
+            };
+            if a.json {
+                return to_json(&weights.with_names(with_sparsity(out, post)));
+            }
+            let n = out.n;
+            let mut s = format!(
+                "log Z = {:.10}   ({n} points, {:?} model, beta {})\n{}",
+                out.log_z,
+                args.model,
+                args.beta,
+                post.note()
+            );
+            s += &format!(
+                "MAP hierarchy: cost {:.6}, log potential {:.6}\n",
+                out.map.cost.unwrap_or(f64::NAN),
+                out.map.log_potential
+            );
+            s += &out.map.tree.draw(&|i| weights.label(i), &|_, _| None);
+            s += &format!(
+                "{} clusters have p > 0{}; the {} most probable:\n",
+                out.clusters.len(),
+                if min_p > 0.0 {
+                    format!(" and p >= {min_p}")
+                } else {
+                    String::new()
+                },
+                top.min(out.clusters.len())
+            );
+            s += &output::labelled_clusters(&out.clusters, top, &|i| weights.label(i));
+            Ok(s)
         },
     )
 }

@@ -93,6 +93,13 @@ impl Deref for NamedWeights {
 /// 1 KiB of text per value fits in 1 MiB.
 const DENSE_WEIGHTS_BYTES: u64 = 1 << 20;
 
+/// What to use instead of the dense trellis over too many points for the
+/// cost models (hcc, Dasgupta). Greedy and beam search are poor on hcc (their
+/// myopic split cost is 0 for negative weights), so they are not suggested.
+const DENSE_ALTERNATIVES: &str = "for the lowest-cost tree over more points, use \
+     `trellis astar --approx` (up to 128 points); for approximate log Z, marginals and \
+     samples, --sparse beam";
+
 /// Whether a flag that applies to `--points` only was given.
 fn point_flags(data: &DataArgs) -> bool {
     data.similarity.is_some() || data.gamma.is_some() || data.center || data.names_column.is_some()
@@ -207,7 +214,7 @@ pub fn read_input(
         check_points(n)?;
         if let Some(workload) = dense {
             trellis::check_memory(n, workload, limit)
-                .map_err(|e| anyhow::anyhow!("{e} (for example --sparse beam)"))?;
+                .map_err(|e| anyhow::anyhow!("{e} ({DENSE_ALTERNATIVES})"))?;
         }
         Weights::check_memory(n, limit).map_err(|e| match limit {
             Some(_) => anyhow::anyhow!("{e} (--max-memory)"),
@@ -249,10 +256,23 @@ pub fn read_input(
         });
     }
     let path = data.points.as_ref().expect("clap requires an input");
+    let Table { names, matrix: m } = read_points(path, data, limit)?;
+    check_size(m.rows)?;
+    let weights = similarity_weights(data, &m)?;
+    Ok(NamedWeights { weights, names })
+}
+
+/// Reads `--points` (with their names, see `--names-column`), at most the
+/// input limit under `limit`.
+pub fn read_points(path: &Path, data: &DataArgs, limit: Option<u64>) -> Result<Table> {
     let options = ReadOptions::points().with_names(data.names_column.unwrap_or_default());
     let options = options.with_max_bytes(trellis::io::input_limit(limit));
-    let Table { names, matrix: m } =
-        trellis::io::read_table(path, &options).map_err(|e| explain_limit(e, limit))?;
+    trellis::io::read_table(path, &options).map_err(|e| explain_limit(e, limit))
+}
+
+/// The weights of points: their pairwise similarity (`--similarity`,
+/// `--gamma`, `--center`).
+pub fn similarity_weights(data: &DataArgs, m: &trellis::Matrix) -> Result<Weights> {
     let similarity = match data.similarity.unwrap_or(SimilarityKind::Cosine) {
         SimilarityKind::Cosine => Similarity::Cosine,
         SimilarityKind::Dot => Similarity::Dot,
@@ -264,10 +284,9 @@ pub fn read_input(
     if data.gamma.is_some() && !matches!(similarity, Similarity::Rbf { .. }) {
         bail!("--gamma only applies to --similarity rbf");
     }
-    check_size(m.rows)?;
-    let weights = Weights::from_points(&m, similarity, data.center)
-        .with_context(|| format!("in --points {}", path.display()))?;
-    Ok(NamedWeights { weights, names })
+    let path = data.points.as_deref().unwrap_or(Path::new("-"));
+    Weights::from_points(m, similarity, data.center)
+        .with_context(|| format!("in --points {}", path.display()))
 }
 
 /// Reads a text file (`-`: standard input: jets, triplets, trees, clusters)

@@ -27,6 +27,7 @@ mod limits;
 mod output;
 mod progress;
 mod sparse;
+mod trees;
 
 /// Exact inference over all binary hierarchies of a dataset with the cluster trellis:
 /// partition function, MAP tree, every cluster marginal and exact posterior samples,
@@ -57,11 +58,26 @@ enum Command {
     Marginals(MarginalsArgs),
     /// Exact samples from the posterior over hierarchies.
     Sample(SampleArgs),
+    /// MAP tree, log Z and every cluster marginal from one trellis (its inside pass, then
+    /// its outside pass).
+    Infer(InferArgs),
     /// The log-potential (and cost) of a given tree, or of each jet's truth tree.
     Score(ScoreArgs),
     /// Greedy agglomerative clustering: merge the pair with the best split potential.
+    ///
+    /// Poor on `hcc`: the myopic cost of a split is 0 when the weights across it are
+    /// negative, so greedy merges the most dissimilar points first. For hcc and dasgupta,
+    /// `trellis astar --approx` (up to 128 points) finds far better trees; `linkage
+    /// --method average` is the classic baseline on similarities. Greedy fits the Ginkgo
+    /// jet likelihood, whose splits all have a cost.
     Greedy(baselines::GreedyArgs),
     /// Beam search over agglomerative clusterings (the paper's baseline).
+    ///
+    /// Poor on `hcc`: the myopic cost of a split is 0 when the weights across it are
+    /// negative, so the beam merges the most dissimilar points first. For hcc and
+    /// dasgupta, `trellis astar --approx` (up to 128 points) finds far better trees;
+    /// `linkage --method average` is the classic baseline on similarities. Beam search
+    /// fits the Ginkgo jet likelihood (the trellis paper's baseline).
     Beam(baselines::BeamArgs),
     /// Classic linkage clustering (single, average, complete, Ward).
     Linkage(baselines::LinkageArgs),
@@ -120,7 +136,7 @@ pub struct ModelArgs {
 }
 
 /// A dataset given as pairwise weights or as points with a similarity.
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub struct DataArgs {
     /// Pairwise weights: an N x N matrix, CSV without header or .npy (float64/float32),
     /// or `-` for standard input. Must be symmetric (up to 1e-6 relative rounding); the
@@ -195,7 +211,37 @@ pub struct MapArgs {
     /// Print one JSON object {"n", "log_potential", "cost", "tree"}.
     #[arg(long, conflicts_with = "newick")]
     pub json: bool,
-    /// Print the tree in Newick (leaves are 0-based point indices).
+    /// Print the tree in rooted Newick (`[&R] ...;`) with branch lengths from the merge
+    /// heights (see --heights); leaves are the points' names, or their 0-based indices.
+    #[arg(long)]
+    pub newick: bool,
+    /// With --newick: write each internal node's posterior cluster marginal (as
+    /// `marginals` gives it) as its label, the phylogenetics convention for support
+    /// values. Runs the outside pass as well.
+    #[arg(long, requires = "newick")]
+    pub support: bool,
+    #[command(flatten)]
+    pub dendrogram: trees::DendrogramArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct InferArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub sparse: sparse::SparseArgs,
+    /// Only list clusters with probability >= P (clusters with p = 0 are never listed).
+    #[arg(long, default_value_t = 0.0, value_name = "P", value_parser = probability)]
+    pub min_p: f64,
+    /// How many clusters the readable summary lists (JSON lists all).
+    #[arg(long, default_value_t = 20, value_name = "K")]
+    pub top: usize,
+    /// Print one JSON object {"n", "log_z", "map": {"tree", "log_potential", "cost"},
+    /// "clusters": [{"members", "p"}, ...]} (plus "names" when the points have names).
+    #[arg(long, conflicts_with = "newick")]
+    pub json: bool,
+    /// Print the MAP tree in rooted Newick with branch lengths (cumulative cost) and each
+    /// internal node's cluster marginal as its support value.
     #[arg(long)]
     pub newick: bool,
 }
@@ -248,9 +294,13 @@ pub struct SampleArgs {
     /// Print one JSON object {"n", "samples": [tree, ...]}.
     #[arg(long, conflicts_with = "newick")]
     pub json: bool,
-    /// Print one Newick tree per line.
+    /// Print one rooted Newick tree per line, with branch lengths (see --heights).
     #[arg(long)]
     pub newick: bool,
+    // With --linkage: one JSON array of linkage matrices, one per sample; with
+    // --linkage-csv: the matrices one after another, separated by an empty line.
+    #[command(flatten)]
+    pub dendrogram: trees::DendrogramArgs,
 }
 
 #[derive(Args, Debug)]
@@ -358,6 +408,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<String> {
         Command::Logz(a) => commands::logz(&a, progress),
         Command::Marginals(a) => commands::marginals(&a, progress),
         Command::Sample(a) => commands::sample(&a, progress, out),
+        Command::Infer(a) => commands::infer(&a, progress),
         Command::Score(a) => commands::score(&a),
         Command::Count(a) => commands::count(a.n, a.json),
         Command::Greedy(a) => baselines::greedy(&a, progress),

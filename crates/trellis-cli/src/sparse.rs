@@ -13,7 +13,7 @@ use clap::{Args, ValueEnum};
 use trellis::ginkgo::JetsFile;
 use trellis::ginkgo::{Ginkgo, Jet, LeafOrdering, SparseJet, beam_trees, simulator_trees};
 use trellis::sparse::{MAX_SPARSE_POINTS, SparseInference, SparseTrellis};
-use trellis::{ScoredTree, Tree, set_points};
+use trellis::{ScoredTree, Set, Tree, set_points};
 
 use crate::commands::{ClusterJson, Posterior, variant};
 use crate::input::memory_limit;
@@ -235,6 +235,21 @@ impl Posterior for Sparse {
                 members.sort_unstable();
                 ClusterJson { members, p }
             })
+            .collect())
+    }
+
+    fn support(&self, clusters: &[Vec<usize>]) -> Result<Vec<f64>> {
+        // Leaf `order[r]` is at position `r`.
+        let mut position: Vec<usize> = (0..self.trellis.num_points()).collect();
+        if let Some(order) = &self.order {
+            for (r, &leaf) in order.iter().enumerate() {
+                position[leaf] = r;
+            }
+        }
+        let marginals = self.inference.marginals();
+        Ok(clusters
+            .iter()
+            .map(|c| marginals.p(c.iter().map(|&i| (1 as Set) << position[i]).sum()))
             .collect())
     }
 

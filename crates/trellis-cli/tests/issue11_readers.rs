@@ -408,7 +408,11 @@ fn names_flow_to_newick_json_and_the_readable_tree() {
     );
     let ps = s(&p);
     let newick = stdout(&["map", "--model", "hcc", "--points", ps, "--newick"]);
-    assert_eq!(newick, "(((cat,'O''Hara_2'),'sea lion'),dog);\n");
+    // Rooted, with branch lengths (issue 13): the shape and labels are as before.
+    assert_eq!(
+        crate::issue13_trees::strip_lengths(&newick),
+        "[&R] (((cat,'O''Hara_2'),'sea lion'),dog);\n"
+    );
     for leaf in ["cat", "dog", "'sea lion'", "'O''Hara_2'"] {
         assert!(newick.contains(leaf), "{newick}");
     }
@@ -460,8 +464,15 @@ fn names_flow_to_newick_json_and_the_readable_tree() {
     let v = json(&["map", "--model", "hcc", "--points", s(&q), "--json"]);
     assert!(v.get("names").is_none());
     assert_eq!(
-        stdout(&["map", "--model", "hcc", "--points", s(&q), "--newick"]),
-        "(((0,3),2),1);\n"
+        crate::issue13_trees::strip_lengths(&stdout(&[
+            "map",
+            "--model",
+            "hcc",
+            "--points",
+            s(&q),
+            "--newick"
+        ])),
+        "[&R] (((0,3),2),1);\n"
     );
 }
 

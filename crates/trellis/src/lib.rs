@@ -121,6 +121,7 @@ pub mod models;
 pub mod sparse;
 
 pub use base::count;
+pub use base::dendrogram::{Dendrogram, Newick};
 pub use base::io;
 pub use base::memory::{MAX_POINTS, Workload, available_memory, check_memory, memory_needed};
 pub use base::random;

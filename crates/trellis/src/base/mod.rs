@@ -3,6 +3,7 @@
 //! these; none of them knows about a trellis.
 
 pub mod count;
+pub(crate) mod dendrogram;
 pub mod io;
 pub(crate) mod memory;
 pub(crate) mod par;

@@ -458,12 +458,16 @@ impl Tree {
     }
 
     /// Parses a tree written as a nested JSON list (`[[0,1],2]`) or in Newick
-    /// (`((0,1),2);`, leaf labels must be 0-based point indices; branch lengths
-    /// and internal labels are ignored). A leading byte-order mark and
+    /// (`((0,1),2);`, leaf labels must be 0-based point indices; branch lengths,
+    /// internal labels such as support values and a leading comment such as
+    /// the rooted-tree mark `[&R]` are ignored). A leading byte-order mark and
     /// surrounding whitespace are skipped.
     pub fn parse(text: &str) -> Result<Tree> {
         let t = strip_bom(text).trim();
-        if t.starts_with('[') {
+        if t.starts_with("[&") {
+            // A Newick comment such as the rooted-tree mark `[&R]`.
+            Tree::from_newick(t)
+        } else if t.starts_with('[') {
             Tree::from_json_str(t)
         } else if t.starts_with('(') {
             Tree::from_newick(t)
@@ -637,6 +641,7 @@ impl Tree {
                 0
             },
         };
+        p.skip_comments();
         // The children read so far of every open parenthesis.
         let mut open: Vec<Vec<Tree>> = Vec::new();
         let tree = 'tree: loop {
@@ -730,6 +735,21 @@ impl NewickParser<'_> {
 
     pub(crate) fn error(&self, what: &str) -> Error {
         Error::tree(format!("Newick: {what} at byte {}", self.pos))
+    }
+
+    /// Skips whitespace and leading bracketed comments such as the
+    /// rooted-tree mark `[&R]` (an unclosed `[` is left for the error).
+    fn skip_comments(&mut self) {
+        loop {
+            self.skip_ws();
+            if self.peek() != Some(b'[') {
+                return;
+            }
+            match self.s[self.pos..].iter().position(|&c| c == b']') {
+                Some(end) => self.pos += end + 1,
+                None => return,
+            }
+        }
     }
 
     /// Skips an optional `:length` (read as a label and ignored).
@@ -886,6 +906,15 @@ impl Serialize for Tree {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn newick_with_rooted_mark_lengths_and_support_parses() {
+        let t = Tree::parse("[&R] ((0:0.5,1:0.5)0.93:1.5,2:2.0);").unwrap();
+        assert_eq!(t.to_string(), "[[0,1],2]");
+        let u = Tree::parse(" [&U][other] ((0,1),2);").unwrap();
+        assert_eq!(u, t);
+        assert!(Tree::parse("[&R ((0,1),2);").is_err());
+    }
 
     #[test]
     fn json_newick_round_trip() {

@@ -142,6 +142,7 @@
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
+use crate::base::dendrogram::Dendrogram;
 use crate::base::set::Points;
 use crate::base::tree::{ScoredTree, Tree};
 use crate::base::weights::{SYMMETRY_TOLERANCE, Weights};
@@ -616,6 +617,79 @@ pub fn linkage(dist: &[f64], n: usize, method: Linkage) -> Result<Tree> {
         .canonical())
 }
 
+/// The dendrogram of a linkage clustering (see [`linkage_steps`]): its
+/// canonical tree with each merge at the distance of its clusters, the
+/// heights of SciPy's `linkage` (made monotone, which they already are for
+/// the four methods).
+///
+/// # Errors
+///
+/// As [`linkage_steps`].
+pub fn linkage_dendrogram(dist: &[f64], n: usize, method: Linkage) -> Result<Dendrogram> {
+    let steps = linkage_steps(dist, n, method)?;
+    let mut trees: Vec<Option<Tree>> = (0..n).map(|i| Some(Tree::Leaf(i))).collect();
+    for s in &steps {
+        let (l, r) = (trees[s.left].take(), trees[s.right].take());
+        trees.push(Some(Tree::node(
+            l.expect("each cluster merges once"),
+            r.expect("each cluster merges once"),
+        )));
+    }
+    let tree = trees.pop().flatten().expect("the last cluster is the root");
+    // The tree's post-order visits a cluster after both of its parts, as the
+    // merges do, but not in the same order: match each node to its merge.
+    let mut height_of = HashMap::with_capacity(steps.len());
+    let mut min = (0..n).collect::<Vec<_>>();
+    for s in &steps {
+        let m = min[s.left].min(min[s.right]);
+        min.push(m);
+        height_of.insert((m, s.size), s.height);
+    }
+    let mut heights = Vec::with_capacity(steps.len());
+    tree.fold(
+        |i| (i, 1usize),
+        |(lm, ls), (rm, rs)| {
+            let key = (lm.min(rm), ls + rs);
+            heights.push(height_of[&key]);
+            key
+        },
+    );
+    Ok(Dendrogram::new(tree, heights)?.canonical())
+}
+
+/// Euclidean distances between the rows of `points` (row-major `n × n`),
+/// the input SciPy's `linkage` computes from observations.
+///
+/// # Errors
+///
+/// No points, or a non-finite coordinate.
+pub fn euclidean_distances(points: &crate::Matrix) -> Result<Vec<f64>> {
+    let n = points.rows;
+    if n == 0 {
+        return Err(Error::new(ErrorKind::Empty));
+    }
+    for i in 0..n {
+        if let Some(j) = points.row(i).iter().position(|x| !x.is_finite()) {
+            return Err(Error::new(ErrorKind::NonFinite { row: i, col: j }));
+        }
+    }
+    let mut d = vec![0.0; n * n];
+    for i in 0..n {
+        for j in i + 1..n {
+            let dij = points
+                .row(i)
+                .iter()
+                .zip(points.row(j))
+                .map(|(a, b)| (a - b) * (a - b))
+                .sum::<f64>()
+                .sqrt();
+            d[i * n + j] = dij;
+            d[j * n + i] = dij;
+        }
+    }
+    Ok(d)
+}
+
 /// Dissimilarities from similarities, `d_ij = max_{k≠l} w_kl - w_ij` with a
 /// zero diagonal (row-major `n × n`): the A* paper's recipe for running
 /// linkage clustering on correlation-clustering weights. The shift makes
@@ -739,6 +813,26 @@ mod tests {
         // sqrt(2 * 2/3 * 2.5^2) by the Lance-Williams form.
         let ward = linkage_steps(&d, 4, Linkage::Ward).unwrap();
         assert!((ward[1].height - (2.0f64 * 2.0 / 3.0 * 6.25).sqrt()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn linkage_dendrogram_has_the_merge_distances() {
+        let x = [7.0f64, 0.0, 3.0, 1.0];
+        let d: Vec<f64> = x
+            .iter()
+            .flat_map(|a| x.iter().map(move |b| (a - b).abs()))
+            .collect();
+        let dg = linkage_dendrogram(&d, 4, Linkage::Complete).unwrap();
+        assert_eq!(dg.tree(), &linkage(&d, 4, Linkage::Complete).unwrap());
+        let z = dg.linkage().unwrap();
+        assert_eq!(
+            z,
+            vec![
+                [1.0, 3.0, 1.0, 2.0],
+                [2.0, 4.0, 3.0, 3.0],
+                [0.0, 5.0, 7.0, 4.0]
+            ]
+        );
     }
 
     #[test]

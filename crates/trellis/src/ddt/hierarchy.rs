@@ -74,6 +74,59 @@ impl Hierarchy {
         self.names.iter().flatten().map(String::as_str).collect()
     }
 
+    /// The tree as a binary [`Tree`] over `names` (leaf `i` is the point
+    /// called `names[i]`; every name must be a leaf and every leaf a name).
+    /// Nodes with one child are skipped. Iterative: any depth.
+    ///
+    /// # Errors
+    ///
+    /// A node with more than two children, a leaf name not in `names`, or a
+    /// name that is not a leaf.
+    pub fn to_tree(&self, names: &[String]) -> Result<crate::Tree> {
+        let index: HashMap<&str, usize> = names
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.as_str(), i))
+            .collect();
+        let mut found = vec![false; names.len()];
+        let mut built: Vec<Option<crate::Tree>> = (0..self.children.len()).map(|_| None).collect();
+        // Post-order over the flat arrays with an explicit stack.
+        let mut stack = vec![(self.root, false)];
+        while let Some((v, expanded)) = stack.pop() {
+            let kids = &self.children[v];
+            if kids.is_empty() {
+                let name = self.names[v].as_deref().unwrap_or("");
+                let i = *index.get(name).ok_or_else(|| {
+                    Error::tree(format!("the tree has a leaf {name:?} that is not among the names"))
+                })?;
+                found[i] = true;
+                built[v] = Some(crate::Tree::Leaf(i));
+            } else if kids.len() > 2 {
+                return Err(Error::tree(format!(
+                    "a node has {} children: a hierarchy here is binary",
+                    kids.len()
+                )));
+            } else if !expanded {
+                stack.push((v, true));
+                stack.extend(kids.iter().rev().map(|&c| (c, false)));
+            } else {
+                let mut sub = kids.iter().map(|&c| built[c].take().expect("children first"));
+                let first = sub.next().expect("a node has a child");
+                built[v] = Some(match sub.next() {
+                    Some(second) => crate::Tree::node(first, second),
+                    None => first,
+                });
+            }
+        }
+        if let Some(i) = found.iter().position(|f| !f) {
+            return Err(Error::tree(format!(
+                "the name {:?} is not a leaf of the tree",
+                names[i]
+            )));
+        }
+        Ok(built[self.root].take().expect("the root is built"))
+    }
+
     /// The LCA depths over `names` (index `i` is the point called `names[i]`).
     ///
     /// # Errors

@@ -414,6 +414,15 @@ pub fn tree_log_potential<M: Model + ?Sized>(model: &M, tree: &Tree) -> Result<f
     Ok(total)
 }
 
+/// The [`Search::split_cost`] of each split of a tree, in the tree's
+/// post-order (children before parents, left before right).
+pub(crate) fn tree_split_costs<M: Search + ?Sized>(model: &M, tree: &Tree) -> Result<Vec<f64>> {
+    tree.validate(model.num_points(), false)?;
+    let mut costs = Vec::new();
+    for_each_tree_split(model, tree, |p, l, r| costs.push(model.split_cost(p, l, r)));
+    Ok(costs)
+}
+
 /// The total [`Search::split_cost`] of a tree (the quantity A* minimises).
 /// The tree may cover some of the points; leaves must be distinct and in range.
 pub fn tree_cost<M: Search + ?Sized>(model: &M, tree: &Tree) -> Result<f64> {

@@ -1,0 +1,238 @@
+"""Exact and approximate inference over clusterings with the cluster trellis.
+
+The compiled core (``trellis._core``) does the work; this package adds
+numpy conversions (float32, Fortran order and nested lists are accepted),
+the scikit-learn style estimators and the jets and interactive modules.
+"""
+
+from __future__ import annotations
+
+import numpy as _np
+
+from . import _core
+from ._core import (
+    AstarResult,
+    HierarchyPosterior,
+    InputError,
+    PartitionPosterior,
+    TooLargeError,
+    Tree,
+    TrellisError,
+)
+
+__all__ = [
+    "AstarResult",
+    "HierarchyPosterior",
+    "InputError",
+    "PartitionPosterior",
+    "TooLargeError",
+    "Tree",
+    "TrellisError",
+    "TrellisFlat",
+    "TrellisHierarchical",
+    "astar",
+    "beam",
+    "exact_hierarchy",
+    "exact_partition",
+    "greedy",
+    "linkage",
+    "similarity",
+]
+
+
+def __getattr__(name):
+    # The estimators live in ``trellis.sklearn``, imported on first use so
+    # that ``import trellis`` does not import scikit-learn.
+    if name in ("TrellisHierarchical", "TrellisFlat"):
+        from . import sklearn as _sk
+
+        return getattr(_sk, name)
+    raise AttributeError(f"module 'trellis' has no attribute {name!r}")
+
+
+def _matrix(a, what: str) -> _np.ndarray:
+    """A 2-D float64 array (no copy when ``a`` already is one)."""
+    if _np.iscomplexobj(a):
+        raise InputError(f"{what} must be real numbers, not complex")
+    try:
+        m = _np.asarray(a, dtype=_np.float64)
+    except (TypeError, ValueError) as e:
+        raise InputError(f"{what} must be a 2-D array of numbers: {e}") from None
+    if m.ndim != 2:
+        raise InputError(f"{what} must be a 2-D array, not {m.ndim}-D")
+    return m
+
+
+def _names(names):
+    """``names`` as a list of strings (one per point), or ``None``."""
+    if names is None:
+        return None
+    if isinstance(names, (str, bytes)):
+        raise InputError("names must be a sequence of one name per point, not a single string")
+    try:
+        return [str(x) for x in names]
+    except TypeError:
+        raise InputError(f"names must be a sequence of one name per point, not {type(names).__name__}") from None
+
+
+def _float(x, what: str) -> float:
+    """``x`` as a Python float (``InputError`` when it is not a real number)."""
+    if isinstance(x, (str, bytes, bool)) or _np.iscomplexobj(x):
+        raise InputError(f"{what} must be a real number, not {x!r}")
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        raise InputError(f"{what} must be a real number, not {x!r}") from None
+
+
+def _int(x, what: str, minimum=None, optional=True):
+    """``x`` as a Python int (``None`` kept when ``optional``)."""
+    if x is None and optional:
+        return None
+    if isinstance(x, bool) or not isinstance(x, (int, _np.integer)):
+        raise InputError(f"{what} must be an integer, not {x!r}")
+    x = int(x)
+    if minimum is not None and x < minimum:
+        raise InputError(f"{what} must be at least {minimum}, not {x}")
+    return x
+
+
+def _jobs(n_jobs):
+    """``n_jobs`` checked for type (its range is checked by the core)."""
+    return _int(n_jobs, "n_jobs")
+
+
+def _memory(max_memory):
+    return None if max_memory is None else _float(max_memory, "max_memory")
+
+
+def _str(x, what: str) -> str:
+    if not isinstance(x, str):
+        raise InputError(f"{what} must be a string, not {x!r}")
+    return x
+
+
+def similarity(points, kind="cosine", gamma=None, center=False):
+    """Pairwise similarities of the rows of ``points`` as an ``(n, n)`` array.
+
+    ``kind``: ``"cosine"``, ``"rbf"`` (``exp(-gamma |x - y|^2)``, ``gamma``
+    defaults to ``1 / n_features``), ``"dot"`` or ``"expneg"``
+    (``exp(-|x - y|)``). ``center`` subtracts the mean off-diagonal
+    similarity, so that correlation clustering sees both attraction and
+    repulsion.
+    """
+    gamma = None if gamma is None else _float(gamma, "gamma")
+    return _core.similarity(_matrix(points, "points"), _str(kind, "kind"), gamma, bool(center))
+
+
+def exact_hierarchy(weights, model="hcc", beta=1.0, names=None, max_memory=None, n_jobs=None):
+    """The exact posterior over every binary hierarchy (the cluster trellis).
+
+    ``weights``: an ``(n, n)`` symmetric matrix (positive attracts, negative
+    repels; the diagonal is ignored), ``n <= 30`` and within the memory
+    available. ``model``: ``"hcc"`` (hierarchical correlation clustering) or
+    ``"dasgupta"`` (Dasgupta's cost; weights must be ``>= 0``). ``beta``:
+    the inverse temperature of ``P(H) ∝ exp(-beta · cost(H))``, any finite
+    value. ``names``: one label per point, used in trees' Newick output.
+    ``max_memory``: bytes the tables may use (default: what the OS reports
+    available). ``n_jobs``: threads (default: every core).
+
+    Returns a ``HierarchyPosterior``. Raises ``InputError`` for bad input and
+    ``TooLargeError`` (with the memory needed) when it would not fit.
+    """
+    return _core.exact_hierarchy(
+        _matrix(weights, "weights"), _str(model, "model"), _float(beta, "beta"), _names(names),
+        _memory(max_memory), _jobs(n_jobs),
+    )
+
+
+def exact_partition(weights, model="cc", beta=1.0, names=None, max_memory=None, n_jobs=None):
+    """The exact posterior over every flat clustering (the flat trellis).
+
+    ``model="cc"``: correlation clustering, ``P(C) ∝ Π_c exp(beta · Σ_{i<j in c} w_ij)``.
+    Other arguments as ``exact_hierarchy``. Returns a ``PartitionPosterior``.
+    """
+    return _core.exact_partition(
+        _matrix(weights, "weights"), _str(model, "model"), _float(beta, "beta"), _names(names),
+        _memory(max_memory), _jobs(n_jobs),
+    )
+
+
+def astar(weights, model="hcc", approx=False, seed=0, beta=1.0, names=None,
+          max_explored=None, time_limit=None, max_memory=None, n_jobs=None):
+    """The MAP hierarchy by A* search (exact, or approximate with ``approx=True``).
+
+    ``weights``, ``model``, ``beta``, ``names``, ``max_memory`` and ``n_jobs``
+    as in ``exact_hierarchy``. ``approx``: search a sparse trellis grown from
+    the beam-search and average-linkage trees (up to 128 points; never worse
+    than those) instead of the full one. ``seed``: the approximate search's
+    sampler seed (same seed, same tree). ``max_explored``: a budget of
+    vertices explored (approximate search; deterministic). ``time_limit``:
+    seconds before the search stops (``TrellisError`` for the exact search;
+    the approximate one returns its best tree).
+
+    Returns an ``AstarResult`` with ``tree``, ``cost``, ``exact`` (proven
+    optimal) and ``explored``.
+    """
+    return _core.astar(
+        _matrix(weights, "weights"), _str(model, "model"), bool(approx), _int(seed, "seed", 0, False),
+        _float(beta, "beta"), _names(names), _int(max_explored, "max_explored", 1),
+        None if time_limit is None else _float(time_limit, "time_limit"), _memory(max_memory), _jobs(n_jobs),
+    )
+
+
+def greedy(weights, model="hcc", beta=1.0, names=None):
+    """Greedy agglomerative search for the model's best tree (a ``Tree``).
+
+    ``weights``, ``model``, ``beta`` and ``names`` as in ``exact_hierarchy``.
+
+    On ``"hcc"`` its myopic split cost is 0 for negative weights, so it merges
+    the most dissimilar points early: prefer ``astar(..., approx=True)`` there.
+    """
+    return _core.greedy(_matrix(weights, "weights"), _str(model, "model"), _float(beta, "beta"), _names(names))
+
+
+def beam(weights, model="hcc", beta=1.0, width=None, names=None):
+    """Beam search for the model's best tree (a ``Tree``).
+
+    ``width``: partial hierarchies kept per step (default ``n(n-1)/2``);
+    ``weights``, ``model``, ``beta`` and ``names`` as in ``exact_hierarchy``.
+    """
+    return _core.beam(
+        _matrix(weights, "weights"), _str(model, "model"), _float(beta, "beta"), _int(width, "width", 1),
+        _names(names),
+    )
+
+
+def linkage(points=None, distances=None, method="average", names=None):
+    """Classic linkage clustering as SciPy's (single, complete, average, ward).
+
+    Give ``points`` (Euclidean distances between rows) or ``distances`` (an
+    ``(n, n)`` symmetric matrix). The returned ``Tree`` keeps the merge
+    distances as heights: ``tree.to_linkage()`` is SciPy's matrix.
+    ``method``: ``"single"``, ``"complete"``, ``"average"`` or ``"ward"``;
+    ``names``: one label per point.
+    """
+    p = None if points is None else _matrix(points, "points")
+    d = None if distances is None else _distances(distances)
+    return _core.linkage(p, d, _str(method, "method"), _names(names))
+
+
+def _distances(distances) -> _np.ndarray:
+    """A square, symmetric, finite, non-negative distance matrix."""
+    d = _matrix(distances, "distances")
+    if d.shape[0] != d.shape[1]:
+        raise InputError(f"distances must be a square (n, n) matrix, not {d.shape[0]} x {d.shape[1]}")
+    if not _np.all(_np.isfinite(d)):
+        i, j = _np.argwhere(~_np.isfinite(d))[0]
+        raise InputError(f"distances must be finite: distances[{i}][{j}] = {d[i, j]}")
+    off = d[~_np.eye(d.shape[0], dtype=bool)]
+    if off.size and off.min() < 0:
+        i, j = _np.argwhere((d < 0) & ~_np.eye(d.shape[0], dtype=bool))[0]
+        raise InputError(f"distances must be >= 0: distances[{i}][{j}] = {d[i, j]}")
+    if not _np.allclose(d, d.T, rtol=1e-6, atol=0.0):
+        i, j = _np.argwhere(~_np.isclose(d, d.T, rtol=1e-6, atol=0.0))[0]
+        raise InputError(
+            f"distances must be symmetric: distances[{i}][{j}] = {d[i, j]} but distances[{j}][{i}] = {d[j, i]}"
+        )
+    return d

@@ -1,0 +1,91 @@
+"""Type stubs of the ``trellis`` package."""
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from ._core import (
+    AstarResult as AstarResult,
+    HierarchyPosterior as HierarchyPosterior,
+    InputError as InputError,
+    PartitionPosterior as PartitionPosterior,
+    TooLargeError as TooLargeError,
+    Tree as Tree,
+    TrellisError as TrellisError,
+)
+from .sklearn import TrellisFlat as TrellisFlat, TrellisHierarchical as TrellisHierarchical
+
+__all__ = [
+    "AstarResult",
+    "HierarchyPosterior",
+    "InputError",
+    "PartitionPosterior",
+    "TooLargeError",
+    "Tree",
+    "TrellisError",
+    "TrellisFlat",
+    "TrellisHierarchical",
+    "astar",
+    "beam",
+    "exact_hierarchy",
+    "exact_partition",
+    "greedy",
+    "linkage",
+    "similarity",
+]
+
+_ArrayLike = npt.ArrayLike
+_HierModel = Literal["hcc", "dasgupta"]
+
+def similarity(
+    points: _ArrayLike,
+    kind: Literal["cosine", "rbf", "dot", "expneg"] = "cosine",
+    gamma: float | None = None,
+    center: bool = False,
+) -> npt.NDArray[np.float64]: ...
+def exact_hierarchy(
+    weights: _ArrayLike,
+    model: _HierModel = "hcc",
+    beta: float = 1.0,
+    names: Sequence[str] | None = None,
+    max_memory: float | None = None,
+    n_jobs: int | None = None,
+) -> HierarchyPosterior: ...
+def exact_partition(
+    weights: _ArrayLike,
+    model: Literal["cc"] = "cc",
+    beta: float = 1.0,
+    names: Sequence[str] | None = None,
+    max_memory: float | None = None,
+    n_jobs: int | None = None,
+) -> PartitionPosterior: ...
+def astar(
+    weights: _ArrayLike,
+    model: _HierModel = "hcc",
+    approx: bool = False,
+    seed: int = 0,
+    beta: float = 1.0,
+    names: Sequence[str] | None = None,
+    max_explored: int | None = None,
+    time_limit: float | None = None,
+    max_memory: float | None = None,
+    n_jobs: int | None = None,
+) -> AstarResult: ...
+def greedy(
+    weights: _ArrayLike, model: _HierModel = "hcc", beta: float = 1.0, names: Sequence[str] | None = None
+) -> Tree: ...
+def beam(
+    weights: _ArrayLike,
+    model: _HierModel = "hcc",
+    beta: float = 1.0,
+    width: int | None = None,
+    names: Sequence[str] | None = None,
+) -> Tree: ...
+def linkage(
+    points: _ArrayLike | None = None,
+    distances: _ArrayLike | None = None,
+    method: Literal["single", "complete", "average", "ward"] = "average",
+    names: Sequence[str] | None = None,
+) -> Tree: ...

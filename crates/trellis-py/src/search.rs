@@ -1,0 +1,287 @@
+//! Similarities, A* search, the greedy and beam baselines and classic
+//! linkage clustering.
+
+use std::sync::Arc;
+
+use numpy::{PyArray2, PyReadonlyArray2};
+use pyo3::prelude::*;
+use trellis::astar::{self as search, ApproxOptions};
+use trellis::baselines::{self, Linkage};
+use trellis::{Dendrogram, Similarity, Weights};
+
+use crate::errors::{input, to_py};
+use crate::posterior::{HierModel, model_tree, with_model};
+use crate::tree::PyTree;
+
+/// Pairwise similarities of the rows of ``points`` (one point per row):
+/// ``"cosine"``, ``"rbf"`` (``exp(-gamma |x - y|^2)``, ``gamma`` defaults
+/// to ``1 / n_features``), ``"dot"`` or ``"expneg"`` (``exp(-|x - y|)``).
+/// With ``center``, the mean off-diagonal similarity is subtracted (so that
+/// correlation clustering sees attraction and repulsion). Returns an
+/// ``(n, n)`` float64 array.
+#[pyfunction]
+#[pyo3(signature = (points, kind="cosine", gamma=None, center=false))]
+fn similarity<'py>(
+    py: Python<'py>,
+    points: PyReadonlyArray2<'_, f64>,
+    kind: &str,
+    gamma: Option<f64>,
+    center: bool,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let m = crate::matrix(&points)?;
+    let w = similarity_weights(&m, kind, gamma, center)?;
+    let rows: Vec<Vec<f64>> = (0..w.n()).map(|i| w.row(i).to_vec()).collect();
+    PyArray2::from_vec2(py, &rows).map_err(|e| input(e.to_string()))
+}
+
+/// The weights of `similarity`.
+pub fn similarity_weights(
+    m: &trellis::Matrix,
+    kind: &str,
+    gamma: Option<f64>,
+    center: bool,
+) -> PyResult<Weights> {
+    let sim = match kind {
+        "cosine" => Similarity::Cosine,
+        "rbf" => Similarity::Rbf {
+            gamma: gamma.unwrap_or(1.0 / m.cols.max(1) as f64),
+        },
+        "dot" => Similarity::Dot,
+        "expneg" => Similarity::ExpNeg,
+        other => {
+            return Err(input(format!(
+                "kind must be \"cosine\", \"rbf\", \"dot\" or \"expneg\", not {other:?}"
+            )));
+        }
+    };
+    if gamma.is_some() && kind != "rbf" {
+        return Err(input("gamma only applies to kind=\"rbf\""));
+    }
+    Weights::from_points(m, sim, center).map_err(to_py)
+}
+
+/// The result of ``astar``: the best tree found, its cost, whether it is
+/// proven optimal, and the search's size.
+#[pyclass(module = "trellis", frozen, get_all)]
+pub struct AstarResult {
+    /// The best hierarchy found (names and cost heights).
+    tree: Py<PyTree>,
+    /// Its cost (without ``beta``).
+    cost: f64,
+    /// True when the search proved the tree optimal.
+    exact: bool,
+    /// Vertices explored.
+    explored: u64,
+    /// Its log-potential ``-beta * cost``.
+    log_potential: f64,
+}
+
+#[pymethods]
+impl AstarResult {
+    fn __repr__(&self) -> String {
+        format!(
+            "AstarResult(cost={}, exact={}, explored={})",
+            self.cost, self.exact, self.explored
+        )
+    }
+}
+
+/// The MAP hierarchy by A* search on the trellis (up to 128 points).
+///
+/// ``approx=False``: exact A* (the full trellis, proven optimal when the
+/// heuristic is admissible; memory grows fast beyond ~20 points).
+/// ``approx=True``: approximate A* on a sparse trellis grown from the beam
+/// search and average-linkage trees (never worse than them), with
+/// ``max_explored`` vertices (deterministic) and ``time_limit`` seconds as
+/// budgets; ``seed`` drives its candidate sampler.
+#[pyfunction]
+#[pyo3(signature = (weights, model="hcc", approx=false, seed=0, beta=1.0, names=None, max_explored=None, time_limit=None, max_memory=None, n_jobs=None))]
+#[allow(clippy::too_many_arguments)]
+fn astar(
+    py: Python<'_>,
+    weights: PyReadonlyArray2<'_, f64>,
+    model: &str,
+    approx: bool,
+    seed: u64,
+    beta: f64,
+    names: Option<Vec<String>>,
+    max_explored: Option<u64>,
+    time_limit: Option<f64>,
+    max_memory: Option<f64>,
+    n_jobs: Option<i64>,
+) -> PyResult<AstarResult> {
+    let w = crate::weights(&weights)?;
+    let n = w.n();
+    let names = crate::check_names(names, n)?.map(Arc::new);
+    let time_limit = match time_limit {
+        None => None,
+        Some(t) if t > 0.0 && t <= 1e9 => Some(std::time::Duration::from_secs_f64(t)),
+        Some(t) => {
+            return Err(input(format!(
+                "time_limit is a number of seconds in (0, 1e9], not {t}"
+            )));
+        }
+    };
+    if max_explored == Some(0) {
+        return Err(input("max_explored must be at least 1"));
+    }
+    let hm = HierModel::new(model, &w, beta)?;
+    let outcome = with_model!(&hm, |m| crate::run(py, n_jobs, max_memory, |o| {
+        let options = trellis::Options { time_limit, ..*o };
+        if approx {
+            let mut init: Vec<trellis::Tree> = baselines::beam_search(
+                &m.with_beta(1.0)?,
+                baselines::compact_beam_width(n),
+            )?
+            .into_iter()
+            .map(|s| s.tree)
+            .collect();
+            let d = baselines::distances_from_similarities(&w);
+            if let Ok(t) = baselines::linkage(&d, n, Linkage::Average) {
+                init.push(t);
+            }
+            let approx_options = ApproxOptions {
+                seed,
+                max_explored: max_explored.or(ApproxOptions::default().max_explored),
+                ..ApproxOptions::default()
+            };
+            search::approximate(m, &init, &approx_options, &options)
+        } else {
+            search::exact(m, &options)
+        }
+    }))?;
+    let tree = with_model!(&hm, |m| model_tree(m, outcome.best.tree, &names))?;
+    Ok(AstarResult {
+        tree: Py::new(py, tree)?,
+        cost: outcome.cost,
+        exact: outcome.exact,
+        explored: outcome.explored,
+        log_potential: outcome.best.log_potential,
+    })
+}
+
+/// Greedy agglomerative search: at each step, the merge with the best
+/// split potential. Returns a ``Tree`` (names, cost heights).
+#[pyfunction]
+#[pyo3(signature = (weights, model="hcc", beta=1.0, names=None))]
+fn greedy(
+    py: Python<'_>,
+    weights: PyReadonlyArray2<'_, f64>,
+    model: &str,
+    beta: f64,
+    names: Option<Vec<String>>,
+) -> PyResult<PyTree> {
+    let w = crate::weights(&weights)?;
+    let names = crate::check_names(names, w.n())?.map(Arc::new);
+    let hm = HierModel::new(model, &w, beta)?;
+    with_model!(&hm, |m| {
+        let best = crate::run(py, None, None, |_| baselines::greedy(m))?;
+        model_tree(m, best.tree, &names)
+    })
+}
+
+/// Beam search (the A* paper's baseline): ``width`` partial hierarchies
+/// kept per step (default ``n(n - 1)/2``). Returns the best ``Tree``.
+#[pyfunction]
+#[pyo3(signature = (weights, model="hcc", beta=1.0, width=None, names=None))]
+fn beam(
+    py: Python<'_>,
+    weights: PyReadonlyArray2<'_, f64>,
+    model: &str,
+    beta: f64,
+    width: Option<usize>,
+    names: Option<Vec<String>>,
+) -> PyResult<PyTree> {
+    let w = crate::weights(&weights)?;
+    let n = w.n();
+    let names = crate::check_names(names, n)?.map(Arc::new);
+    let width = width.unwrap_or_else(|| baselines::default_beam_width(n));
+    if width == 0 {
+        return Err(input("width must be at least 1"));
+    }
+    let hm = HierModel::new(model, &w, beta)?;
+    with_model!(&hm, |m| {
+        let trees = crate::run(py, None, None, |_| baselines::beam_search(m, width))?;
+        let best = trees
+            .into_iter()
+            .next()
+            .ok_or_else(|| input("beam search found no hierarchy"))?;
+        model_tree(m, best.tree, &names)
+    })
+}
+
+/// Classic linkage clustering, as ``scipy.cluster.hierarchy.linkage``:
+/// from ``distances`` (an ``(n, n)`` symmetric matrix) or from ``points``
+/// (Euclidean distances between the rows). ``method``: ``"single"``,
+/// ``"complete"``, ``"average"`` or ``"ward"``. The tree keeps the merge
+/// distances as heights, so ``to_linkage()`` equals SciPy's matrix.
+#[pyfunction]
+#[pyo3(signature = (points=None, distances=None, method="average", names=None))]
+fn linkage(
+    py: Python<'_>,
+    points: Option<PyReadonlyArray2<'_, f64>>,
+    distances: Option<PyReadonlyArray2<'_, f64>>,
+    method: &str,
+    names: Option<Vec<String>>,
+) -> PyResult<PyTree> {
+    let method = match method {
+        "single" => Linkage::Single,
+        "complete" => Linkage::Complete,
+        "average" => Linkage::Average,
+        "ward" => Linkage::Ward,
+        other => {
+            return Err(input(format!(
+                "method must be \"single\", \"complete\", \"average\" or \"ward\", not {other:?}"
+            )));
+        }
+    };
+    let (d, n) = match (points, distances) {
+        (Some(p), None) => {
+            let m = crate::matrix(&p)?;
+            (baselines::euclidean_distances(&m).map_err(to_py)?, m.rows)
+        }
+        (None, Some(d)) => {
+            let shape = d.as_array().dim();
+            if shape.0 != shape.1 {
+                return Err(input(format!(
+                    "distances must be a square (n, n) matrix, not {} x {}",
+                    shape.0, shape.1
+                )));
+            }
+            (d.as_array().iter().copied().collect::<Vec<f64>>(), shape.0)
+        }
+        _ => return Err(input("give exactly one of points and distances")),
+    };
+    let names = crate::check_names(names, n)?.map(Arc::new);
+    let steps = crate::run(py, None, None, |_| baselines::linkage_steps(&d, n, method))?;
+    let rows: Vec<[f64; 4]> = steps
+        .iter()
+        .map(|s| {
+            [
+                s.left.min(s.right) as f64,
+                s.left.max(s.right) as f64,
+                s.height,
+                s.size as f64,
+            ]
+        })
+        .collect();
+    if n == 1 {
+        return Ok(PyTree::new(trellis::Tree::Leaf(0), names, Some(vec![])));
+    }
+    let d = Dendrogram::from_linkage(&rows).map_err(to_py)?;
+    Ok(PyTree::new(
+        d.tree().clone(),
+        names,
+        Some(d.heights().to_vec()),
+    ))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<AstarResult>()?;
+    m.add_function(wrap_pyfunction!(similarity, m)?)?;
+    m.add_function(wrap_pyfunction!(astar, m)?)?;
+    m.add_function(wrap_pyfunction!(greedy, m)?)?;
+    m.add_function(wrap_pyfunction!(beam, m)?)?;
+    m.add_function(wrap_pyfunction!(linkage, m)?)?;
+    Ok(())
+}
