@@ -97,7 +97,9 @@ impl Hierarchy {
             if kids.is_empty() {
                 let name = self.names[v].as_deref().unwrap_or("");
                 let i = *index.get(name).ok_or_else(|| {
-                    Error::tree(format!("the tree has a leaf {name:?} that is not among the names"))
+                    Error::tree(format!(
+                        "the tree has a leaf {name:?} that is not among the names"
+                    ))
                 })?;
                 found[i] = true;
                 built[v] = Some(crate::Tree::Leaf(i));
@@ -110,7 +112,9 @@ impl Hierarchy {
                 stack.push((v, true));
                 stack.extend(kids.iter().rev().map(|&c| (c, false)));
             } else {
-                let mut sub = kids.iter().map(|&c| built[c].take().expect("children first"));
+                let mut sub = kids
+                    .iter()
+                    .map(|&c| built[c].take().expect("children first"));
                 let first = sub.next().expect("a node has a child");
                 built[v] = Some(match sub.next() {
                     Some(second) => crate::Tree::node(first, second),
