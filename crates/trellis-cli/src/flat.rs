@@ -17,7 +17,7 @@ use trellis::{CorrelationClustering, Energy, Points, Summarize, Tree, Weights, W
 
 use crate::DataArgs;
 use crate::commands::{ClusterJson, to_json};
-use crate::input::{check_beta_and_memory, gib, read_input};
+use crate::input::{NamedWeights, check_beta_and_memory, gib, read_input};
 use crate::limits;
 use crate::output::{self, put};
 use crate::progress::{Bar, options};
@@ -169,7 +169,7 @@ pub struct PerturbArgs {
 /// Reads the weights. With `dense = Some(workload)` the flat trellis over
 /// every subset will run: its point and memory limits are checked on the
 /// number of points, before the `N x N` weights are built.
-fn weights(a: &FlatModelArgs, dense: Option<Workload>) -> Result<Weights> {
+fn weights(a: &FlatModelArgs, dense: Option<Workload>) -> Result<NamedWeights> {
     check_beta_and_memory(a.beta, a.max_memory)?;
     let check = |n: usize| -> Result<()> {
         match dense {
@@ -177,7 +177,7 @@ fn weights(a: &FlatModelArgs, dense: Option<Workload>) -> Result<Weights> {
             None => Ok(()),
         }
     };
-    Ok(read_input(&a.data, gib(a.max_memory), None, &check)?.weights)
+    read_input(&a.data, gib(a.max_memory), None, &check)
 }
 
 /// The flat trellis of correlation clustering at `beta`, with a progress bar.
@@ -224,11 +224,30 @@ struct Flat {
     /// With a family: the number of partitions it realises (a decimal string)
     /// and its share of Bell(N).
     family: Option<(String, f64)>,
+    /// The points' names, when the input names them.
+    names: Option<Vec<String>>,
+}
+
+impl Flat {
+    /// How point `i` is shown: its name, or its index.
+    fn label(&self, i: usize) -> String {
+        label(&self.names, i)
+    }
+}
+
+/// Point `i`'s name, or its index.
+fn label(names: &Option<Vec<String>>, i: usize) -> String {
+    match names.as_ref().and_then(|v| v.get(i)) {
+        Some(name) => name.clone(),
+        None => i.to_string(),
+    }
 }
 
 /// Runs the inference asked for by `a` and `sparse` at `beta`.
 fn infer(a: &FlatModelArgs, sparse: &FlatSparseArgs, beta: f64, progress: bool) -> Result<Flat> {
-    let w = weights(a, sparse.sparse.is_none().then_some(Workload::FlatInside))?;
+    let named = weights(a, sparse.sparse.is_none().then_some(Workload::FlatInside))?;
+    let names = named.names().map(<[String]>::to_vec);
+    let w = named.weights;
     let n = w.n();
     let energy = CorrelationClustering::new(&w, beta)?;
     let family = |realised: &dyn std::fmt::Display, share: f64| Some((realised.to_string(), share));
@@ -245,6 +264,7 @@ fn infer(a: &FlatModelArgs, sparse: &FlatSparseArgs, beta: f64, progress: bool) 
                 map: t.map().clone(),
                 samples: each_sample(t, |t, rng| t.sample(rng)),
                 family: None,
+                names,
             })
         }
         Some(FlatFamily::Tree) => {
@@ -266,6 +286,7 @@ fn infer(a: &FlatModelArgs, sparse: &FlatSparseArgs, beta: f64, progress: bool) 
                 map: cuts.map().clone(),
                 family: family(&realised, share),
                 samples: each_sample(cuts, |c, rng| c.sample(rng)),
+                names,
             })
         }
         Some(FlatFamily::Clusters) => {
@@ -287,6 +308,7 @@ fn infer(a: &FlatModelArgs, sparse: &FlatSparseArgs, beta: f64, progress: bool) 
                 map: inf.map().clone(),
                 family: family(&t.num_partitions_realised(), t.sparsity()),
                 samples: each_sample(inf, |i, rng| i.sample(rng)),
+                names,
             })
         }
     }
@@ -308,6 +330,8 @@ struct WithFamily<T> {
     num_partitions_realised: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     sparsity: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    names: Option<Vec<String>>,
 }
 
 fn with_family<T: Serialize>(result: T, f: &Flat) -> Result<String> {
@@ -315,6 +339,7 @@ fn with_family<T: Serialize>(result: T, f: &Flat) -> Result<String> {
         result,
         num_partitions_realised: f.family.as_ref().map(|x| x.0.clone()),
         sparsity: f.family.as_ref().map(|x| x.1),
+        names: f.names.clone(),
     })
 }
 
@@ -328,9 +353,12 @@ fn family_line(f: &Flat) -> String {
     }
 }
 
-fn partition_text(p: &Partition) -> String {
+fn partition_text(p: &Partition, f: &Flat) -> String {
     p.iter()
-        .map(|c| output::points(c))
+        .map(|c| {
+            let names: Vec<String> = c.iter().map(|&i| f.label(i)).collect();
+            format!("{{{}}}", names.join(", "))
+        })
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -353,7 +381,7 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                     clusters.len(),
                     a.model.beta,
                     family_line(&f),
-                    partition_text(&clusters)
+                    partition_text(&clusters, &f)
                 ))
             }
         }
@@ -373,7 +401,9 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
             }
         }
         FlatCommand::Marginals(a) => {
-            let w = weights(&a.model, Some(Workload::FlatMarginals))?;
+            let named = weights(&a.model, Some(Workload::FlatMarginals))?;
+            let names = named.names().map(<[String]>::to_vec);
+            let w = named.weights;
             let n = w.n();
             if n <= trellis::MAX_POINTS {
                 // The tables, their marginals, and the clusters listed.
@@ -393,7 +423,10 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                 .collect();
             let (n, log_z, pairwise) = (w.n(), t.log_z(), m.pairwise_matrix());
             if a.json {
-                let out = serde_json::json!({"n": n, "log_z": log_z, "clusters": clusters, "pairwise": pairwise});
+                let mut out = serde_json::json!({"n": n, "log_z": log_z, "clusters": clusters, "pairwise": pairwise});
+                if let Some(names) = &names {
+                    out["names"] = serde_json::json!(names);
+                }
                 return to_json(&out);
             }
             let mut s = format!(
@@ -406,7 +439,7 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                 "the {} most probable clusters:\n",
                 a.top.min(clusters.len())
             );
-            s += &output::clusters(&clusters, a.top);
+            s += &output::labelled_clusters(&clusters, a.top, &|i| label(&names, i));
             s += "pairwise co-clustering probabilities P(i ~ j):\n";
             s += &output::matrix(&pairwise);
             Ok(s)
@@ -440,7 +473,7 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                 (f.samples)(k, seed, &mut |p| {
                     let line = format!(
                         "{}   log P = {:.6}\n",
-                        partition_text(&p),
+                        partition_text(&p, &f),
                         log_energy(&f.energy, &p) - f.log_z
                     );
                     put(out, &line)
@@ -449,7 +482,9 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
             Ok(String::new())
         }
         FlatCommand::PerturbMap(a) => {
-            let w = weights(&a.model, Some(Workload::FlatInside))?;
+            let named = weights(&a.model, Some(Workload::FlatInside))?;
+            let names = named.names().map(<[String]>::to_vec);
+            let w = named.weights;
             let n = w.n();
             if n > trellis::MAX_POINTS {
                 bail!(
@@ -473,9 +508,11 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
             )?;
             let pairwise = perturb_and_map(&w, a.model.beta, a.num_samples, a.seed)?;
             if a.json {
-                to_json(
-                    &serde_json::json!({"n": w.n(), "num_samples": a.num_samples, "pairwise": pairwise}),
-                )
+                let mut out = serde_json::json!({"n": w.n(), "num_samples": a.num_samples, "pairwise": pairwise});
+                if let Some(names) = &names {
+                    out["names"] = serde_json::json!(names);
+                }
+                to_json(&out)
             } else {
                 Ok(format!(
                     "Perturb-and-MAP pairwise co-clustering frequencies ({} samples, beta {}):\n{}",

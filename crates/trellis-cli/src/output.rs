@@ -65,12 +65,6 @@ pub fn approx(x: &impl std::fmt::Display) -> String {
     format!("{}.{}e{}", &digits[..1], &digits[1..3], digits.len() - 1)
 }
 
-/// `{a, b, c}` for a list of points.
-pub fn points(points: &[usize]) -> String {
-    let names: Vec<String> = points.iter().map(usize::to_string).collect();
-    format!("{{{}}}", names.join(", "))
-}
-
 /// A matrix of probabilities, one row per line.
 pub fn matrix(rows: &[Vec<f64>]) -> String {
     rows.iter()
@@ -82,11 +76,6 @@ pub fn matrix(rows: &[Vec<f64>]) -> String {
                 + "\n"
         })
         .collect()
-}
-
-/// The first `top` clusters with their marginals, one per line.
-pub fn clusters(clusters: &[crate::commands::ClusterJson], top: usize) -> String {
-    labelled_clusters(clusters, top, &|i| i.to_string())
 }
 
 /// The first `top` clusters with their marginals, one per line, point `i`

@@ -611,3 +611,34 @@ fn unbounded_input_for_the_dense_trellis_stops_at_one_mebibyte() {
         "the input is larger than the limit of 2.0 MiB",
     );
 }
+
+#[test]
+fn names_flow_to_the_flat_outputs() {
+    let d = dir("i11_flat_names");
+    let p = file(
+        &d,
+        "p.csv",
+        "name,x,y\ncat,1,0\ndog,0.9,0.2\nsea lion,0,1\nseal,0.1,1\n",
+    );
+    let ps = s(&p);
+    let names = serde_json::json!(["cat", "dog", "sea lion", "seal"]);
+    for cmd in ["map", "logz", "marginals", "sample", "perturb-map"] {
+        let mut args = vec!["flat", cmd, "--model", "cc", "--points", ps, "--json"];
+        if cmd == "sample" || cmd == "perturb-map" {
+            args.extend(["-n", "2"]);
+        }
+        let v = json(&args);
+        assert_eq!(v["names"], names, "flat {cmd}");
+        assert_eq!(v["n"], 4, "flat {cmd}");
+    }
+    // The readable outputs show the names, not the indices.
+    let text = stdout(&["flat", "map", "--model", "cc", "--points", ps, "--center"]);
+    assert!(
+        text.contains("{cat, dog}") && text.contains("{sea lion, seal}"),
+        "{text}"
+    );
+    let text = stdout(&["flat", "marginals", "--model", "cc", "--points", ps]);
+    assert!(text.contains("sea lion"), "{text}");
+    let text = stdout(&["flat", "sample", "--model", "cc", "--points", ps, "-n", "3"]);
+    assert!(text.contains("cat") && !text.contains("{0"), "{text}");
+}
