@@ -285,10 +285,10 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
             let out = weights_outcome(&weights, args)?;
             drop(bar);
             if args.json {
-                return to_json(&out);
+                return to_json(&weights.with_names(out));
             }
             if args.newick {
-                return Ok(out.outcome.best.tree.to_newick() + "\n");
+                return Ok(weights.newick(&out.outcome.best.tree) + "\n");
             }
             let kind = if args.approx { "Approximate" } else { "Exact" };
             let full = 3f64.powi(out.n as i32);
@@ -311,7 +311,7 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
                 out.outcome.splits,
                 out.outcome.splits as f64 / full,
                 out.outcome.rounds,
-                out.outcome.best.tree.to_newick()
+                weights.newick(&out.outcome.best.tree)
             ))
         }
     }

@@ -16,8 +16,8 @@ use trellis::{
 };
 
 use crate::batch::{dense_trellis, dense_work, per_jet};
-use crate::input::{Input, ginkgo_variant, load, memory_limit};
-use crate::output::{self, leaf_index};
+use crate::input::{Input, NamedWeights, ginkgo_variant, load, memory_limit};
+use crate::output;
 use crate::progress::{Bar, note_long, options};
 use crate::sparse::SparseArgs;
 use crate::{LogzArgs, MapArgs, MarginalsArgs, ModelArgs, SampleArgs, ScoreArgs, with_cost_model};
@@ -93,10 +93,11 @@ pub fn split_cost<M: Search>(model: &M, l: &Tree, r: &Tree) -> f64 {
 /// Prints a tree over a weight matrix as `map` does: JSON, Newick, or a
 /// summary with the tree drawn and the cost of every split. The cost is
 /// computed from the weights (any number of points) and does not depend on
-/// β; `log_potential = -β · cost`.
+/// β; `log_potential = -β · cost`. When the points have names, they label
+/// the leaves (Newick, the drawing) and JSON gets a `"names"` array.
 pub fn weights_tree_output(
     args: &ModelArgs,
-    weights: &trellis::Weights,
+    weights: &NamedWeights,
     tree: Tree,
     title: &str,
     json: bool,
@@ -105,17 +106,17 @@ pub fn weights_tree_output(
     let out = weights_tree_json(args, weights, tree)?;
     let cost = out.cost.expect("a cost model");
     if json {
-        return to_json(&out);
+        return to_json(&weights.with_names(out));
     }
     if newick {
-        return Ok(out.tree.to_newick() + "\n");
+        return Ok(weights.newick(&out.tree) + "\n");
     }
     let mut s = format!(
         "{title} of {} points ({:?} model): cost {cost:.6}, log potential {:.6} at beta {}\n",
         out.n, args.model, out.log_potential, args.beta
     );
     with_cost_model!(args.model, weights, 1.0, |model| {
-        s += &out.tree.draw(&leaf_index, &|l, r| {
+        s += &out.tree.draw(&|i| weights.label(i), &|l, r| {
             Some(format!("cost {:.4}", split_cost(&model, l, r)))
         })
     });
@@ -245,7 +246,8 @@ fn jet_posterior(
 }
 
 /// Runs `f` on the posterior of every problem of the input: one JSON line per
-/// jet, or `weights(weights, posterior)` for a weight matrix. The dense
+/// jet, or `weights(weights, posterior)` for a weight matrix (with the
+/// points' names, if any). The dense
 /// trellis checks `workload` against the memory before anything runs.
 fn run<T: Serialize + Send>(
     args: &ModelArgs,
@@ -254,7 +256,7 @@ fn run<T: Serialize + Send>(
     beta: f64,
     progress: bool,
     jet: impl Fn(&Jet, &dyn Posterior, usize) -> Result<T> + Sync,
-    weights: impl FnOnce(&Weights, &dyn Posterior) -> Result<String>,
+    weights: impl FnOnce(&NamedWeights, &dyn Posterior) -> Result<String>,
 ) -> Result<String> {
     let dense = sparse.sparse.is_none();
     match load(args, dense.then_some(workload))? {
@@ -314,10 +316,10 @@ pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
         |weights, post| {
             let tree = post.map()?.tree;
             if json {
-                return to_json(&with_sparsity(
-                    weights_tree_json(args, weights, tree)?,
-                    post,
-                ));
+                return to_json(
+                    &weights
+                        .with_names(with_sparsity(weights_tree_json(args, weights, tree)?, post)),
+                );
             }
             let title = if post.sparsity().is_some() {
                 "Sparse-trellis MAP hierarchy"
@@ -380,7 +382,9 @@ pub fn logz(a: &LogzArgs, progress: bool) -> Result<String> {
         |weights, post| {
             let (n, log_z) = (weights.n(), post.log_z());
             if json {
-                return to_json(&with_sparsity(json!({"n": n, "log_z": log_z}), post));
+                return to_json(
+                    &weights.with_names(with_sparsity(json!({"n": n, "log_z": log_z}), post)),
+                );
             }
             Ok(format!(
                 "log Z = {log_z:.10}\n({n} points, {} hierarchies, {:?} model, beta {})\n{}",
@@ -450,7 +454,7 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
         |weights, post| {
             let out = marginals_json(weights.n(), post, min_p, subtree.as_ref())?;
             if json {
-                return to_json(&with_sparsity(out, post));
+                return to_json(&weights.with_names(with_sparsity(out, post)));
             }
             let n = out.n;
             let mut s = format!(
@@ -471,7 +475,7 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
                 },
                 top.min(out.clusters.len())
             );
-            s += &output::clusters(&out.clusters, top);
+            s += &output::labelled_clusters(&out.clusters, top, &|i| weights.label(i));
             if let (Some(t), Some(p)) = (&subtree, out.subtree_p) {
                 s += &format!("sub-hierarchy {t}: p = {p:.6e}\n");
             }
@@ -496,10 +500,12 @@ pub fn sample(a: &SampleArgs, progress: bool) -> Result<String> {
         |weights, post| {
             let (n, samples) = (weights.n(), post.samples(k, seed)?);
             if json {
-                return to_json(&with_sparsity(json!({"n": n, "samples": samples}), post));
+                return to_json(
+                    &weights.with_names(with_sparsity(json!({"n": n, "samples": samples}), post)),
+                );
             }
             if newick {
-                return Ok(samples.iter().map(|t| t.to_newick() + "\n").collect());
+                return Ok(samples.iter().map(|t| weights.newick(t) + "\n").collect());
             }
             let mut s = format!(
                 "{k} exact posterior samples over {n} points ({:?} model, beta {}, seed {seed}):\n{}",
@@ -509,7 +515,11 @@ pub fn sample(a: &SampleArgs, progress: bool) -> Result<String> {
             );
             for t in &samples {
                 let log_phi = weights_tree_json(args, weights, t.clone())?.log_potential;
-                s += &format!("{t}   log P = {:.6}\n", log_phi - post.log_z());
+                let shown = match weights.names() {
+                    Some(_) => weights.newick(t),
+                    None => t.to_string(),
+                };
+                s += &format!("{shown}   log P = {:.6}\n", log_phi - post.log_z());
             }
             Ok(s)
         },

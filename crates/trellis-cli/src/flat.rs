@@ -12,7 +12,7 @@ use trellis::{CorrelationClustering, Energy, Points, Summarize, Tree, Weights};
 
 use crate::DataArgs;
 use crate::commands::{ClusterJson, to_json};
-use crate::input::{check_beta_and_memory, gib, read_weights};
+use crate::input::{check_beta_and_memory, gib, read_input};
 use crate::output;
 use crate::progress::{Bar, options};
 
@@ -162,7 +162,7 @@ pub struct PerturbArgs {
 
 fn weights(a: &FlatModelArgs) -> Result<Weights> {
     check_beta_and_memory(a.beta, a.max_memory)?;
-    read_weights(&a.data)
+    Ok(read_input(&a.data, gib(a.max_memory), None)?.weights)
 }
 
 /// The flat trellis of correlation clustering at `beta`, with a progress bar.
@@ -244,8 +244,7 @@ fn infer(a: &FlatModelArgs, sparse: &FlatSparseArgs, beta: f64, progress: bool) 
             let Some(path) = &sparse.clusters else {
                 bail!("--sparse clusters needs --clusters FILE");
             };
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read --clusters {}", path.display()))?;
+            let text = crate::input::read_text(path, gib(a.max_memory)).context("--clusters")?;
             let clusters = trellis::io::parse_clusters(&text, n)
                 .with_context(|| format!("in --clusters {}", path.display()))?;
             let t = SparseTrellis::flat(n, clusters)?;

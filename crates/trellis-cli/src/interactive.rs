@@ -28,8 +28,9 @@ pub enum InteractiveCommand {
 /// The DDT model options (defaults: the reference's c = 1, mu0 = data mean, Sigma0 = I/2).
 #[derive(Args, Debug, Clone)]
 pub struct DdtArgs {
-    /// Dataset: CSV with a header row; the first column is the point's name (the leaf
-    /// names of the target tree), the others are numeric features.
+    /// Dataset: CSV (or `-` for standard input) with an optional header row (a first row
+    /// without numbers); the first column is the point's name (the leaf names of the
+    /// target tree), the others are numeric features.
     #[arg(long, value_name = "FILE.csv")]
     pub points: PathBuf,
 
@@ -171,8 +172,9 @@ pub fn run(cmd: &InteractiveCommand) -> Result<String> {
     }
 }
 
+/// A text file (`-`: standard input), bounded as every input is.
 fn read_text(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+    crate::input::read_text(path, None)
 }
 
 fn read_points(args: &DdtArgs, seed: u64) -> Result<Dataset> {

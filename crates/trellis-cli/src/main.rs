@@ -118,15 +118,24 @@ pub struct ModelArgs {
 /// A dataset given as pairwise weights or as points with a similarity.
 #[derive(Args, Debug)]
 pub struct DataArgs {
-    /// Pairwise weights: an N x N matrix, CSV without header or .npy (float64/float32).
-    /// Must be symmetric (up to 1e-6 relative rounding); the diagonal is ignored.
+    /// Pairwise weights: an N x N matrix, CSV without header or .npy (float64/float32),
+    /// or `-` for standard input. Must be symmetric (up to 1e-6 relative rounding); the
+    /// diagonal is ignored.
     #[arg(long, value_name = "FILE")]
     pub weights: Option<PathBuf>,
 
-    /// Points, one per row: CSV (a header row is allowed) or .npy. Weights are
-    /// their pairwise similarities (see --similarity and --center).
+    /// Points, one per row: CSV or .npy, or `-` for standard input. A first CSV row is a
+    /// header when none of its fields is a number; a first column headed name, id or
+    /// label, or holding no number, is the points' names (see --names-column). Weights
+    /// are the points' pairwise similarities (see --similarity and --center).
     #[arg(long, value_name = "FILE")]
     pub points: Option<PathBuf>,
+
+    /// The column of --points that holds the points' names: a 0-based index, or `none`
+    /// for no names column [default: the first column when its header is name, id or
+    /// label (or empty), or when none of its values is a number].
+    #[arg(long, requires = "points", value_name = "N|none", value_parser = input::names_column)]
+    pub names_column: Option<trellis::io::NamesColumn>,
 
     /// Similarity for --points: cosine, rbf (exp(-gamma |x-y|^2)), dot product or
     /// expneg (exp(-|x-y|)) [default: cosine].

@@ -2,11 +2,6 @@
 
 use trellis::Mask;
 
-/// Labels a leaf by its 0-based point index.
-pub fn leaf_index(i: usize) -> String {
-    i.to_string()
-}
-
 /// `{a, b, c}` for the points of a cluster.
 pub fn members(cluster: Mask, label: &dyn Fn(usize) -> String) -> String {
     let names: Vec<String> = trellis::members(cluster).map(label).collect();
@@ -43,9 +38,22 @@ pub fn matrix(rows: &[Vec<f64>]) -> String {
 
 /// The first `top` clusters with their marginals, one per line.
 pub fn clusters(clusters: &[crate::commands::ClusterJson], top: usize) -> String {
+    labelled_clusters(clusters, top, &|i| i.to_string())
+}
+
+/// The first `top` clusters with their marginals, one per line, point `i`
+/// shown as `label(i)`.
+pub fn labelled_clusters(
+    clusters: &[crate::commands::ClusterJson],
+    top: usize,
+    label: &dyn Fn(usize) -> String,
+) -> String {
     clusters
         .iter()
         .take(top)
-        .map(|c| format!("  {:.6}  {}\n", c.p, points(&c.members)))
+        .map(|c| {
+            let names: Vec<String> = c.members.iter().map(|&i| label(i)).collect();
+            format!("  {:.6}  {{{}}}\n", c.p, names.join(", "))
+        })
         .collect()
 }

@@ -7,6 +7,7 @@ mod contract;
 mod errors;
 mod flat;
 mod interactive;
+mod issue11_readers;
 mod issue11_trees;
 mod jets;
 mod sparse;

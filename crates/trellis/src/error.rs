@@ -87,7 +87,8 @@ pub enum ErrorKind {
         /// What is wrong and where.
         detail: String,
     },
-    /// A file that could not be read.
+    /// A file that could not be read (its message includes the operating
+    /// system's, which is therefore not also given as the error's `source`).
     Io {
         /// The file.
         path: PathBuf,
@@ -130,6 +131,16 @@ pub enum ErrorKind {
         c: usize,
         /// Number of points among which the triplets conflict.
         points: usize,
+    },
+    /// Something the input asks for would need more memory than the limit
+    /// (checked before it is allocated).
+    TooLarge {
+        /// What would be allocated, e.g. "the 100000 x 100000 weight matrix".
+        what: String,
+        /// Bytes it would need (saturated at `u64::MAX`).
+        needed: u64,
+        /// The limit, in bytes.
+        limit: u64,
     },
 }
 
@@ -258,18 +269,24 @@ impl fmt::Display for Error {
                 "the triplet constraints cannot all hold in one tree: ({{{a}, {b}}}, {c}) \
                  conflicts with the others among the same {points} points"
             ),
+            ErrorKind::TooLarge {
+                what,
+                needed,
+                limit,
+            } => write!(
+                f,
+                "{what} would need {}, more than the memory limit of {}",
+                human_bytes(*needed),
+                human_bytes(*limit)
+            ),
         }
     }
 }
 
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.kind {
-            ErrorKind::Io { source, .. } => Some(source),
-            _ => None,
-        }
-    }
-}
+/// No error has a `source`: the one wrapped error, the operating system's in
+/// [`ErrorKind::Io`], is already part of the message, and error reporters that
+/// print the chain (such as `anyhow`'s `{:#}`) would print it twice.
+impl std::error::Error for Error {}
 
 /// A `Result` whose error is this crate's [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;

@@ -129,7 +129,7 @@ pub use base::set::{
     MAX_SET_POINTS, Mask, PointIter, Points, Set, full, full_set, mask_of, members, set_points,
     splits_of_size, total_splits,
 };
-pub use base::tree::{ScoredTree, Tree};
+pub use base::tree::{NewickOptions, ScoredTree, Tree, newick_label};
 pub use base::weights::{Matrix, SYMMETRY_TOLERANCE, Similarity, Weights};
 pub use dense::{Marginals, Sampler, Trellis, num_positive_trees};
 pub use error::{Error, ErrorKind, Result};

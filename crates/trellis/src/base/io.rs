@@ -1,38 +1,280 @@
-//! Reading matrices from CSV and NumPy `.npy` files.
+//! Reading inputs: bytes from a path or standard input (bounded), matrices and
+//! named points from CSV and NumPy `.npy` files.
 //!
-//! - CSV: one row per line, values separated by commas (or, when a line has no
-//!   comma, by whitespace). Blank lines and lines starting with `#` are
-//!   skipped. With `allow_header`, a first row that is not all numbers is a
-//!   header and is skipped.
-//! - `.npy` (format versions 1-3): a 2-D array of little- or big-endian `f8`
-//!   or `f4`, C or Fortran order. A 1-D array reads as one column.
+//! - [`read_bytes`] (and [`read_text`], for UTF-8 text such as jets, trees
+//!   and triplets) reads a file, or standard input when the path is `-`,
+//!   refusing more than a given number of bytes (a regular file's size is
+//!   checked before anything is read; a stream such as `/dev/zero` is read
+//!   until it passes the limit). Every reader of this module goes through it.
+//! - CSV ([`parse_table`]): one row per line, values separated by commas (or,
+//!   when a line has no comma, by whitespace). A UTF-8 byte-order mark at the
+//!   start is skipped; blank lines and lines starting with `#` are skipped;
+//!   fields may be wrapped in double quotes. Where a header is allowed, the
+//!   first row is a header only when **none** of its fields is a number (so
+//!   `1e,2` is a data row with a malformed number, not a header). Every row,
+//!   header included, must have the same number of fields.
+//! - Names ([`NamesColumn`]): with [`NamesColumn::Auto`], the first column holds
+//!   the points' names when its header is `name`, `id` or `label` (any case) or
+//!   empty, or when none of its values is a number. A column of names is never
+//!   a feature. Names must be non-empty and distinct.
+//! - Any other field that is not a finite number is an error naming its line
+//!   (1-based, as in the file) and column (1-based, names column included).
+//! - `.npy` ([`parse_npy`], format versions 1-3): a 2-D array of little- or
+//!   big-endian `f8` or `f4`, C or Fortran order; a 1-D array reads as one
+//!   column. Every size computed from the header is checked for overflow, and
+//!   the data must be exactly as long as the shape says.
 //!
-//! The format is chosen by the file extension (`.npy`, anything else is CSV).
+//! The format is chosen by the file extension (`.npy`) or, failing that, by
+//! the `.npy` magic string at the start of the bytes (so `.npy` data can come
+//! on standard input); anything else is CSV.
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use crate::base::weights::Matrix;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result, human_bytes};
 
-/// Reads a matrix from a CSV or `.npy` file (see the module docs).
-pub fn read_matrix(path: &Path, allow_header: bool) -> Result<Matrix> {
-    let bytes = std::fs::read(path).map_err(|source| {
+/// The path that stands for standard input.
+pub const STDIN: &str = "-";
+
+/// Which column of a CSV file holds the points' names.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NamesColumn {
+    /// The first column, when its header is `name`, `id` or `label` (any
+    /// case) or empty, or when none of its values is a number; otherwise none.
+    #[default]
+    Auto,
+    /// This column (0-based).
+    Column(usize),
+    /// No column holds names: every column is numeric.
+    None,
+}
+
+/// How a matrix file is read: see the module docs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Whether the first CSV row may be a header (it is one only when none of
+    /// its fields is a number).
+    pub header: bool,
+    /// Which CSV column holds the points' names (a `.npy` file has none).
+    pub names: NamesColumn,
+    /// Refuse inputs of more than this many bytes (`None`:
+    /// [`input_limit`]`(None)`, a share of the memory available).
+    pub max_bytes: Option<u64>,
+}
+
+impl ReadOptions {
+    /// A weight matrix: no header, no names, at most the memory available.
+    pub fn weights() -> ReadOptions {
+        ReadOptions {
+            header: false,
+            names: NamesColumn::None,
+            max_bytes: None,
+        }
+    }
+
+    /// Points: an optional header row and an optional names column
+    /// ([`NamesColumn::Auto`]), at most the memory available.
+    pub fn points() -> ReadOptions {
+        ReadOptions {
+            header: true,
+            names: NamesColumn::Auto,
+            max_bytes: None,
+        }
+    }
+
+    /// The same options with another names column.
+    pub fn with_names(mut self, names: NamesColumn) -> ReadOptions {
+        self.names = names;
+        self
+    }
+
+    /// The same options with another byte limit.
+    pub fn with_max_bytes(mut self, max_bytes: u64) -> ReadOptions {
+        self.max_bytes = Some(max_bytes);
+        self
+    }
+}
+
+/// The share of a memory limit that an input may take: parsing CSV text can
+/// take four times its size (an 8-byte number per 2-byte field such as `0,`).
+pub const INPUT_SHARE: u64 = 5;
+
+/// Inputs of this many bytes are always allowed: they cost less memory than
+/// the program itself, and a small memory cap meant for a computation (such
+/// as a search budget) should not refuse a small file.
+pub const MIN_INPUT_BYTES: u64 = 1 << 20;
+
+/// The most bytes of input read into memory under a memory limit of
+/// `memory_limit` bytes (`None`: the memory the operating system reports as
+/// available, or no limit where it cannot be read): one [`INPUT_SHARE`]-th of
+/// it, leaving room to parse the input, and at least [`MIN_INPUT_BYTES`].
+pub fn input_limit(memory_limit: Option<u64>) -> u64 {
+    memory_limit
+        .or_else(crate::available_memory)
+        .map_or(u64::MAX, |bytes| (bytes / INPUT_SHARE).max(MIN_INPUT_BYTES))
+}
+
+/// A matrix read from a file, one point (or weight row) per row, with the
+/// points' names when the file gives them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    /// One name per row, in row order, when the file has a names column.
+    pub names: Option<Vec<String>>,
+    /// The numbers, without the names column.
+    pub matrix: Matrix,
+}
+
+/// How `path` is named in messages: `standard input` for `-`, else the path.
+pub fn shown(path: &Path) -> PathBuf {
+    if is_stdin(path) {
+        PathBuf::from("standard input")
+    } else {
+        path.to_path_buf()
+    }
+}
+
+fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == STDIN
+}
+
+/// Reads all the bytes of `path`, or of standard input when `path` is `-`.
+///
+/// # Errors
+///
+/// [`ErrorKind::Io`] when the file cannot be read, and when it holds more than
+/// `max_bytes` bytes (a regular file's size is checked before reading; a
+/// stream is read until it passes the limit, so `/dev/zero` fails fast with a
+/// small limit). The message names the file (`standard input` for `-`) and
+/// the limit. Memory for the bytes is reserved fallibly: a failed allocation
+/// is an error, not an abort.
+pub fn read_bytes(path: &Path, max_bytes: u64) -> Result<Vec<u8>> {
+    let name = shown(path);
+    let io_error = |source: std::io::Error| {
         Error::new(ErrorKind::Io {
-            path: path.to_path_buf(),
+            path: name.clone(),
             source,
         })
-    })?;
+    };
+    let too_large = |size: Option<u64>| {
+        let detail = match size {
+            Some(s) => format!(
+                "the input holds {}, more than the limit of {} on what is read into memory",
+                human_bytes(s),
+                human_bytes(max_bytes)
+            ),
+            None => format!(
+                "the input is larger than the limit of {} on what is read into memory",
+                human_bytes(max_bytes)
+            ),
+        };
+        io_error(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            detail,
+        ))
+    };
+    let mut reader: Box<dyn Read> = if is_stdin(path) {
+        Box::new(std::io::stdin().lock())
+    } else {
+        let file = std::fs::File::open(path).map_err(io_error)?;
+        let meta = file.metadata().map_err(io_error)?;
+        if meta.is_file() && meta.len() > max_bytes {
+            return Err(too_large(Some(meta.len())));
+        }
+        Box::new(file)
+    };
+    let mut bytes = Vec::new();
+    let mut chunk = vec![0u8; 1 << 16];
+    loop {
+        let k = match reader.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(k) => k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io_error(e)),
+        };
+        if bytes.len() as u64 + k as u64 > max_bytes {
+            return Err(too_large(None));
+        }
+        bytes.try_reserve(k).map_err(|_| {
+            io_error(std::io::Error::new(
+                std::io::ErrorKind::OutOfMemory,
+                format!(
+                    "out of memory after reading {} of it",
+                    human_bytes(bytes.len() as u64)
+                ),
+            ))
+        })?;
+        bytes.extend_from_slice(&chunk[..k]);
+    }
+    Ok(bytes)
+}
+
+/// Reads a UTF-8 text file, or standard input when `path` is `-`, of at most
+/// `max_bytes` bytes (see [`read_bytes`]). A byte-order mark is kept: the
+/// parsers skip it.
+///
+/// # Errors
+///
+/// Those of [`read_bytes`], and [`ErrorKind::Parse`] when the bytes are not
+/// UTF-8.
+pub fn read_text(path: &Path, max_bytes: u64) -> Result<String> {
+    let bytes = read_bytes(path, max_bytes)?;
+    String::from_utf8(bytes).map_err(|e| {
+        Error::parse(
+            Some(&shown(path)),
+            format!("the file is not UTF-8 text ({e})"),
+        )
+    })
+}
+
+/// Reads a matrix, and the points' names if any, from a CSV or `.npy` file or
+/// from standard input (`-`); see the module docs.
+///
+/// # Errors
+///
+/// [`ErrorKind::Io`] (unreadable, or more than `options.max_bytes` bytes) and
+/// [`ErrorKind::Parse`] (malformed, naming the file, line and column).
+pub fn read_table(path: &Path, options: &ReadOptions) -> Result<Table> {
+    let max_bytes = options.max_bytes.unwrap_or_else(|| input_limit(None));
+    let bytes = read_bytes(path, max_bytes)?;
+    let name = shown(path);
     let is_npy = path
         .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("npy"));
-    let with_path = |e: Error| e.with_path(path);
+        .is_some_and(|e| e.eq_ignore_ascii_case("npy"))
+        || bytes.starts_with(NPY_MAGIC);
     if is_npy {
-        parse_npy(&bytes).map_err(with_path)
-    } else {
-        let text = String::from_utf8(bytes)
-            .map_err(|_| Error::parse(Some(path), "the file is not UTF-8 text (CSV expected)"))?;
-        parse_csv(&text, allow_header).map_err(with_path)
+        if let NamesColumn::Column(k) = options.names {
+            return Err(Error::parse(
+                Some(&name),
+                format!(
+                    "a .npy file holds numbers only, so it has no names column (column {k} was asked for)"
+                ),
+            ));
+        }
+        let matrix = parse_npy(&bytes).map_err(|e| e.with_path(&name))?;
+        return Ok(Table {
+            names: None,
+            matrix,
+        });
     }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::parse(Some(&name), "the file is not UTF-8 text (CSV expected)"))?;
+    parse_table(&text, options).map_err(|e| e.with_path(&name))
+}
+
+/// Reads a matrix from a CSV or `.npy` file (or standard input, `-`), at most
+/// the memory available: without a header row (a weight matrix) or, with
+/// `allow_header`, as points (an optional header, and a names column found
+/// as [`NamesColumn::Auto`] says, whose names are dropped; use [`read_table`]
+/// to keep them).
+pub fn read_matrix(path: &Path, allow_header: bool) -> Result<Matrix> {
+    let options = if allow_header {
+        ReadOptions::points()
+    } else {
+        ReadOptions::weights()
+    };
+    Ok(read_table(path, &options)?.matrix)
 }
 
 /// Parses a family of clusters over `n` points: one cluster per line, 0-based
@@ -73,122 +315,256 @@ pub fn parse_clusters(text: &str, n: usize) -> Result<Vec<crate::Set>> {
     Ok(out)
 }
 
-/// Parses CSV text into a matrix (see the module docs).
+/// Parses CSV text into a matrix: with `allow_header` as points (see
+/// [`read_matrix`]; names are dropped), otherwise as a weight matrix.
 pub fn parse_csv(text: &str, allow_header: bool) -> Result<Matrix> {
-    parse_csv_text(text, allow_header).map_err(|detail| Error::parse(None, detail))
+    let options = if allow_header {
+        ReadOptions::points()
+    } else {
+        ReadOptions::weights()
+    };
+    Ok(parse_table(text, &options)?.matrix)
 }
 
-fn parse_csv_text(text: &str, allow_header: bool) -> std::result::Result<Matrix, String> {
-    let mut rows: Vec<Vec<f64>> = Vec::new();
-    let mut width = None;
-    let mut first = true;
-    for (lineno, line) in text.lines().enumerate() {
+/// Parses CSV text into a matrix and the points' names (see the module docs;
+/// `options.max_bytes` does not apply).
+///
+/// # Errors
+///
+/// [`ErrorKind::Parse`], naming the line and column: a field that is not a
+/// finite number outside the names column, an empty or repeated name, rows
+/// (header included) of different lengths, no data rows.
+pub fn parse_table(text: &str, options: &ReadOptions) -> Result<Table> {
+    parse_csv_table(text, options.header, options.names)
+        .map_err(|detail| Error::parse(None, detail))
+}
+
+/// The non-blank, non-comment rows of CSV text as (1-based line, fields),
+/// fields trimmed and unquoted; a leading byte-order mark is skipped.
+fn csv_rows(text: &str) -> impl Iterator<Item = (usize, Vec<&str>)> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    text.lines().enumerate().filter_map(|(k, line)| {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
-            continue;
+            return None;
         }
-        let fields: Vec<&str> = if line.contains(',') {
-            line.split(',').map(str::trim).collect()
+        let fields = if line.contains(',') {
+            line.split(',').map(unquote).collect()
         } else {
-            line.split_whitespace().collect()
+            line.split_whitespace().map(unquote).collect()
         };
-        let parsed: Vec<Option<f64>> = fields.iter().map(|f| parse_number(f)).collect();
-        if first {
-            first = false;
-            if parsed.iter().any(Option::is_none) {
-                if allow_header {
-                    continue;
-                }
-                return Err(format!(
-                    "line {}: {:?} is not a number (this input takes no header row)",
-                    lineno + 1,
-                    fields[parsed.iter().position(Option::is_none).unwrap()]
-                ));
-            }
+        Some((k + 1, fields))
+    })
+}
+
+/// A field without surrounding blanks and double quotes.
+fn unquote(field: &str) -> &str {
+    field.trim().trim_matches('"')
+}
+
+/// Whether a (trimmed, unquoted) field reads as a number, finite or not.
+fn is_number(field: &str) -> bool {
+    field.parse::<f64>().is_ok()
+}
+
+/// Header names that mark a first column of names.
+fn is_names_header(field: &str) -> bool {
+    field.is_empty() || ["name", "id", "label"].contains(&field.to_ascii_lowercase().as_str())
+}
+
+fn parse_csv_table(
+    text: &str,
+    allow_header: bool,
+    names: NamesColumn,
+) -> std::result::Result<Table, String> {
+    let (first_line, first) = csv_rows(text).next().ok_or("the file holds no data rows")?;
+    let header = allow_header && !first.iter().any(|f| is_number(f));
+    let width = first.len();
+    // First pass: row lengths, the number of rows, whether the first column
+    // holds any number.
+    let data_rows = || csv_rows(text).skip(usize::from(header));
+    let mut n = 0usize;
+    let mut first_column_numbers = 0usize;
+    for (line, fields) in data_rows() {
+        if fields.len() != width {
+            return Err(if header {
+                format!(
+                    "line {line}: {} fields but the header has {width}",
+                    fields.len()
+                )
+            } else {
+                format!(
+                    "line {line}: {} fields but line {first_line} has {width}",
+                    fields.len()
+                )
+            });
         }
-        let mut row = Vec::with_capacity(fields.len());
-        for (col, (f, v)) in fields.iter().zip(&parsed).enumerate() {
-            match v {
-                Some(v) => row.push(*v),
-                None => {
+        n += 1;
+        first_column_numbers += usize::from(is_number(fields[0]));
+    }
+    if n == 0 {
+        return Err(if header {
+            "the file holds no data rows (only a header)".into()
+        } else {
+            "the file holds no data rows".into()
+        });
+    }
+    let names_column = match names {
+        NamesColumn::None => None,
+        NamesColumn::Column(k) if k < width => Some(k),
+        NamesColumn::Column(k) => {
+            return Err(format!(
+                "there is no column {k} (0-based) to hold the names: the rows have {width} fields"
+            ));
+        }
+        NamesColumn::Auto => {
+            let named = header && is_names_header(first[0]);
+            (named || first_column_numbers == 0).then_some(0)
+        }
+    };
+    if names_column.is_some() && width == 1 {
+        return Err("the only column holds names: there are no numbers".into());
+    }
+    // Hints for the first non-number: a first row taken for data, a first
+    // column taken for numbers.
+    let no_header = if !allow_header && !first.iter().any(|f| is_number(f)) {
+        " (this input takes no header row)"
+    } else {
+        ""
+    };
+    let not_names = if names == NamesColumn::Auto && names_column.is_none() {
+        " (a first column holds names only when its header is name, id or label, \
+         or when none of its values is a number)"
+    } else {
+        ""
+    };
+    // Second pass: the values, into memory reserved up front.
+    let cols = width - usize::from(names_column.is_some());
+    let count = n
+        .checked_mul(cols)
+        .ok_or_else(|| format!("{n} rows of {cols} values do not fit in memory"))?;
+    let mut data = Vec::new();
+    data.try_reserve_exact(count)
+        .map_err(|_| format!("not enough memory for {n} rows of {cols} values"))?;
+    let mut out_names = Vec::new();
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (line, fields) in data_rows() {
+        for (j, &field) in fields.iter().enumerate() {
+            let at = format!("line {line}, column {}", j + 1);
+            if Some(j) == names_column {
+                if field.is_empty() {
+                    return Err(format!("{at}: the name is empty"));
+                }
+                if let Some(prev) = seen.insert(field, line) {
                     return Err(format!(
-                        "line {}, column {}: {:?} is not a number",
-                        lineno + 1,
-                        col + 1,
-                        f
+                        "line {line}: the name {field:?} was already used on line {prev}"
                     ));
                 }
+                out_names.push(field.to_string());
+                continue;
+            }
+            let hint = if line == first_line && !no_header.is_empty() {
+                no_header
+            } else if j == 0 {
+                not_names
+            } else {
+                ""
+            };
+            match field.parse::<f64>() {
+                Ok(v) if v.is_finite() => data.push(v),
+                Ok(_) => {
+                    return Err(format!(
+                        "{at}: {field:?} is not finite (NaN and infinity are non-finite \
+                         values, which are refused)"
+                    ));
+                }
+                Err(_) if field.is_empty() => {
+                    return Err(format!(
+                        "{at}: the field is empty where a number is expected"
+                    ));
+                }
+                Err(_) => return Err(format!("{at}: {field:?} is not a number{hint}")),
             }
         }
-        match width {
-            None => width = Some(row.len()),
-            Some(w) if w != row.len() => {
-                return Err(format!(
-                    "line {} has {} values but the first row has {w}",
-                    lineno + 1,
-                    row.len()
-                ));
-            }
-            _ => {}
-        }
-        rows.push(row);
     }
-    if rows.is_empty() {
-        return Err("the file holds no data rows".into());
-    }
-    Matrix::from_rows(rows).map_err(|e| e.to_string())
+    Ok(Table {
+        names: names_column.map(|_| out_names),
+        matrix: Matrix {
+            rows: n,
+            cols,
+            data,
+        },
+    })
 }
 
-/// A float, including `nan`/`inf` spellings (rejected later with a clear message).
-fn parse_number(field: &str) -> Option<f64> {
-    let f = field.trim().trim_matches('"');
-    if f.is_empty() {
-        return None;
-    }
-    f.parse::<f64>().ok()
-}
+/// The magic string that opens every `.npy` file.
+const NPY_MAGIC: &[u8] = b"\x93NUMPY";
 
-/// Parses the bytes of a `.npy` file.
+/// Parses the bytes of a `.npy` file (see the module docs).
+///
+/// # Errors
+///
+/// [`ErrorKind::Parse`]: no magic string, an unsupported version or dtype, a
+/// malformed header (`fortran_order` other than `True` or `False`, a shape
+/// that is not 1-D or 2-D or whose size overflows), data shorter or longer
+/// than the shape says.
 pub fn parse_npy(bytes: &[u8]) -> Result<Matrix> {
     parse_npy_bytes(bytes).map_err(|detail| Error::parse(None, detail))
 }
 
 fn parse_npy_bytes(bytes: &[u8]) -> std::result::Result<Matrix, String> {
-    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+    if bytes.len() < 10 || !bytes.starts_with(NPY_MAGIC) {
         return Err("not a .npy file (missing the \\x93NUMPY magic string)".into());
     }
     let major = bytes[6];
     let (header_len, start) = match major {
-        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        1 => (
+            usize::from(u16::from_le_bytes([bytes[8], bytes[9]])),
+            10usize,
+        ),
         2 | 3 => {
             if bytes.len() < 12 {
                 return Err("truncated .npy header".into());
             }
+            let len = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
             (
-                u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+                usize::try_from(len).map_err(|_| "the .npy header length is too large")?,
                 12,
             )
         }
         v => return Err(format!("unsupported .npy format version {v}")),
     };
+    let data_start = start
+        .checked_add(header_len)
+        .ok_or("the .npy header length is too large")?;
     let header = bytes
-        .get(start..start + header_len)
+        .get(start..data_start)
         .ok_or("truncated .npy header")?;
     let header = std::str::from_utf8(header).map_err(|_| "the .npy header is not text")?;
     let descr = dict_value(header, "descr").ok_or("the .npy header has no 'descr'")?;
     let descr = descr.trim_matches(|c| c == '\'' || c == '"');
-    let fortran = dict_value(header, "fortran_order")
+    let fortran = match dict_value(header, "fortran_order")
         .ok_or("the .npy header has no 'fortran_order'")?
-        .starts_with("True");
+    {
+        "True" => true,
+        "False" => false,
+        other => {
+            return Err(format!(
+                "the .npy header's 'fortran_order' is {other}, not True or False"
+            ));
+        }
+    };
     let shape_text = dict_value(header, "shape").ok_or("the .npy header has no 'shape'")?;
     let shape: Vec<usize> = shape_text
-        .trim_matches(|c| c == '(' || c == ')')
+        .strip_prefix('(')
+        .and_then(|s| s.strip_suffix(')'))
+        .ok_or_else(|| format!("the .npy header's shape {shape_text} is not a tuple"))?
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(|s| {
             s.parse::<usize>()
-                .map_err(|_| format!("bad shape {shape_text}"))
+                .map_err(|_| format!("bad shape {shape_text} in the .npy header"))
         })
         .collect::<std::result::Result<_, _>>()?;
     let (rows, cols) = match shape.as_slice() {
@@ -212,34 +588,46 @@ fn parse_npy_bytes(bytes: &[u8]) -> std::result::Result<Matrix, String> {
             ));
         }
     };
-    let data = &bytes[start + header_len..];
-    let count = rows * cols;
-    if data.len() < count * width {
+    let data = &bytes[data_start..];
+    let needed = rows
+        .checked_mul(cols)
+        .and_then(|count| count.checked_mul(width));
+    let Some(needed) = needed else {
         return Err(format!(
-            "the array data is truncated: shape {shape_text} needs {} bytes, found {}",
-            count * width,
+            "the array's shape {shape_text} is too large: its size overflows, \
+             and the file holds only {} bytes of data",
+            data.len()
+        ));
+    };
+    if data.len() < needed {
+        return Err(format!(
+            "the array data is truncated: shape {shape_text} needs {needed} bytes, found {}",
             data.len()
         ));
     }
-    let values: Vec<f64> = data[..count * width]
-        .chunks_exact(width)
-        .map(|c| match (float32, big) {
-            (false, false) => f64::from_le_bytes(c.try_into().unwrap()),
-            (false, true) => f64::from_be_bytes(c.try_into().unwrap()),
-            (true, false) => f32::from_le_bytes(c.try_into().unwrap()) as f64,
-            (true, true) => f32::from_be_bytes(c.try_into().unwrap()) as f64,
-        })
-        .collect();
-    let data = if fortran {
-        let mut t = vec![0.0; count];
-        for i in 0..rows {
-            for j in 0..cols {
-                t[i * cols + j] = values[j * rows + i];
-            }
+    if data.len() > needed {
+        return Err(format!(
+            "{} bytes follow the array data (shape {shape_text} needs {needed} bytes)",
+            data.len() - needed
+        ));
+    }
+    let value = |k: usize| {
+        let c = &data[k * width..(k + 1) * width];
+        match (float32, big) {
+            (false, false) => f64::from_le_bytes(c.try_into().expect("8 bytes")),
+            (false, true) => f64::from_be_bytes(c.try_into().expect("8 bytes")),
+            (true, false) => f64::from(f32::from_le_bytes(c.try_into().expect("4 bytes"))),
+            (true, true) => f64::from(f32::from_be_bytes(c.try_into().expect("4 bytes"))),
         }
-        t
+    };
+    // Entry (i, j) is value i * cols + j in C order, j * rows + i in Fortran order.
+    let count = needed / width;
+    let data: Vec<f64> = if fortran {
+        (0..count)
+            .map(|k| value((k % cols) * rows + k / cols))
+            .collect()
     } else {
-        values
+        (0..count).map(value).collect()
     };
     Ok(Matrix { rows, cols, data })
 }
@@ -301,7 +689,13 @@ mod tests {
                 .to_string()
                 .contains("line 2")
         );
-        assert!(parse_csv("1,x\n3,4\n", true).is_ok()); // first row is a header
+        // A first row with a number is data, not a header (issue 11).
+        assert!(
+            parse_csv("1,x\n3,4\n", true)
+                .unwrap_err()
+                .to_string()
+                .contains("line 1, column 2")
+        );
         assert!(
             parse_csv("1,2\n3,x\n", true)
                 .unwrap_err()

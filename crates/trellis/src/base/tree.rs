@@ -2,7 +2,9 @@
 //!
 //! A [`Tree`] is either a leaf (a 0-based point index) or an internal node with
 //! two children. Its text forms are the nested JSON list `[[0,1],[2,[3,4]]]`
-//! (also its `Display`) and Newick `((0,1),(2,(3,4)));`. Trees are unordered:
+//! (also its `Display`) and Newick `((0,1),(2,(3,4)));`, whose leaves can
+//! also carry the points' names ([`Tree::to_newick_named`],
+//! [`Tree::to_newick_with`]). Trees are unordered:
 //! [`Tree::canonical`] puts the child holding the smaller point first, which is
 //! how every tree this crate returns is ordered.
 //!
@@ -48,6 +50,28 @@ pub(crate) const BOM: char = '\u{feff}';
 /// `text` without a leading UTF-8 byte-order mark.
 pub(crate) fn strip_bom(text: &str) -> &str {
     text.strip_prefix(BOM).unwrap_or(text)
+}
+
+/// How [`Tree::to_newick_with`] writes a tree. The default writes leaves as
+/// their 0-based point indices, like [`Tree::to_newick`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NewickOptions<'a> {
+    /// The points' names: leaf `i` is labelled `names[i]` (quoted when
+    /// needed, see [`newick_label`]), or its index beyond the slice.
+    pub names: Option<&'a [String]>,
+}
+
+/// A Newick leaf label: `name` as it is, or in single quotes (a quote
+/// doubled) when it holds a character that Newick reserves (blanks,
+/// `()[]',:;`, and `_`, which unquoted labels read as a blank), a control
+/// character, or is empty.
+pub fn newick_label(name: &str) -> std::borrow::Cow<'_, str> {
+    let reserved = |c: char| "()[]',:;_".contains(c) || c.is_whitespace() || c.is_control();
+    if name.is_empty() || name.chars().any(reserved) {
+        std::borrow::Cow::Owned(format!("'{}'", name.replace('\'', "''")))
+    } else {
+        std::borrow::Cow::Borrowed(name)
+    }
 }
 
 /// A tree with its score: the answer of every method that finds one best
@@ -377,15 +401,39 @@ impl Tree {
 
     /// The Newick form, e.g. `((0,1),(2,(3,4)));`.
     pub fn to_newick(&self) -> String {
+        self.to_newick_with(&NewickOptions::default())
+    }
+
+    /// The Newick form with the points' names as leaf labels, e.g.
+    /// `((cat,dog),'sea lion');`: leaf `i` is labelled `names[i]`, quoted
+    /// when Newick needs it (see [`newick_label`]). A leaf beyond `names` is
+    /// labelled by its index.
+    pub fn to_newick_named(&self, names: &[String]) -> String {
+        self.to_newick_with(&NewickOptions { names: Some(names) })
+    }
+
+    /// The Newick form as `options` say (any depth: the walk is iterative).
+    pub fn to_newick_with(&self, options: &NewickOptions<'_>) -> String {
+        let label = |i: usize| match options.names.and_then(|names| names.get(i)) {
+            Some(name) => newick_label(name),
+            None => std::borrow::Cow::Owned(i.to_string()),
+        };
         let mut s = String::new();
-        self.write_nested(&mut s, '(', ')')
+        self.write_nested(&mut s, '(', ')', &label)
             .expect("writing to a String cannot fail");
         s.push(';');
         s
     }
 
-    /// Writes the tree as nested `open left,right close` groups.
-    fn write_nested(&self, out: &mut impl fmt::Write, open: char, close: char) -> fmt::Result {
+    /// Writes the tree as nested `open left,right close` groups, leaf `i` as
+    /// `label(i)`.
+    fn write_nested<'n>(
+        &self,
+        out: &mut impl fmt::Write,
+        open: char,
+        close: char,
+        label: &dyn Fn(usize) -> std::borrow::Cow<'n, str>,
+    ) -> fmt::Result {
         enum Token<'a> {
             Tree(&'a Tree),
             Comma,
@@ -394,7 +442,7 @@ impl Tree {
         let mut stack = vec![Token::Tree(self)];
         while let Some(token) = stack.pop() {
             match token {
-                Token::Tree(Tree::Leaf(i)) => write!(out, "{i}")?,
+                Token::Tree(Tree::Leaf(i)) => out.write_str(&label(*i))?,
                 Token::Tree(Tree::Node(l, r)) => {
                     out.write_char(open)?;
                     stack.push(Token::Close);
@@ -799,7 +847,7 @@ impl Drop for Tree {
 impl fmt::Display for Tree {
     /// The nested JSON list, e.g. `[[0,1],2]`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.write_nested(f, '[', ']')
+        self.write_nested(f, '[', ']', &|i| std::borrow::Cow::Owned(i.to_string()))
     }
 }
 

@@ -5,6 +5,10 @@
 //! from points and a similarity ([`Weights::from_points`]). Both trellis papers
 //! get positive *and* negative weights by centring: subtracting the mean
 //! off-diagonal similarity, so that "more similar than average" attracts.
+//!
+//! Both constructors check, before allocating, that the `n × n` matrix fits
+//! in the memory available ([`Weights::check_memory`] checks it against any
+//! other limit, e.g. a user's cap, and should be called first).
 
 use crate::error::{Error, ErrorKind, Result};
 
@@ -44,6 +48,19 @@ impl Matrix {
     /// Row `i`.
     pub fn row(&self, i: usize) -> &[f64] {
         &self.data[i * self.cols..(i + 1) * self.cols]
+    }
+
+    /// Checks that `data` holds `rows * cols` values (the fields are public).
+    fn check_len(&self) -> Result<()> {
+        if self.rows.checked_mul(self.cols) != Some(self.data.len()) {
+            return Err(Error::shape(format!(
+                "the matrix holds {} values, not {} rows x {} columns",
+                self.data.len(),
+                self.rows,
+                self.cols
+            )));
+        }
+        Ok(())
     }
 
     fn check_finite(&self) -> Result<()> {
@@ -86,10 +103,49 @@ pub struct Weights {
     w: std::sync::Arc<[f64]>,
 }
 
+/// Weight matrices of at most this many bytes (`n <= 362`) are always
+/// allowed: they cost less than the program itself, and a small memory cap
+/// meant for a computation (such as a search budget) should not refuse them.
+const ALWAYS_ALLOWED_BYTES: u64 = 1 << 20;
+
 impl Weights {
+    /// Bytes of the `n × n` weight matrix (saturated at `u64::MAX`).
+    pub fn memory_needed(n: usize) -> u64 {
+        (n as u64).saturating_mul(n as u64).saturating_mul(8)
+    }
+
+    /// Checks, before anything is allocated, that the `n × n` weight matrix
+    /// fits in `limit` bytes (`None`: the memory the operating system reports
+    /// as available). Matrices of at most 1 MiB always fit.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::TooLarge`], saying how much the matrix would need.
+    pub fn check_memory(n: usize, limit: Option<u64>) -> Result<()> {
+        let needed = Weights::memory_needed(n);
+        if needed <= ALWAYS_ALLOWED_BYTES {
+            return Ok(());
+        }
+        match limit.or_else(crate::available_memory) {
+            Some(limit) if needed > limit => Err(Error::new(ErrorKind::TooLarge {
+                what: format!("the {n} x {n} weight matrix"),
+                needed,
+                limit,
+            })),
+            _ => Ok(()),
+        }
+    }
+
     /// Validates a square matrix: finite values, symmetric up to
     /// [`SYMMETRY_TOLERANCE`] (near-equal pairs are averaged); the diagonal is ignored.
+    ///
+    /// # Errors
+    ///
+    /// An empty, non-square or inconsistent matrix, a non-finite or asymmetric
+    /// entry, or a copy that would not fit in the memory available
+    /// ([`Weights::check_memory`]).
     pub fn from_matrix(m: &Matrix) -> Result<Weights> {
+        m.check_len()?;
         if m.rows == 0 || m.cols == 0 {
             return Err(Error::new(ErrorKind::Empty));
         }
@@ -101,6 +157,7 @@ impl Weights {
         }
         m.check_finite()?;
         let n = m.rows;
+        Weights::check_memory(n, None)?;
         let max_abs = (0..n)
             .flat_map(|i| (0..n).filter(move |&j| j != i).map(move |j| (i, j)))
             .map(|(i, j)| m.get(i, j).abs())
@@ -128,7 +185,17 @@ impl Weights {
 
     /// Similarities between the rows of `points` (one point per row), optionally
     /// centred by subtracting the mean off-diagonal similarity.
+    ///
+    /// Takes `O(n² d)` time for `n` points of `d` coordinates, and `8 n²` bytes.
+    ///
+    /// # Errors
+    ///
+    /// No points or no coordinates, an inconsistent matrix, a non-finite
+    /// coordinate, an invalid similarity parameter, similarities that
+    /// overflow, or a matrix that would not fit in the memory available
+    /// ([`Weights::check_memory`], checked before anything is computed).
     pub fn from_points(points: &Matrix, similarity: Similarity, center: bool) -> Result<Weights> {
+        points.check_len()?;
         if points.rows == 0 {
             return Err(Error::new(ErrorKind::Empty));
         }
@@ -137,6 +204,7 @@ impl Weights {
         }
         points.check_finite()?;
         let n = points.rows;
+        Weights::check_memory(n, None)?;
         let dot = |i: usize, j: usize| -> f64 {
             points
                 .row(i)
@@ -212,33 +280,16 @@ impl Weights {
                 "the similarities overflowed (the coordinates are too large for f64)",
             ));
         }
-        let mut weights = Weights { n, w: w.into() };
         if center {
-            weights.center();
+            center_in_place(&mut w, n);
         }
-        Ok(weights)
+        Ok(Weights { n, w: w.into() })
     }
 
     /// Subtracts the mean off-diagonal weight from every off-diagonal weight.
     pub fn center(&mut self) {
-        let n = self.n;
-        if n < 2 {
-            return;
-        }
-        let pairs = (n * (n - 1) / 2) as f64;
-        let mean = (0..n)
-            .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
-            .map(|(i, j)| self.w[i * n + j])
-            .sum::<f64>()
-            / pairs;
         let mut w = self.w.to_vec();
-        for i in 0..n {
-            for j in 0..n {
-                if i != j {
-                    w[i * n + j] -= mean;
-                }
-            }
-        }
+        center_in_place(&mut w, self.n);
         self.w = w.into();
     }
 
@@ -264,6 +315,27 @@ impl Weights {
             .flat_map(|i| (i + 1..self.n).map(move |j| (i, j)))
             .map(|(i, j)| (i, j, self.get(i, j)))
             .find(|&(_, _, w)| w < 0.0)
+    }
+}
+
+/// Subtracts the mean off-diagonal entry of the `n × n` matrix `w` from
+/// every off-diagonal entry.
+fn center_in_place(w: &mut [f64], n: usize) {
+    if n < 2 {
+        return;
+    }
+    let pairs = (n as f64) * (n as f64 - 1.0) / 2.0;
+    let mean = (0..n)
+        .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+        .map(|(i, j)| w[i * n + j])
+        .sum::<f64>()
+        / pairs;
+    for i in 0..n {
+        for j in 0..n {
+            if i != j {
+                w[i * n + j] -= mean;
+            }
+        }
     }
 }
 

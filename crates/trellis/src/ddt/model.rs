@@ -147,82 +147,42 @@ impl Dataset {
         Ok(Dataset { names, x, d })
     }
 
-    /// Reads points from a CSV file (see [`Dataset::parse_csv`]); errors name the file.
+    /// Reads points from a CSV file, or from standard input when `path` is
+    /// `-` (see [`Dataset::parse_csv`]; at most the memory available is
+    /// read); errors name the file.
     pub fn read(path: &std::path::Path) -> Result<Dataset> {
-        let text = std::fs::read_to_string(path).map_err(|source| {
-            Error::new(crate::ErrorKind::Io {
-                path: path.to_path_buf(),
-                source,
-            })
-        })?;
-        Dataset::parse_csv(&text).map_err(|e| e.with_path(path))
+        let table = crate::io::read_table(path, &Dataset::csv_options())?;
+        Dataset::from_table(table)
     }
 
-    /// Parses CSV text: a header row, then one point per row, the first column its
-    /// name and the others numeric features.
+    /// Parses CSV text: an optional header row (a first row is a header only
+    /// when none of its fields is a number), then one point per row, the first
+    /// column its name and the others numeric features. A leading UTF-8
+    /// byte-order mark is skipped (the rules of [`crate::io`]).
     ///
     /// # Errors
     ///
-    /// A missing header, a non-numeric or non-finite feature, ragged rows,
-    /// duplicate names, no rows ([`ErrorKind::Parse`](crate::ErrorKind::Parse)).
+    /// A non-numeric or non-finite feature, an empty or repeated name, rows of
+    /// different lengths (header included), no feature column, no rows
+    /// ([`ErrorKind::Parse`](crate::ErrorKind::Parse), naming the line and
+    /// column).
     pub fn parse_csv(text: &str) -> Result<Dataset> {
-        Dataset::parse_csv_text(text).map_err(|detail| {
-            crate::error::Error::new(crate::ErrorKind::Parse { path: None, detail })
-        })
+        Dataset::from_table(crate::io::parse_table(text, &Dataset::csv_options())?)
     }
 
-    fn parse_csv_text(text: &str) -> std::result::Result<Dataset, String> {
-        let mut lines = text
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
-        let (_, header) = lines
-            .next()
-            .ok_or("the file is empty (a header row is expected)")?;
-        let width = header.split(',').count();
-        if width < 2 {
-            return Err("the header must have a name column and at least one feature".into());
-        }
-        let mut names = Vec::new();
-        let mut x = Vec::new();
-        let mut seen = std::collections::HashMap::new();
-        for (lineno, line) in lines {
-            let fields: Vec<&str> = line.split(',').map(str::trim).collect();
-            if fields.len() != width {
-                return Err(format!(
-                    "line {}: {} fields but the header has {width}",
-                    lineno + 1,
-                    fields.len()
-                ));
-            }
-            let name = fields[0].trim_matches('"').to_string();
-            if let Some(prev) = seen.insert(name.clone(), lineno + 1) {
-                return Err(format!(
-                    "line {}: the name {name:?} was already used on line {prev}",
-                    lineno + 1
-                ));
-            }
-            for f in &fields[1..] {
-                let v: f64 = f
-                    .parse()
-                    .map_err(|_| format!("line {}: {f:?} is not a number", lineno + 1))?;
-                if !v.is_finite() {
-                    return Err(format!(
-                        "line {}: {f:?} is not finite (NaN or infinity)",
-                        lineno + 1
-                    ));
-                }
-                x.push(v);
-            }
-            names.push(name);
-        }
-        if names.is_empty() {
-            return Err("no points after the header row".into());
-        }
+    /// The CSV rules of named points: the first column holds the names.
+    fn csv_options() -> crate::io::ReadOptions {
+        crate::io::ReadOptions::points().with_names(crate::io::NamesColumn::Column(0))
+    }
+
+    fn from_table(table: crate::io::Table) -> Result<Dataset> {
+        let names = table
+            .names
+            .ok_or_else(|| Error::shape("the points have no names column"))?;
         Ok(Dataset {
             names,
-            x,
-            d: width - 1,
+            x: table.matrix.data,
+            d: table.matrix.cols,
         })
     }
 

@@ -50,7 +50,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::base::tree::{Tree, strip_bom};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::ginkgo::likelihood::{SplitParams, mass_squared};
 
 /// Relative tolerance on `E² ≥ |p|²` (rounding of massless particles).
@@ -222,18 +222,17 @@ fn shown(v: &Value) -> String {
 }
 
 impl JetsFile {
-    /// Reads and validates a jets file.
+    /// Reads and validates a jets file, or standard input when `path` is `-`,
+    /// of at most the memory available (see [`crate::io::input_limit`]).
     pub fn read(path: &Path) -> Result<JetsFile> {
-        let text = std::fs::read_to_string(path).map_err(|source| {
-            Error::new(ErrorKind::Io {
-                path: path.to_path_buf(),
-                source,
-            })
-        })?;
-        JetsFile::parse(&text).map_err(|e| match e.kind() {
-            ErrorKind::Parse { path: None, detail } => Error::parse(Some(path), detail.clone()),
-            _ => e,
-        })
+        JetsFile::read_limited(path, crate::io::input_limit(None))
+    }
+
+    /// Reads and validates a jets file (`-`: standard input), refusing more
+    /// than `max_bytes` bytes (see [`crate::io::read_bytes`]).
+    pub fn read_limited(path: &Path, max_bytes: u64) -> Result<JetsFile> {
+        let text = crate::io::read_text(path, max_bytes)?;
+        JetsFile::parse(&text).map_err(|e| e.with_path(&crate::io::shown(path)))
     }
 
     /// Parses and validates the text of a jets file (the checks are listed
