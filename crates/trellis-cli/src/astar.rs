@@ -1,6 +1,12 @@
 //! `trellis astar`: the lowest-cost hierarchy by A* search on the trellis,
 //! exact (full trellis, admissible heuristic) or approximate (a sparse
 //! trellis grown from beam-search trees).
+//!
+//! The search's memory is bounded by `--max-memory` (by default half the
+//! memory available): the exact search stops with an error when exploring a
+//! vertex would pass it, the approximate one returns its best tree so far.
+//! The sizes of the approximate search's flags (`--samples`, `--beam-width`)
+//! are checked before anything runs.
 
 use std::time::Duration;
 
@@ -14,7 +20,9 @@ use trellis::{Model, Options, Search, Tree, Weights};
 
 use crate::batch::per_jet;
 use crate::commands::to_json;
-use crate::input::{Input, ginkgo_variant, load, memory_limit};
+use crate::input::{Input, ginkgo_variant, load_checked, memory_limit};
+use crate::limits;
+use crate::output::number;
 use crate::progress::Bar;
 use crate::{ModelArgs, ModelKind, with_cost_model};
 
@@ -92,7 +100,8 @@ pub struct AstarArgs {
     pub rounds: usize,
 
     /// Wall-clock limit in seconds (per jet with --jets). The approximate search returns
-    /// its best tree so far; the exact search fails.
+    /// its best tree so far; the exact search fails. A limit beyond what the clock can
+    /// represent (centuries) is no limit.
     #[arg(long, value_name = "S", allow_negative_numbers = true)]
     pub time_limit: Option<f64>,
 
@@ -149,7 +158,10 @@ fn search<M: Search>(
 ) -> Result<Outcome> {
     let options = Options {
         memory_limit: memory_limit(&args.model),
-        time_limit: args.time_limit.map(Duration::from_secs_f64),
+        // Checked finite and >= 0; too long for a Duration is no limit.
+        time_limit: args
+            .time_limit
+            .and_then(|t| Duration::try_from_secs_f64(t).ok()),
         ..Options::default()
     };
     Ok(if args.approx {
@@ -237,7 +249,7 @@ fn check(args: &AstarArgs) -> Result<()> {
     }
     if let Some(w) = args.weight {
         if !(w.is_finite() && w > 0.0) {
-            bail!("--weight must be a positive number, not {w}");
+            bail!("--weight must be a positive number, not {}", number(w));
         }
     }
     if args.approx && args.rounds == 0 {
@@ -245,15 +257,65 @@ fn check(args: &AstarArgs) -> Result<()> {
     }
     if let Some(t) = args.time_limit {
         if !(t.is_finite() && t >= 0.0) {
-            bail!("--time-limit must be a number of seconds >= 0, not {t}");
+            bail!(
+                "--time-limit must be a number of seconds >= 0, not {}",
+                number(t)
+            );
         }
     }
     Ok(())
 }
 
+/// Bytes a candidate split of the approximate search may hold while it is
+/// scored (two sets, two summaries, its score), an upper bound for the
+/// built-in models.
+const CANDIDATE_BYTES: u128 = 256;
+
+/// Checks the memory the approximate search's flags ask for over `n`
+/// points, with `parallel` searches at once: the beam search of the initial
+/// trees and the sampled candidates of one vertex, against the memory
+/// available. (`--max-memory` is the search's budget: the search itself
+/// stops at it and returns its best tree.)
+fn check_sizes(args: &AstarArgs, n: usize, parallel: usize) -> Result<()> {
+    if !args.approx {
+        return Ok(());
+    }
+    let limit = None;
+    let width = beam_width(args, n);
+    let beam = limits::beam_bytes(n, width).saturating_mul(parallel as u128);
+    limits::check(
+        &format!("beam search of width {width} over {n} points"),
+        beam,
+        limit,
+    )?;
+    let candidates = (args.samples as u128)
+        .saturating_add(n as u128 * n as u128)
+        .saturating_mul(CANDIDATE_BYTES)
+        .saturating_mul(parallel as u128);
+    limits::check(
+        &format!(
+            "approximate A* with --samples {} over {n} points",
+            args.samples
+        ),
+        candidates,
+        limit,
+    )
+}
+
 pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
     check(args)?;
-    match load(&args.model, None)? {
+    // The point limit and the sizes of the flags are checked before the
+    // weights are built.
+    let check_points = |n: usize| {
+        if n > astar::MAX_ASTAR_POINTS {
+            bail!(
+                "{n} points is too many for A*: it supports at most {}",
+                astar::MAX_ASTAR_POINTS
+            );
+        }
+        check_sizes(args, n, 1)
+    };
+    match load_checked(&args.model, None, &check_points)? {
         Input::Jets(file) => {
             let variant = ginkgo_variant(args.model.model).expect("a jet model");
             if let Some(jet) = file.jets.iter().find(|j| j.len() > astar::MAX_ASTAR_POINTS) {
@@ -264,6 +326,8 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
                     astar::MAX_ASTAR_POINTS
                 );
             }
+            let n = file.jets.iter().map(|j| j.len()).max().unwrap_or(0);
+            check_sizes(args, n, rayon::current_num_threads())?;
             per_jet(
                 &file,
                 progress,
@@ -272,13 +336,7 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
             )
         }
         Input::Weights(weights) => {
-            if weights.n() > astar::MAX_ASTAR_POINTS {
-                bail!(
-                    "{} points is too many for A*: it supports at most {}",
-                    weights.n(),
-                    astar::MAX_ASTAR_POINTS
-                );
-            }
+            check_points(weights.n())?;
             // Searches that may take more than a second get a spinner.
             let long = args.approx && weights.n() > 40 || weights.n() >= 18;
             let bar = Bar::spinner(progress && long, "A* search");

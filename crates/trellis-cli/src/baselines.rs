@@ -11,8 +11,8 @@ use trellis::{Model, Tree, Weights};
 
 use crate::batch::per_jet;
 use crate::commands::{TreeJson, weights_tree_output};
-use crate::input::{Input, ginkgo_variant, load};
-use crate::{ModelArgs, with_cost_model};
+use crate::input::{Input, ginkgo_variant, load_checked, memory_limit};
+use crate::{ModelArgs, limits, with_cost_model};
 
 /// Output flags shared by the baselines.
 #[derive(Args, Debug)]
@@ -94,16 +94,41 @@ trait Baseline: Sync {
 }
 
 /// Runs a baseline on the input of `args` and prints its tree like `map`.
-/// `work(n)` estimates the cost of one search over `n` points (progress bar).
+/// `work(n)` estimates the cost of one search over `n` points (progress bar);
+/// `memory(n)` the bytes it holds, checked before anything runs (with one
+/// search per thread for a jets file).
 fn run(
     args: &ModelArgs,
     output: &TreeOutput,
     progress: bool,
     work: impl Fn(usize) -> u64 + Sync,
+    memory: impl Fn(usize) -> u128,
     title: &str,
     baseline: &impl Baseline,
 ) -> Result<String> {
-    match load(args, None)? {
+    // The memory of a weight matrix and of the search over it is checked
+    // before the weights are built.
+    let check_points = |n: usize| {
+        limits::check(
+            &format!("{} over {n} points", title.to_lowercase()),
+            memory(n).saturating_add(limits::weights_bytes(n)),
+            memory_limit(args),
+        )
+    };
+    let input = load_checked(args, None, &check_points)?;
+    let (n, parallel) = match &input {
+        Input::Jets(file) => (
+            file.jets.iter().map(|j| j.len()).max().unwrap_or(0),
+            rayon::current_num_threads(),
+        ),
+        Input::Weights(w) => (w.n(), 1),
+    };
+    limits::check(
+        &format!("{} over {n} points", title.to_lowercase()),
+        memory(n).saturating_mul(parallel as u128),
+        memory_limit(args),
+    )?;
+    match input {
         Input::Jets(file) => {
             let variant = ginkgo_variant(args.model).expect("a jet model");
             per_jet(
@@ -145,6 +170,7 @@ pub fn greedy(a: &GreedyArgs, progress: bool) -> Result<String> {
         &a.output,
         progress,
         cubic,
+        |n| limits::beam_bytes(n, 1),
         "Greedy hierarchy",
         &Greedy,
     )
@@ -178,7 +204,8 @@ pub fn beam(a: &BeamArgs, progress: bool) -> Result<String> {
         &a.model,
         &a.output,
         progress,
-        |n| beam.width(n) as u64 * cubic(n),
+        |n| (beam.width(n) as u64).saturating_mul(cubic(n)),
+        |n| limits::beam_bytes(n, beam.width(n)),
         "Beam-search hierarchy",
         &beam,
     )
@@ -213,6 +240,7 @@ pub fn linkage(a: &LinkageArgs, progress: bool) -> Result<String> {
         &a.output,
         progress,
         cubic,
+        |n| 8 * (n as u128) * (n as u128),
         &format!("{:?} linkage hierarchy", a.method),
         &ClassicLinkage(method),
     )

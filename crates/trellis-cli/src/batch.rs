@@ -36,7 +36,10 @@ pub fn per_jet<T: Serialize + Send>(
     work: impl Fn(&Jet) -> u64 + Sync,
     f: impl Fn(usize, &Jet) -> Result<T> + Sync,
 ) -> Result<String> {
-    let total: u64 = file.jets.iter().map(&work).sum();
+    let total = file
+        .jets
+        .iter()
+        .fold(0u64, |acc, j| acc.saturating_add(work(j)));
     let what = format!("the {} jets need", file.jets.len());
     crate::progress::note_long(&what, total as f64, SPLITS_PER_S);
     let bar = Bar::items(progress, file.jets.len() as u64, total);

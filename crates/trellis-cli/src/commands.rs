@@ -3,8 +3,14 @@
 //! Every command runs on a weight matrix (one JSON object, or a readable
 //! summary) or on a jets file (`--jets`: one JSON object per jet per line,
 //! each with the jet's `"id"` and the fields of the single-problem output).
+//! `sample` on a weight matrix writes each sample as it is drawn; the memory
+//! of what is held for the output (every jet's samples, the clusters listed
+//! by `marginals`) is checked with the tables before anything runs.
 
 use std::cell::OnceCell;
+use std::io::Write;
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Result, bail};
 use serde::Serialize;
@@ -16,8 +22,9 @@ use trellis::{
 };
 
 use crate::batch::{dense_trellis, dense_work, per_jet};
-use crate::input::{Input, NamedWeights, ginkgo_variant, load, memory_limit};
-use crate::output;
+use crate::input::{Input, NamedWeights, ginkgo_variant, load, load_checked, memory_limit};
+use crate::limits;
+use crate::output::{self, put};
 use crate::progress::{Bar, note_long, options};
 use crate::sparse::SparseArgs;
 use crate::{LogzArgs, MapArgs, MarginalsArgs, ModelArgs, SampleArgs, ScoreArgs, with_cost_model};
@@ -72,7 +79,9 @@ pub fn weights_tree_json(
     weights: &trellis::Weights,
     tree: Tree,
 ) -> Result<TreeJson> {
-    let cost = with_cost_model!(args.model, weights, 1.0, |model| trellis::tree_cost(
+    // The model at the user's β (the cost does not depend on it) so that its
+    // range check refuses a β whose product with the cost overflows.
+    let cost = with_cost_model!(args.model, weights, args.beta, |model| trellis::tree_cost(
         &model, &tree
     )?);
     Ok(TreeJson {
@@ -128,7 +137,22 @@ pub fn weights_tree_output(
 pub trait Posterior {
     fn log_z(&self) -> f64;
     fn map(&self) -> Result<ScoredTree>;
-    fn samples(&self, k: usize, seed: u64) -> Result<Vec<Tree>>;
+    /// Draws `k` samples from `seed`, handing each to `each` as it is drawn.
+    fn each_sample(
+        &self,
+        k: usize,
+        seed: u64,
+        each: &mut dyn FnMut(Tree) -> Result<()>,
+    ) -> Result<()>;
+    /// `k` samples from `seed`, in memory.
+    fn samples(&self, k: usize, seed: u64) -> Result<Vec<Tree>> {
+        let mut out = Vec::new();
+        self.each_sample(k, seed, &mut |t| {
+            out.push(t);
+            Ok(())
+        })?;
+        Ok(out)
+    }
     /// Every non-singleton proper cluster with `p > 0` and `p >= min_p`, most
     /// probable first.
     fn clusters(&self, min_p: f64) -> Result<Vec<ClusterJson>>;
@@ -187,8 +211,37 @@ impl<M: Model + 'static> Posterior for Dense<M> {
         Ok(self.trellis.map().clone())
     }
 
-    fn samples(&self, k: usize, seed: u64) -> Result<Vec<Tree>> {
-        Ok(self.trellis.samples(k, seed))
+    fn each_sample(
+        &self,
+        k: usize,
+        seed: u64,
+        each: &mut dyn FnMut(Tree) -> Result<()>,
+    ) -> Result<()> {
+        // The library's callback cannot fail with our error: keep it, and
+        // cancel the sampler through its progress callback.
+        let stopped = AtomicBool::new(false);
+        let stop = |_: trellis::Progress<'_>| {
+            if stopped.load(Ordering::Relaxed) {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        };
+        let options = trellis::Options::default().with_progress(&stop);
+        let mut failed = None;
+        let result = self.trellis.samples_with(k, seed, &options, |t| {
+            if failed.is_none() {
+                if let Err(e) = each(t) {
+                    failed = Some(e);
+                    stopped.store(true, Ordering::Relaxed);
+                }
+            }
+            Ok(())
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        Ok(result?)
     }
 
     fn clusters(&self, min_p: f64) -> Result<Vec<ClusterJson>> {
@@ -249,17 +302,57 @@ fn jet_posterior(
 /// jet, or `weights(weights, posterior)` for a weight matrix (with the
 /// points' names, if any). The dense
 /// trellis checks `workload` against the memory before anything runs.
+///
+/// `output(n)` is the memory the output holds for a problem of `n` points
+/// (in addition to the trellis): it is checked before anything runs, summed
+/// over the jets of a jets file (whose lines are all held until printed).
+#[allow(clippy::too_many_arguments)]
 fn run<T: Serialize + Send>(
     args: &ModelArgs,
     sparse: &SparseArgs,
     workload: Workload,
     beta: f64,
     progress: bool,
+    output: impl Fn(usize) -> u128,
     jet: impl Fn(&Jet, &dyn Posterior, usize) -> Result<T> + Sync,
     weights: impl FnOnce(&NamedWeights, &dyn Posterior) -> Result<String>,
 ) -> Result<String> {
     let dense = sparse.sparse.is_none();
-    match load(args, dense.then_some(workload))? {
+    // The sparse trellis's point limit is checked before the weights are built.
+    let input = load_checked(args, dense.then_some(workload), &|n| {
+        if dense {
+            Ok(())
+        } else {
+            sparse.check_weights(args, n)
+        }
+    })?;
+    let limit = memory_limit(args);
+    match &input {
+        Input::Jets(file) => {
+            sparse.check_jets(file, args)?;
+            let total = file
+                .jets
+                .iter()
+                .fold(0u128, |acc, j| acc.saturating_add(output(j.len())));
+            limits::check("the output of every jet", total, limit)?;
+        }
+        Input::Weights(w) => {
+            if !dense {
+                sparse.check_weights(args, w.n())?;
+            }
+            let tables = if dense {
+                trellis::memory_needed(w.n(), workload) as u128
+            } else {
+                0
+            };
+            limits::check(
+                &format!("the output over {} points, with the trellis tables,", w.n()),
+                tables.saturating_add(output(w.n())),
+                limit,
+            )?;
+        }
+    }
+    match input {
         Input::Jets(file) => {
             let work = |j: &Jet| if dense { dense_work(j) } else { 1 };
             per_jet(&file, progress && dense, work, |index, j| {
@@ -304,6 +397,7 @@ pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
         Workload::Inside,
         1.0,
         progress,
+        |_| 0,
         |jet, post, _| {
             let map = post.map()?;
             Ok(TreeJson {
@@ -378,6 +472,7 @@ pub fn logz(a: &LogzArgs, progress: bool) -> Result<String> {
         Workload::Inside,
         args.beta,
         progress,
+        |_| 0,
         |jet, post, _| Ok(json!({"n": jet.len(), "log_z": post.log_z()})),
         |weights, post| {
             let (n, log_z) = (weights.n(), post.log_z());
@@ -450,6 +545,14 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
         Workload::Marginals,
         args.beta,
         progress,
+        // The dense trellis lists up to every subset; a sparse one its vertices.
+        |n| {
+            if sparse.sparse.is_none() {
+                limits::clusters_bytes(n)
+            } else {
+                0
+            }
+        },
         |jet, post, _| marginals_json(jet.len(), post, min_p, subtree.as_ref()),
         |weights, post| {
             let out = marginals_json(weights.n(), post, min_p, subtree.as_ref())?;
@@ -484,44 +587,74 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
     )
 }
 
-pub fn sample(a: &SampleArgs, progress: bool) -> Result<String> {
+pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<String> {
     let (args, sparse, k, seed) = (&a.model, &a.sparse, a.num_samples, a.seed);
     let (json, newick) = (a.json, a.newick);
+    // A jet's samples are held for its line; a weight matrix's are written
+    // as they are drawn.
+    let jets = args.jets.is_some();
     run(
         args,
         sparse,
         Workload::Inside,
         args.beta,
         progress,
+        |n| {
+            if jets {
+                limits::tree_bytes(n).saturating_mul(k as u128)
+            } else {
+                0
+            }
+        },
         |jet, post, index| {
             let samples = post.samples(k, trellis::random::stream_seed(seed, index))?;
             Ok(json!({"n": jet.len(), "samples": samples}))
         },
         |weights, post| {
-            let (n, samples) = (weights.n(), post.samples(k, seed)?);
+            let n = weights.n();
             if json {
-                return to_json(
-                    &weights.with_names(with_sparsity(json!({"n": n, "samples": samples}), post)),
-                );
+                // {"n": .., "samples": [..]} and the sparse trellis's counts,
+                // as serde writes them, one sample at a time.
+                let tail =
+                    serde_json::to_string(&weights.with_names(with_sparsity(json!({}), post)))?;
+                put(out, &format!("{{\"n\":{n},\"samples\":["))?;
+                let mut first = true;
+                post.each_sample(k, seed, &mut |t| {
+                    let sep = if std::mem::take(&mut first) { "" } else { "," };
+                    put(out, &format!("{sep}{}", serde_json::to_string(&t)?))
+                })?;
+                let rest = tail.trim_start_matches('{').trim_end_matches('}');
+                let rest = if rest.is_empty() {
+                    String::new()
+                } else {
+                    format!(",{rest}")
+                };
+                put(out, &format!("]{rest}}}\n"))?;
+                return Ok(String::new());
             }
             if newick {
-                return Ok(samples.iter().map(|t| weights.newick(t) + "\n").collect());
+                post.each_sample(k, seed, &mut |t| put(out, &(weights.newick(&t) + "\n")))?;
+                return Ok(String::new());
             }
-            let mut s = format!(
-                "{k} exact posterior samples over {n} points ({:?} model, beta {}, seed {seed}):\n{}",
-                args.model,
-                args.beta,
-                post.note()
-            );
-            for t in &samples {
+            put(
+                out,
+                &format!(
+                    "{k} exact posterior samples over {n} points ({:?} model, beta {}, seed {seed}):\n{}",
+                    args.model,
+                    args.beta,
+                    post.note()
+                ),
+            )?;
+            let log_z = post.log_z();
+            post.each_sample(k, seed, &mut |t| {
                 let log_phi = weights_tree_json(args, weights, t.clone())?.log_potential;
                 let shown = match weights.names() {
-                    Some(_) => weights.newick(t),
+                    Some(_) => weights.newick(&t),
                     None => t.to_string(),
                 };
-                s += &format!("{shown}   log P = {:.6}\n", log_phi - post.log_z());
-            }
-            Ok(s)
+                put(out, &format!("{shown}   log P = {:.6}\n", log_phi - log_z))
+            })?;
+            Ok(String::new())
         },
     )
 }

@@ -1,5 +1,10 @@
 //! `trellis flat ...`: exact inference over all flat clusterings (partitions).
+//!
+//! The memory of the tables (and of the marginals listed, and of every
+//! perturbed MAP problem of `perturb-map`) is checked against `--max-memory`
+//! before anything is built; `sample` writes each partition as it is drawn.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
@@ -8,12 +13,13 @@ use serde::Serialize;
 use trellis::baselines::{Linkage, distances_from_similarities, linkage};
 use trellis::flat::{FlatTrellis, Partition, ScoredPartition, perturb_and_map, tree_partitions};
 use trellis::sparse::SparseTrellis;
-use trellis::{CorrelationClustering, Energy, Points, Summarize, Tree, Weights};
+use trellis::{CorrelationClustering, Energy, Points, Summarize, Tree, Weights, Workload};
 
 use crate::DataArgs;
 use crate::commands::{ClusterJson, to_json};
 use crate::input::{check_beta_and_memory, gib, read_input};
-use crate::output;
+use crate::limits;
+use crate::output::{self, put};
 use crate::progress::{Bar, options};
 
 #[derive(Subcommand, Debug)]
@@ -160,9 +166,18 @@ pub struct PerturbArgs {
     json: bool,
 }
 
-fn weights(a: &FlatModelArgs) -> Result<Weights> {
+/// Reads the weights. With `dense = Some(workload)` the flat trellis over
+/// every subset will run: its point and memory limits are checked on the
+/// number of points, before the `N x N` weights are built.
+fn weights(a: &FlatModelArgs, dense: Option<Workload>) -> Result<Weights> {
     check_beta_and_memory(a.beta, a.max_memory)?;
-    Ok(read_input(&a.data, gib(a.max_memory), None)?.weights)
+    let check = |n: usize| -> Result<()> {
+        match dense {
+            Some(workload) => Ok(trellis::check_memory(n, workload, gib(a.max_memory))?),
+            None => Ok(()),
+        }
+    };
+    Ok(read_input(&a.data, gib(a.max_memory), None, &check)?.weights)
 }
 
 /// The flat trellis of correlation clustering at `beta`, with a progress bar.
@@ -181,13 +196,31 @@ fn build(
     )?)
 }
 
+/// Draws `k` partitions from a seed, handing each to a callback as it is drawn.
+type EachSample = Box<dyn Fn(usize, u64, &mut dyn FnMut(Partition) -> Result<()>) -> Result<()>>;
+
+/// The stream of `samples(k, seed)` of a flat inference, one at a time
+/// (every flat sampler draws from `trellis::random::rng(seed)`).
+fn each_sample<T: 'static>(
+    inference: T,
+    sample: fn(&T, &mut trellis::random::SeededRng) -> Partition,
+) -> EachSample {
+    Box::new(move |k, seed, each| {
+        let mut rng = trellis::random::rng(seed);
+        for _ in 0..k {
+            each(sample(&inference, &mut rng))?;
+        }
+        Ok(())
+    })
+}
+
 /// The inference over all partitions, or over those of a family.
 struct Flat {
     n: usize,
     energy: CorrelationClustering,
     log_z: f64,
     map: ScoredPartition,
-    samples: Box<dyn Fn(usize, u64) -> Vec<Partition>>,
+    samples: EachSample,
     /// With a family: the number of partitions it realises (a decimal string)
     /// and its share of Bell(N).
     family: Option<(String, f64)>,
@@ -195,7 +228,7 @@ struct Flat {
 
 /// Runs the inference asked for by `a` and `sparse` at `beta`.
 fn infer(a: &FlatModelArgs, sparse: &FlatSparseArgs, beta: f64, progress: bool) -> Result<Flat> {
-    let w = weights(a)?;
+    let w = weights(a, sparse.sparse.is_none().then_some(Workload::FlatInside))?;
     let n = w.n();
     let energy = CorrelationClustering::new(&w, beta)?;
     let family = |realised: &dyn std::fmt::Display, share: f64| Some((realised.to_string(), share));
@@ -205,14 +238,12 @@ fn infer(a: &FlatModelArgs, sparse: &FlatSparseArgs, beta: f64, progress: bool) 
                 bail!("--tree and --clusters choose the family of --sparse");
             }
             let t = build(a, &w, beta, progress)?;
-            let t = std::sync::Arc::new(t);
-            let s = std::sync::Arc::clone(&t);
             Ok(Flat {
                 n,
                 energy,
                 log_z: t.log_z(),
                 map: t.map().clone(),
-                samples: Box::new(move |k, seed| s.samples(k, seed)),
+                samples: each_sample(t, |t, rng| t.sample(rng)),
                 family: None,
             })
         }
@@ -234,7 +265,7 @@ fn infer(a: &FlatModelArgs, sparse: &FlatSparseArgs, beta: f64, progress: bool) 
                 log_z: cuts.log_z(),
                 map: cuts.map().clone(),
                 family: family(&realised, share),
-                samples: Box::new(move |k, seed| cuts.samples(k, seed)),
+                samples: each_sample(cuts, |c, rng| c.sample(rng)),
             })
         }
         Some(FlatFamily::Clusters) => {
@@ -255,7 +286,7 @@ fn infer(a: &FlatModelArgs, sparse: &FlatSparseArgs, beta: f64, progress: bool) 
                 log_z: inf.log_z(),
                 map: inf.map().clone(),
                 family: family(&t.num_partitions_realised(), t.sparsity()),
-                samples: Box::new(move |k, seed| inf.samples(k, seed)),
+                samples: each_sample(inf, |i, rng| i.sample(rng)),
             })
         }
     }
@@ -304,7 +335,7 @@ fn partition_text(p: &Partition) -> String {
         .join(" ")
 }
 
-pub fn run(cmd: &FlatCommand, progress: bool) -> Result<String> {
+pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<String> {
     match cmd {
         FlatCommand::Map(a) => {
             // The MAP does not depend on beta > 0: search at beta = 1, report beta * (weight kept).
@@ -342,7 +373,17 @@ pub fn run(cmd: &FlatCommand, progress: bool) -> Result<String> {
             }
         }
         FlatCommand::Marginals(a) => {
-            let w = weights(&a.model)?;
+            let w = weights(&a.model, Some(Workload::FlatMarginals))?;
+            let n = w.n();
+            if n <= trellis::MAX_POINTS {
+                // The tables, their marginals, and the clusters listed.
+                let needed = trellis::memory_needed(n, Workload::FlatMarginals) as u128;
+                limits::check(
+                    &format!("the flat marginals over {n} points"),
+                    needed.saturating_add(limits::clusters_bytes(n)),
+                    gib(a.model.max_memory),
+                )?;
+            }
             let t = build(&a.model, &w, a.model.beta, progress)?;
             let m = t.marginals();
             let clusters: Vec<ClusterJson> = m
@@ -372,30 +413,64 @@ pub fn run(cmd: &FlatCommand, progress: bool) -> Result<String> {
         }
         FlatCommand::Sample(a) => {
             let f = infer(&a.model, &a.sparse, a.model.beta, progress)?;
-            let samples = (f.samples)(a.num_samples, a.seed);
+            let (k, seed) = (a.num_samples, a.seed);
+            // Each partition is written as it is drawn.
             if a.json {
-                with_family(serde_json::json!({"n": f.n, "samples": samples}), &f)
+                // {"n": .., "samples": [..]} and the family's counts, as serde
+                // writes them.
+                let tail = with_family(serde_json::json!({}), &f)?;
+                let rest = tail
+                    .trim_end()
+                    .trim_start_matches('{')
+                    .trim_end_matches('}');
+                put(out, &format!("{{\"n\":{},\"samples\":[", f.n))?;
+                let mut first = true;
+                (f.samples)(k, seed, &mut |p| {
+                    let sep = if std::mem::take(&mut first) { "" } else { "," };
+                    put(out, &format!("{sep}{}", serde_json::to_string(&p)?))
+                })?;
+                let rest = if rest.is_empty() {
+                    String::new()
+                } else {
+                    format!(",{rest}")
+                };
+                put(out, &format!("]{rest}}}\n"))?;
             } else {
-                let mut s = family_line(&f);
-                for p in &samples {
-                    s += &format!(
+                put(out, &family_line(&f))?;
+                (f.samples)(k, seed, &mut |p| {
+                    let line = format!(
                         "{}   log P = {:.6}\n",
-                        partition_text(p),
-                        log_energy(&f.energy, p) - f.log_z
+                        partition_text(&p),
+                        log_energy(&f.energy, &p) - f.log_z
                     );
-                }
-                Ok(s)
+                    put(out, &line)
+                })?;
             }
+            Ok(String::new())
         }
         FlatCommand::PerturbMap(a) => {
-            let w = weights(&a.model)?;
-            if w.n() > trellis::MAX_POINTS {
+            let w = weights(&a.model, Some(Workload::FlatInside))?;
+            let n = w.n();
+            if n > trellis::MAX_POINTS {
                 bail!(
-                    "{} points: each perturbed MAP runs the exact trellis, at most {}",
-                    w.n(),
+                    "{n} points: each perturbed MAP runs the exact trellis, at most {}",
                     trellis::MAX_POINTS
                 );
             }
+            // One flat trellis per thread at once, and one n x n count matrix
+            // per sample (the library keeps them all until it averages).
+            let threads = rayon::current_num_threads().min(a.num_samples.max(1)) as u128;
+            let tables =
+                trellis::memory_needed(n, Workload::FlatInside) as u128 + 8 * (n * n) as u128;
+            let counts = (a.num_samples as u128).saturating_mul(4 * (n * n) as u128 + 24);
+            limits::check(
+                &format!(
+                    "Perturb-and-MAP with {} samples over {n} points",
+                    a.num_samples
+                ),
+                threads.saturating_mul(tables).saturating_add(counts),
+                gib(a.model.max_memory),
+            )?;
             let pairwise = perturb_and_map(&w, a.model.beta, a.num_samples, a.seed)?;
             if a.json {
                 to_json(

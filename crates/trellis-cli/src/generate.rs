@@ -4,10 +4,21 @@
 //! (`qcd`, `w`) with optional overrides, jets conditioned on a leaf-count
 //! window by rejection, written in the JSON format of `shared/data/ginkgo`
 //! (readable by every command that takes `--jets`).
+//!
+//! The jets are written as they are simulated, a parallel batch at a time,
+//! so any number of them runs in bounded memory; the file's `meta` (with the
+//! leaf-count histogram) comes last, after `"jets"`, as in every jets file
+//! this tool writes. Parameters whose jets would not be finite numbers are
+//! refused, and a shower that grows past `trellis::ginkgo::MAX_JET_LEAVES`
+//! leaves is an error rather than a runaway.
+
+use std::io::Write;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use trellis::ginkgo::{SimulatorParams, generate_file};
+use trellis::ginkgo::{SimulatorParams, generate_stream};
+
+use crate::output::{number, put};
 
 /// A parameter set of the Ginkgo simulator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -53,12 +64,12 @@ pub struct GenerateArgs {
     #[arg(long, value_name = "T")]
     pub t_cut: Option<f64>,
     /// The jet's 3-momentum, three comma-separated numbers (default: |p| = 400 along
-    /// (1,1,1)).
+    /// (1,1,1)); the jet's energy sqrt(|p|^2 + M^2) must be at most 1e75.
     #[arg(
         long,
         value_name = "PX,PY,PZ",
         value_delimiter = ',',
-        num_args = 3,
+        num_args = 1..=3,
         allow_hyphen_values = true
     )]
     pub momentum: Option<Vec<f64>>,
@@ -78,7 +89,7 @@ fn params(args: &GenerateArgs) -> Result<SimulatorParams> {
     }
     if let Some(m) = args.root_mass {
         if !(m.is_finite() && m > 0.0) {
-            bail!("--root-mass must be a positive number, not {m}");
+            bail!("--root-mass must be a positive number, not {}", number(m));
         }
         p.root_mass_squared = m * m;
     }
@@ -86,29 +97,50 @@ fn params(args: &GenerateArgs) -> Result<SimulatorParams> {
         p.t_cut = x;
     }
     if let Some(x) = &args.momentum {
-        p.jet_momentum = [x[0], x[1], x[2]];
+        let [px, py, pz] = x[..] else {
+            bail!("--momentum takes three numbers PX,PY,PZ, not {}", x.len());
+        };
+        p.jet_momentum = [px, py, pz];
     }
     p.validate().context("invalid simulator parameters")?;
     Ok(p)
 }
 
-/// Generates the jets and returns the whole jets file (JSON, one line) with a
-/// trailing newline.
-pub fn run(args: &GenerateArgs) -> Result<String> {
+/// Generates the jets and writes the jets file (JSON, one line) to `out`, a
+/// jet at a time. Nothing is written until the first batch of jets is made,
+/// so that invalid parameters leave stdout empty.
+pub fn run(args: &GenerateArgs, out: &mut dyn Write) -> Result<String> {
     if args.n_jets == 0 {
         bail!("--n-jets must be at least 1");
     }
     let p = params(args)?;
-    let file = generate_file(
+    let preset = args.preset.to_possible_value().expect("a named preset");
+    let mut stream = generate_stream(
         &p,
-        args.preset
-            .to_possible_value()
-            .expect("a named preset")
-            .get_name(),
+        preset.get_name(),
         args.n_jets,
         args.min_leaves,
         args.max_leaves,
         args.seed,
+    )
+    .context("invalid simulator parameters")?;
+    // The layout of `JetsFile::to_json_string`: {"jets":[...],"meta":{...}}.
+    let mut first = true;
+    for jet in stream.by_ref() {
+        let jet = jet?;
+        let sep = if std::mem::take(&mut first) {
+            "{\"jets\":["
+        } else {
+            ","
+        };
+        put(
+            out,
+            &format!("{sep}{}", serde_json::to_string(&jet.to_json())?),
+        )?;
+    }
+    put(
+        out,
+        &format!("],\"meta\":{}}}\n", serde_json::to_string(&stream.meta())?),
     )?;
-    Ok(file.to_json_string() + "\n")
+    Ok(String::new())
 }

@@ -122,6 +122,17 @@ pub fn ginkgo_variant(kind: ModelKind) -> Option<Variant> {
 /// before any similarity is computed) and the trellis tables must fit, and
 /// every jet must be small enough (checked before any work starts).
 pub fn load(args: &ModelArgs, dense: Option<Workload>) -> Result<Input> {
+    load_checked(args, dense, &|_| Ok(()))
+}
+
+/// [`load`], with `check_points(n)` called on the number of points of a
+/// weight matrix or points file as soon as it is known, before the `N x N`
+/// weights are built (a command's point limit refuses first).
+pub fn load_checked(
+    args: &ModelArgs,
+    dense: Option<Workload>,
+    check_points: &dyn Fn(usize) -> Result<()>,
+) -> Result<Input> {
     check_beta_and_memory(args.beta, args.max_memory)?;
     let data = &args.data;
     if let Some(path) = &args.jets {
@@ -155,7 +166,7 @@ pub fn load(args: &ModelArgs, dense: Option<Workload>) -> Result<Input> {
             args.model
         );
     }
-    let weights = read_input(data, memory_limit(args), dense)?;
+    let weights = read_input(data, memory_limit(args), dense, check_points)?;
     if args.model == ModelKind::Dasgupta {
         if let Some((i, j, w)) = weights.first_negative() {
             bail!(
@@ -183,14 +194,17 @@ pub fn check_beta_and_memory(beta: f64, max_memory: Option<f64>) -> Result<()> {
 /// Reads `--weights`, or `--points` (with their names) and their similarity.
 /// At most `limit` bytes (`None`: the memory available) are read; with
 /// `dense = Some(workload)`, the dense trellis's point and memory limits are
-/// checked on the number of rows before anything else; the `N x N` matrix is
-/// checked against `limit` before it is allocated.
+/// checked on the number of rows before anything else (after the command's
+/// own `check_points(n)`, so that its point limit refuses first); the `N x N`
+/// matrix is checked against `limit` before it is allocated.
 pub fn read_input(
     data: &DataArgs,
     limit: Option<u64>,
     dense: Option<Workload>,
+    check_points: &dyn Fn(usize) -> Result<()>,
 ) -> Result<NamedWeights> {
     let check_size = |n: usize| -> Result<()> {
+        check_points(n)?;
         if let Some(workload) = dense {
             trellis::check_memory(n, workload, limit)
                 .map_err(|e| anyhow::anyhow!("{e} (for example --sparse beam)"))?;

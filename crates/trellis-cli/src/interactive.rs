@@ -3,17 +3,25 @@
 //! loop and posterior samples under triplet constraints. (The paper's Fig. 6 /
 //! S3 experiment is `trellis-repro interactive`, the sampler's benchmark
 //! `trellis-repro interactive-bench`.)
+//!
+//! Both commands write their output as it comes (a tree per sample, a
+//! record per query), after every check of the input: the DDT parameters
+//! must give a finite likelihood (the library refuses a `--sigma`, `--sigma0`
+//! or `--c` out of range), the jittered features must stay finite, and an
+//! active query's candidates must fit in memory.
 
-use std::fmt::Write as _;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
 use trellis::ddt::{
-    Chain, Dataset, Ddt, Hierarchy, LcaDepths, LoopOptions, Params, Rebuild, Record, Simulation,
-    Strategy, Triplet, named_message, parse_triplets, variance,
+    Chain, Dataset, Ddt, Hierarchy, LcaDepths, LoopOptions, Params, Rebuild, Simulation, Strategy,
+    Triplet, named_message, parse_triplets, variance,
 };
+
+use crate::output::{number, put};
 
 #[derive(Subcommand, Debug)]
 pub enum InteractiveCommand {
@@ -23,6 +31,10 @@ pub enum InteractiveCommand {
     Simulate(SimulateArgs),
     /// Draw trees from the DDT posterior under triplet constraints (Newick lines).
     Sample(SampleArgs),
+    /// Serve the interactive loop to a person: a local web page (127.0.0.1 only) that
+    /// shows the sampler's queries and takes answers, stored in SQLite. Prints the URL
+    /// as the first line on stdout; Ctrl-C stops it with every answer stored.
+    Serve(ServeArgs),
 }
 
 /// The DDT model options (defaults: the reference's c = 1, mu0 = data mean, Sigma0 = I/2).
@@ -34,7 +46,8 @@ pub struct DdtArgs {
     #[arg(long, value_name = "FILE.csv")]
     pub points: PathBuf,
 
-    /// Divergence constant c of the divergence function a(t) = c / (1 - t).
+    /// Divergence constant c of the divergence function a(t) = c / (1 - t), between
+    /// 0.05 and 1e10.
     #[arg(long = "c", default_value_t = 1.0, value_name = "C")]
     pub c: f64,
 
@@ -165,11 +178,69 @@ pub struct SampleArgs {
     pub thin: usize,
 }
 
-pub fn run(cmd: &InteractiveCommand) -> Result<String> {
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub model: DdtArgs,
+    /// SQLite database of the sessions (created when missing; WAL files beside it).
+    #[arg(long, default_value = "trellis-sessions.sqlite", value_name = "FILE")]
+    pub db: PathBuf,
+    /// Session name; one database holds many [default: the data file's name].
+    #[arg(long, value_name = "NAME")]
+    pub session: Option<String>,
+    /// Port on 127.0.0.1; 0 picks a free one.
+    #[arg(long, default_value_t = 8000, value_name = "P")]
+    pub port: u16,
+    /// Seed of the sampler and the queries (xoshiro256++).
+    #[arg(long, default_value_t = 0, value_name = "S")]
+    pub seed: u64,
+    /// Query strategy of a new session (the page can change it; a resumed session
+    /// keeps its own): random, active, interleaved, simple or smart.
+    #[arg(long, value_enum, default_value_t = StrategyArg::Active)]
+    pub strategy: StrategyArg,
+    /// Chain iterations between an answer and the next query (at least).
+    #[arg(long, default_value_t = 100, value_name = "I")]
+    pub iters_per_answer: u64,
+    /// Points shown by a random, active or interleaved query.
+    #[arg(long, default_value_t = 10, value_name = "S")]
+    pub subset_size: usize,
+    /// Random subsets an active query chooses from (L in the paper).
+    #[arg(long, default_value_t = 20, value_name = "L")]
+    pub candidates: usize,
+}
+
+pub fn run(cmd: &InteractiveCommand, out: &mut dyn Write) -> Result<String> {
     match cmd {
-        InteractiveCommand::Simulate(a) => simulate(a),
-        InteractiveCommand::Sample(a) => sample(a),
+        InteractiveCommand::Simulate(a) => simulate(a, out)?,
+        InteractiveCommand::Sample(a) => sample(a, out)?,
+        InteractiveCommand::Serve(a) => put(out, &serve(a)?)?,
     }
+    Ok(String::new())
+}
+
+fn serve(a: &ServeArgs) -> Result<String> {
+    let config = trellis_web::Config {
+        db: a.db.clone(),
+        session: a.session.clone(),
+        port: a.port,
+        seed: a.seed,
+        c: a.model.c,
+        sigma: a.model.sigma.clone(),
+        sigma0: a.model.sigma0.clone(),
+        leaf_noise: a.model.leaf_noise,
+        jitter: a.model.jitter,
+        strategy: a.strategy.strategy(),
+        iters_per_answer: a.iters_per_answer,
+        subset_size: a.subset_size,
+        candidates: a.candidates,
+        ..trellis_web::Config::new(a.model.points.clone())
+    };
+    trellis_web::serve(&config, |addr| {
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "http://{addr}/").and_then(|_| out.flush());
+    })?;
+    Ok(String::new())
 }
 
 /// A text file (`-`: standard input), bounded as every input is.
@@ -187,10 +258,30 @@ fn read_points(args: &DdtArgs, seed: u64) -> Result<Dataset> {
         );
     }
     if !(args.jitter >= 0.0 && args.jitter.is_finite()) {
-        bail!("--jitter must be >= 0 and finite, got {}", args.jitter);
+        bail!(
+            "--jitter must be >= 0 and finite, got {}",
+            number(args.jitter)
+        );
     }
     if args.jitter > 0.0 {
         points.jitter(args.jitter, seed ^ 0x71_77e5);
+        // The noise must leave every feature, and its squared spread, finite.
+        let spread = (0..points.dim())
+            .map(|j| {
+                let column = (0..points.len()).map(|i| points.row(i)[j]);
+                let (lo, hi) = column.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+                    (lo.min(x), hi.max(x))
+                });
+                hi - lo
+            })
+            .fold(0.0f64, f64::max);
+        if !(spread * spread).is_finite() {
+            bail!(
+                "--jitter {} is too large: the jittered features are not finite numbers \
+                 (their squared spread overflows)",
+                number(args.jitter)
+            );
+        }
     }
     Ok(points)
 }
@@ -208,7 +299,7 @@ fn model_of(args: &DdtArgs, points: &Dataset) -> Result<Ddt> {
         mu0: points.mean(),
         leaf_noise: args.leaf_noise,
     };
-    Ok(Ddt::new(points, params)?)
+    Ddt::new(points, params).context("the DDT parameters (--c, --sigma, --sigma0, --leaf-noise)")
 }
 
 fn read_target(path: &Path, points: &Dataset) -> Result<LcaDepths> {
@@ -239,37 +330,100 @@ fn named_error(e: trellis::Error, names: &[String]) -> anyhow::Error {
     anyhow!(named_message(&e, names))
 }
 
-fn run_loop(
+fn new_simulation(
     model: Ddt,
     target: LcaDepths,
     options: LoopOptions,
     rebuild: RebuildArg,
-    queries: usize,
     seed: u64,
-) -> Result<(Vec<Record>, Simulation)> {
+) -> Result<Simulation> {
     let mut sampler = Chain::new(model, seed);
     sampler.set_rebuild(match rebuild {
         RebuildArg::Guided => Rebuild::Guided,
         RebuildArg::Balanced => Rebuild::Balanced,
     });
-    let mut sim = Simulation::new(sampler, target, options, seed)?;
-    Ok((sim.run(queries)?, sim))
+    Ok(Simulation::new(sampler, target, options, seed)?)
 }
 
-fn simulate(a: &SimulateArgs) -> Result<String> {
+fn simulate(a: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
     let points = read_points(&a.model, a.seed)?;
     let model = model_of(&a.model, &points)?;
     let target = read_target(&a.run.target, &points)?;
     let options = loop_options(&a.run, a.strategy.strategy())?;
     let names = points.names();
-    let (records, sim) = run_loop(model, target, options, a.run.rebuild, a.run.queries, a.seed)
-        .map_err(|e| match e.downcast::<trellis::Error>() {
-            Ok(e) => named_error(e, names),
-            Err(e) => e,
-        })?;
-    let tree = sim.sampler().tree().to_newick(names);
-    let triplets: Vec<[&str; 3]> = sim
-        .sampler()
+    let named = |e: anyhow::Error| match e.downcast::<trellis::Error>() {
+        Ok(e) => named_error(e, names),
+        Err(e) => e,
+    };
+    let mut sim = new_simulation(model, target, options, a.run.rebuild, a.seed).map_err(named)?;
+    // The state before any query, then one record per query, each written
+    // as it comes.
+    let mut record = sim.record(None);
+    if !a.json {
+        put(
+            out,
+            &format!(
+                "# {} queries ({}), {} iterations between queries, seed {}\n{:>6}  {:>16}  {:>11}  {:>14}  triplet\n",
+                a.run.queries,
+                a.strategy.strategy().name(),
+                a.run.iters_per_query,
+                a.seed,
+                "query",
+                "triplet_distance",
+                "constraints",
+                "log_likelihood"
+            ),
+        )?;
+    }
+    for q in 0..=a.run.queries {
+        if q > 0 {
+            record = sim.next_query().map_err(|e| named_error(e, names))?;
+        }
+        let r = &record;
+        if a.json {
+            let mut v = json!({
+                "query": r.query,
+                "triplet_distance": r.triplet_distance,
+                "constraints": r.constraints,
+                "log_likelihood": r.log_likelihood,
+            });
+            if q == a.run.queries {
+                v["tree"] = json!(sim.sampler().tree().to_newick(names));
+                v["triplets"] = json!(triplet_names(&sim, names));
+            }
+            put(out, &(serde_json::to_string(&v)? + "\n"))?;
+        } else {
+            let t = r
+                .triplet
+                .map(|t| format!("({{{}, {}}}, {})", names[t.a], names[t.b], names[t.c]))
+                .unwrap_or_default();
+            put(
+                out,
+                &format!(
+                    "{:>6}  {:>16.4}  {:>11}  {:>14.3}  {t}\n",
+                    r.query, r.triplet_distance, r.constraints, r.log_likelihood
+                ),
+            )?;
+        }
+    }
+    if !a.json {
+        let st = sim.sampler().stats();
+        put(
+            out,
+            &format!(
+                "# SPR acceptance {:.3}, time-move acceptance {:.3}\n{}\n",
+                st.spr_accepted as f64 / st.spr_proposed.max(1) as f64,
+                st.time_accepted as f64 / st.time_proposed.max(1) as f64,
+                sim.sampler().tree().to_newick(names)
+            ),
+        )?;
+    }
+    Ok(())
+}
+
+/// The constraints in force, as `[a, b, c]` names: `({a, b}, c)`.
+fn triplet_names<'a>(sim: &Simulation, names: &'a [String]) -> Vec<[&'a str; 3]> {
+    sim.sampler()
         .constraints()
         .iter()
         .map(|t| {
@@ -279,66 +433,14 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
                 names[t.c].as_str(),
             ]
         })
-        .collect();
-    let mut out = String::new();
-    if a.json {
-        let last = records.len() - 1;
-        for (i, r) in records.iter().enumerate() {
-            let mut v = json!({
-                "query": r.query,
-                "triplet_distance": r.triplet_distance,
-                "constraints": r.constraints,
-                "log_likelihood": r.log_likelihood,
-            });
-            if i == last {
-                v["tree"] = json!(tree);
-                v["triplets"] = json!(triplets);
-            }
-            out.push_str(&serde_json::to_string(&v)?);
-            out.push('\n');
-        }
-    } else {
-        writeln!(
-            out,
-            "# {} queries ({}), {} iterations between queries, seed {}",
-            a.run.queries,
-            a.strategy.strategy().name(),
-            a.run.iters_per_query,
-            a.seed
-        )?;
-        writeln!(
-            out,
-            "{:>6}  {:>16}  {:>11}  {:>14}  triplet",
-            "query", "triplet_distance", "constraints", "log_likelihood"
-        )?;
-        for r in &records {
-            let t = r
-                .triplet
-                .map(|t| format!("({{{}, {}}}, {})", names[t.a], names[t.b], names[t.c]))
-                .unwrap_or_default();
-            writeln!(
-                out,
-                "{:>6}  {:>16.4}  {:>11}  {:>14.3}  {t}",
-                r.query, r.triplet_distance, r.constraints, r.log_likelihood
-            )?;
-        }
-        let st = sim.sampler().stats();
-        writeln!(
-            out,
-            "# SPR acceptance {:.3}, time-move acceptance {:.3}",
-            st.spr_accepted as f64 / st.spr_proposed.max(1) as f64,
-            st.time_accepted as f64 / st.time_proposed.max(1) as f64
-        )?;
-        writeln!(out, "{tree}")?;
-    }
-    Ok(out)
+        .collect()
 }
 
 fn read_triplets(path: &Path, names: &[String]) -> Result<Vec<Triplet>> {
     parse_triplets(&read_text(path)?, names).with_context(|| path.display().to_string())
 }
 
-fn sample(a: &SampleArgs) -> Result<String> {
+fn sample(a: &SampleArgs, out: &mut dyn Write) -> Result<()> {
     let points = read_points(&a.model, a.seed)?;
     let model = model_of(&a.model, &points)?;
     let names = points.names();
@@ -349,13 +451,12 @@ fn sample(a: &SampleArgs) -> Result<String> {
     let mut s =
         Chain::with_constraints(model, triplets, a.seed).map_err(|e| named_error(e, names))?;
     s.run(a.burn_in);
-    let mut out = String::new();
+    // Each tree is written as it is drawn.
     for k in 0..a.num_samples {
         if k > 0 {
             s.run(a.thin);
         }
-        out.push_str(&s.tree().to_newick(names));
-        out.push('\n');
+        put(out, &(s.tree().to_newick(names) + "\n"))?;
     }
-    Ok(out)
+    Ok(())
 }

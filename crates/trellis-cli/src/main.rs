@@ -1,11 +1,14 @@
 //! `trellis`: exact inference over hierarchical clusterings from the command line.
 //!
 //! A thin front-end over the `trellis` library: it reads inputs, builds a model,
-//! runs the library and prints JSON, Newick or a readable summary. Errors go to
-//! stderr with exit code 2 and nothing on stdout. The reproductions of the
-//! papers' experiments live in their own binary, `trellis-repro`.
+//! runs the library and prints JSON, Newick or a readable summary. Bad input
+//! goes to stderr with exit code 2 and nothing on stdout; a failed write of
+//! the output (a full disk, a closed file) is exit code 1 with a message. A
+//! closed pipe (`| head`) ends the command quietly with exit code 0. The
+//! reproductions of the papers' experiments live in their own binary,
+//! `trellis-repro`.
 
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -20,6 +23,7 @@ mod flat;
 mod generate;
 mod input;
 mod interactive;
+mod limits;
 mod output;
 mod progress;
 mod sparse;
@@ -34,7 +38,7 @@ struct Cli {
     #[command(subcommand)]
     command: Command,
 
-    /// Number of worker threads (default: one per core).
+    /// Number of worker threads, 1 to 256 (default: one per core).
     #[arg(long, global = true, value_name = "N")]
     threads: Option<usize>,
 
@@ -276,23 +280,40 @@ struct CountArgs {
     json: bool,
 }
 
+/// Most worker threads `--threads` accepts.
+const MAX_THREADS: usize = 256;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli) {
-        Ok(text) => {
-            let mut out = std::io::stdout().lock();
-            // A closed pipe (e.g. `| head`) is not an error worth reporting.
-            let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
-            ExitCode::SUCCESS
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    let result = run(cli, &mut out).and_then(|text| output::put(&mut out, &text));
+    let result = result.and_then(|()| out.flush().map_err(|e| output::WriteError(e).into()));
+    let Err(e) = result else {
+        return ExitCode::SUCCESS;
+    };
+    // Whatever is still buffered is not written after an error.
+    let _ = out.into_parts();
+    if let Some(w) = e.downcast_ref::<output::WriteError>() {
+        // A closed pipe (e.g. `| head`) ends the output quietly.
+        if w.0.kind() == std::io::ErrorKind::BrokenPipe {
+            return ExitCode::SUCCESS;
         }
-        Err(e) => {
-            match flag_hint(&e) {
-                Some(hint) => eprintln!("error: {e:#}; {hint}"),
-                None => eprintln!("error: {e:#}"),
-            }
-            ExitCode::from(2)
-        }
+        let _ = writeln!(std::io::stderr(), "error: {w}");
+        return ExitCode::from(1);
     }
+    let text = message(&e);
+    let _ = match flag_hint(&e) {
+        Some(hint) => writeln!(std::io::stderr(), "error: {text}; {hint}"),
+        None => writeln!(std::io::stderr(), "error: {text}"),
+    };
+    ExitCode::from(2)
+}
+
+/// The error's text. The library's "memory limit" is always the user's
+/// `--max-memory` here (without it, the library speaks of the memory
+/// available), so it is named as such.
+fn message(e: &anyhow::Error) -> String {
+    format!("{e:#}").replace("the memory limit of", "the --max-memory cap of")
 }
 
 /// A probability in [0, 1] (for `--min-p`).
@@ -318,12 +339,14 @@ fn flag_hint(e: &anyhow::Error) -> Option<&'static str> {
     })
 }
 
-/// Runs a command and returns everything it prints on stdout, so that an error
-/// leaves stdout empty.
-fn run(cli: Cli) -> anyhow::Result<String> {
+/// Runs a command and returns what it prints on stdout, so that an error
+/// leaves stdout empty. Commands whose output has many items (samples, jets,
+/// the interactive loop's records) write them to `out` as they come instead,
+/// after every check that can fail on the input.
+fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<String> {
     if let Some(t) = cli.threads {
-        if t == 0 {
-            anyhow::bail!("--threads must be at least 1");
+        if !(1..=MAX_THREADS).contains(&t) {
+            anyhow::bail!("--threads must be between 1 and {MAX_THREADS}, not {t}");
         }
         rayon::ThreadPoolBuilder::new()
             .num_threads(t)
@@ -334,16 +357,16 @@ fn run(cli: Cli) -> anyhow::Result<String> {
         Command::Map(a) => commands::map(&a, progress),
         Command::Logz(a) => commands::logz(&a, progress),
         Command::Marginals(a) => commands::marginals(&a, progress),
-        Command::Sample(a) => commands::sample(&a, progress),
+        Command::Sample(a) => commands::sample(&a, progress, out),
         Command::Score(a) => commands::score(&a),
         Command::Count(a) => commands::count(a.n, a.json),
         Command::Greedy(a) => baselines::greedy(&a, progress),
         Command::Beam(a) => baselines::beam(&a, progress),
         Command::Linkage(a) => baselines::linkage(&a, progress),
         Command::Astar(a) => astar::run(&a, progress),
-        Command::Flat(c) => flat::run(&c, progress),
-        Command::Ginkgo(GinkgoCommand::Generate(a)) => generate::run(&a),
+        Command::Flat(c) => flat::run(&c, progress, out),
+        Command::Ginkgo(GinkgoCommand::Generate(a)) => generate::run(&a, out),
         Command::Demo => demo::run(),
-        Command::Interactive(c) => interactive::run(&c),
+        Command::Interactive(c) => interactive::run(&c, out),
     }
 }

@@ -1,6 +1,54 @@
-//! Readable output: dendrograms, cluster lists, large numbers.
+//! Readable output: dendrograms, cluster lists, large numbers; writing to
+//! standard output and sizes in bytes.
+
+use std::io::Write;
 
 use trellis::Mask;
+
+/// A failed write of the output (exit code 1; a closed pipe ends quietly).
+#[derive(Debug)]
+pub struct WriteError(pub std::io::Error);
+
+impl std::fmt::Display for WriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot write the output to standard output: {}", self.0)
+    }
+}
+
+impl std::error::Error for WriteError {}
+
+/// Writes `text` to `out`; a failure is a [`WriteError`].
+pub fn put(out: &mut dyn Write, text: &str) -> anyhow::Result<()> {
+    out.write_all(text.as_bytes())
+        .map_err(|e| WriteError(e).into())
+}
+
+/// A number for a message: plain when that is short (`0.5`, `16`, `900`),
+/// else in scientific notation (`1e308`), never a 309-digit integer.
+pub fn number(x: f64) -> String {
+    let a = x.abs();
+    if a == 0.0 || !a.is_finite() || (1e-4..1e9).contains(&a) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
+/// A byte count in bytes, KiB, MiB, GiB, TiB, PiB or EiB (as the library's
+/// messages write it).
+pub fn bytes(b: u64) -> String {
+    if b < 1024 {
+        return format!("{b} bytes");
+    }
+    let mut value = b as f64 / 1024.0;
+    for unit in ["KiB", "MiB", "GiB", "TiB", "PiB"] {
+        if value < 1024.0 {
+            return format!("{value:.1} {unit}");
+        }
+        value /= 1024.0;
+    }
+    format!("{value:.1} EiB")
+}
 
 /// `{a, b, c}` for the points of a cluster.
 pub fn members(cluster: Mask, label: &dyn Fn(usize) -> String) -> String {

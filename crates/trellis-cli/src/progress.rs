@@ -1,5 +1,6 @@
 //! Progress bars on stderr for runs that take more than about a second.
 
+use std::io::Write;
 use std::ops::ControlFlow;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -76,7 +77,9 @@ impl Bar {
 pub fn note_long(what: &str, work: f64, per_second: f64) {
     let minutes = work / per_second / 60.0;
     if minutes > 1.0 {
-        eprintln!(
+        // A closed or full stderr is no reason to stop.
+        let _ = writeln!(
+            std::io::stderr(),
             "note: {what} about {work:.2e} splits; expect roughly {:.0} minutes on 2 cores",
             minutes.ceil()
         );

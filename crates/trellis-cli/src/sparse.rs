@@ -3,14 +3,21 @@
 //! for it. The JSON output adds `"num_trees_realised"` (the exact number of
 //! trees the sparse trellis realises, a decimal string) and `"sparsity"`
 //! (that number over `(2N-3)!!`).
+//!
+//! Sizes are checked before any tree is built: the number of points (at most
+//! 128) and the memory of the `--trees` trees and of the beam search that
+//! makes them.
 
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
+use trellis::ginkgo::JetsFile;
 use trellis::ginkgo::{Ginkgo, Jet, LeafOrdering, SparseJet, beam_trees, simulator_trees};
-use trellis::sparse::{SparseInference, SparseTrellis};
+use trellis::sparse::{MAX_SPARSE_POINTS, SparseInference, SparseTrellis};
 use trellis::{ScoredTree, Tree, set_points};
 
 use crate::commands::{ClusterJson, Posterior, variant};
+use crate::input::memory_limit;
+use crate::limits;
 use crate::{ModelArgs, with_cost_model};
 
 /// How a sparse trellis is built.
@@ -62,6 +69,42 @@ impl SparseArgs {
         }
     }
 
+    /// Checks the memory of the sparse trellis of a problem of `n` points
+    /// before anything is built: its trees, and the beam search that makes
+    /// them (width `max(K, min(3N, N(N-1)/2))`, see `beam_trees`), with
+    /// `parallel` problems at once.
+    fn check_memory(&self, n: usize, parallel: usize, args: &ModelArgs) -> Result<()> {
+        let k = self.trees()?;
+        let mut needed = limits::tree_bytes(n).saturating_mul(2 * k as u128);
+        if self.sparse == Some(SparseKind::Beam) {
+            let width = k.max(trellis::baselines::compact_beam_width(n));
+            needed = needed.saturating_add(limits::beam_bytes(n, width));
+        }
+        limits::check(
+            &format!("a sparse trellis from --trees {k} over {n} points"),
+            needed.saturating_mul(parallel as u128),
+            memory_limit(args),
+        )
+    }
+
+    /// Checks every jet of a jets file before any work: at most
+    /// [`MAX_SPARSE_POINTS`] leaves, and the memory of its sparse trellis
+    /// (no-op without `--sparse`).
+    pub fn check_jets(&self, file: &JetsFile, args: &ModelArgs) -> Result<()> {
+        if self.sparse.is_none() {
+            return Ok(());
+        }
+        if let Some(jet) = file.jets.iter().find(|j| j.len() > MAX_SPARSE_POINTS) {
+            bail!(
+                "jet {} has {} leaves; a sparse trellis supports at most {MAX_SPARSE_POINTS}",
+                jet.id,
+                jet.len()
+            );
+        }
+        let n = file.jets.iter().map(|j| j.len()).max().unwrap_or(0);
+        self.check_memory(n, rayon::current_num_threads(), args)
+    }
+
     fn ordering(&self) -> LeafOrdering {
         match self.ordering.unwrap_or(OrderingKind::Momentum) {
             OrderingKind::Momentum => LeafOrdering::Momentum,
@@ -98,14 +141,9 @@ impl SparseArgs {
         })
     }
 
-    /// The inference of the model at `beta` on the sparse trellis of a weight
-    /// matrix (beam search only).
-    pub fn weights(
-        &self,
-        args: &ModelArgs,
-        weights: &trellis::Weights,
-        beta: f64,
-    ) -> Result<Sparse> {
+    /// Checks the flags and the size of a weight matrix's sparse trellis
+    /// before anything is built.
+    pub fn check_weights(&self, args: &ModelArgs, n: usize) -> Result<()> {
         if self.sparse == Some(SparseKind::Simulator) {
             bail!(
                 "--sparse simulator needs jets (--jets); use --sparse beam for weights and points"
@@ -114,13 +152,24 @@ impl SparseArgs {
         if self.ordering.is_some() {
             bail!("--ordering applies to --sparse simulator");
         }
-        if weights.n() > trellis::sparse::MAX_SPARSE_POINTS {
+        if n > MAX_SPARSE_POINTS {
             bail!(
-                "{} points is too many for a sparse trellis, which supports at most {}",
-                weights.n(),
-                trellis::sparse::MAX_SPARSE_POINTS
+                "{n} points is too many for a sparse trellis, which supports at most \
+                 {MAX_SPARSE_POINTS}"
             );
         }
+        self.check_memory(n, 1, args)
+    }
+
+    /// The inference of the model at `beta` on the sparse trellis of a weight
+    /// matrix (beam search only).
+    pub fn weights(
+        &self,
+        args: &ModelArgs,
+        weights: &trellis::Weights,
+        beta: f64,
+    ) -> Result<Sparse> {
+        self.check_weights(args, weights.n())?;
         let trees = with_cost_model!(args.model, weights, 1.0, |m| beam_trees(&m, self.trees()?)?);
         let trellis = SparseTrellis::from_trees(weights.n(), &trees)?;
         let inference = with_cost_model!(args.model, weights, beta, |m| trellis.infer(&m)?);
@@ -163,13 +212,18 @@ impl Posterior for Sparse {
         })
     }
 
-    fn samples(&self, k: usize, seed: u64) -> Result<Vec<Tree>> {
-        Ok(self
-            .inference
-            .samples(k, seed)
-            .iter()
-            .map(|t| self.tree(t))
-            .collect())
+    fn each_sample(
+        &self,
+        k: usize,
+        seed: u64,
+        each: &mut dyn FnMut(Tree) -> Result<()>,
+    ) -> Result<()> {
+        // The stream of `SparseInference::samples(k, seed)`, one at a time.
+        let mut rng = trellis::random::rng(seed);
+        for _ in 0..k {
+            each(self.tree(&self.inference.sample(&mut rng)))?;
+        }
+        Ok(())
     }
 
     fn clusters(&self, min_p: f64) -> Result<Vec<ClusterJson>> {

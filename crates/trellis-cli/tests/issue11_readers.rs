@@ -321,8 +321,9 @@ fn point_limit_is_checked_before_similarities() {
         &args,
         "100000 points is too many for exact inference on the dense trellis",
     );
-    // Commands without a point limit refuse the similarity matrix before
-    // allocating it, saying how much it needs.
+    // Commands without a point limit refuse the similarity matrix (with
+    // their own working memory) before allocating it, saying how much it
+    // needs and whose cap it exceeds.
     fails(
         &[
             "greedy",
@@ -333,7 +334,7 @@ fn point_limit_is_checked_before_similarities() {
             "--max-memory",
             "0.5",
         ],
-        "the 100000 x 100000 weight matrix would need 74.5 GiB, more than the memory limit of 512.0 MiB",
+        "greedy hierarchy over 100000 points needs 74.5 GiB, which exceeds the --max-memory cap of 512.0 MiB",
     );
 }
 

@@ -531,7 +531,7 @@ fn series(
 }
 
 fn figures(report: &Report, dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir)?;
+    crate::svg::create_dir(dir)?;
     let mut plots: Vec<(&str, Plot)> = Vec::new();
     if !report.jets.is_empty() {
         let jets = &report.jets;
@@ -616,7 +616,7 @@ fn figures(report: &Report, dir: &Path) -> Result<()> {
         ));
     }
     for (name, plot) in plots {
-        std::fs::write(dir.join(name), plot.render())?;
+        crate::svg::write_figure(&dir.join(name), &plot.render())?;
     }
     Ok(())
 }
@@ -624,6 +624,10 @@ fn figures(report: &Report, dir: &Path) -> Result<()> {
 pub fn astar(args: &AstarExperimentArgs) -> Result<String> {
     if args.jets == 0 && args.aloi.is_none() {
         bail!("nothing to run: --jets 0 and no --aloi");
+    }
+    // The figures' directory first, so that a bad --svg fails before the runs.
+    if let Some(dir) = &args.svg {
+        crate::svg::create_dir(dir)?;
     }
     let jets = if args.jets > 0 {
         ginkgo_runs(args)?

@@ -276,6 +276,10 @@ pub fn flat(args: &FlatExperimentArgs) -> Result<String> {
     if args.top_genes == 0 || args.perturb_samples == 0 {
         bail!("--top-genes and --perturb-samples must be positive");
     }
+    // The figures' directory first, so that a bad --svg fails before the runs.
+    if let Some(dir) = &args.svg {
+        crate::svg::create_dir(dir)?;
+    }
     let (source, names, matrix) = match &args.points {
         Some(path) => {
             let m = trellis::io::read_matrix(path, true)?;
@@ -406,7 +410,7 @@ pub fn flat(args: &FlatExperimentArgs) -> Result<String> {
         marginals: exact,
     };
     if let Some(dir) = &args.svg {
-        std::fs::create_dir_all(dir)?;
+        crate::svg::create_dir(dir)?;
         let files = [
             ("fig2-energy-vs-marginal.svg", fig2(&report).render()),
             ("fig3-perturb-vs-exact.svg", fig3(&report).render()),
@@ -414,7 +418,7 @@ pub fn flat(args: &FlatExperimentArgs) -> Result<String> {
             ("fig5-marginals.svg", heatmap(&report, true).render()),
         ];
         for (name, text) in files {
-            std::fs::write(dir.join(name), text)?;
+            crate::svg::write_figure(&dir.join(name), &text)?;
         }
     }
     if args.json {

@@ -484,6 +484,10 @@ fn markdown(r: &Report) -> String {
 }
 
 pub fn ginkgo(args: &GinkgoExperimentArgs) -> Result<String> {
+    // The figures' directory first, so that a bad --svg fails before the runs.
+    if let Some(dir) = &args.svg {
+        crate::svg::create_dir(dir)?;
+    }
     let file = JetsFile::read(&args.jets)?;
     if let Some(j) = file.jets.iter().find(|j| j.len() > 12) {
         bail!(
@@ -525,15 +529,15 @@ pub fn ginkgo(args: &GinkgoExperimentArgs) -> Result<String> {
             .collect::<Result<_>>()?,
     };
     if let Some(dir) = &args.svg {
-        std::fs::create_dir_all(dir)?;
-        std::fs::write(
-            dir.join("fig6-posterior.svg"),
-            posterior_plot(&report.posterior).render(),
+        crate::svg::create_dir(dir)?;
+        crate::svg::write_figure(
+            &dir.join("fig6-posterior.svg"),
+            &posterior_plot(&report.posterior).render(),
         )?;
         for c in &report.sparse {
-            std::fs::write(
-                dir.join(format!("fig7-sparse-{}.svg", c.variant)),
-                sparse_plot(c).render(),
+            crate::svg::write_figure(
+                &dir.join(format!("fig7-sparse-{}.svg", c.variant)),
+                &sparse_plot(c).render(),
             )?;
         }
     }

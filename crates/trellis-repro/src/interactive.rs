@@ -232,6 +232,18 @@ pub fn experiment(a: &ExperimentArgs) -> Result<String> {
     if a.seeds == 0 {
         bail!("--seeds must be at least 1");
     }
+    // The figure's directory first, so that a bad --svg fails before the runs.
+    if let Some(path) = &a.svg {
+        if path.is_dir() {
+            bail!(
+                "--svg {} is a directory: give the figure's file name",
+                path.display()
+            );
+        }
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            crate::svg::create_dir(dir)?;
+        }
+    }
     let points0 = read_points(&a.model, 0)?;
     let target = read_target(&a.run.target, &points0)?;
     // Average linkage on Euclidean distances (seed 0's points when jittered).
@@ -323,10 +335,9 @@ pub fn experiment(a: &ExperimentArgs) -> Result<String> {
             hlines: vec![("average linkage".into(), avg_td, "#000000")],
         };
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)?;
+            crate::svg::create_dir(dir)?;
         }
-        std::fs::write(path, plot.render())
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        crate::svg::write_figure(path, &plot.render())?;
     }
     let q = a.run.queries;
     if a.json {

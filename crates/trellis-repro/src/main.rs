@@ -77,7 +77,7 @@
 //! byte-for-byte deterministic files (so a re-run that changes no number
 //! changes no committed figure), in about 400 lines.
 
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -98,7 +98,7 @@ struct Cli {
     #[command(subcommand)]
     command: Command,
 
-    /// Number of worker threads (default: one per core).
+    /// Number of worker threads, 1 to 256 (default: one per core).
     #[arg(long, global = true, value_name = "N")]
     threads: Option<usize>,
 }
@@ -129,18 +129,32 @@ enum Command {
     Interactive(interactive::ExperimentArgs),
 }
 
+/// Most worker threads `--threads` accepts.
+const MAX_THREADS: usize = 256;
+
+/// Exit codes: 0 done, 1 the report could not be written (a full disk, a
+/// closed file; a closed pipe ends quietly with 0), 2 bad input or a failed
+/// run.
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli) {
-        Ok(text) => {
-            let mut out = std::io::stdout().lock();
-            // A closed pipe (e.g. `| head`) is not an error worth reporting.
-            let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
-            ExitCode::SUCCESS
-        }
+    let text = match run(cli) {
+        Ok(text) => text,
         Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(2)
+            let _ = writeln!(std::io::stderr(), "error: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            let _ = out.into_parts();
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: cannot write the output to standard output: {e}"
+            );
+            ExitCode::from(1)
         }
     }
 }
@@ -149,8 +163,8 @@ fn main() -> ExitCode {
 /// error leaves stdout empty.
 fn run(cli: Cli) -> anyhow::Result<String> {
     if let Some(t) = cli.threads {
-        if t == 0 {
-            anyhow::bail!("--threads must be at least 1");
+        if !(1..=MAX_THREADS).contains(&t) {
+            anyhow::bail!("--threads must be between 1 and {MAX_THREADS}, not {t}");
         }
         rayon::ThreadPoolBuilder::new()
             .num_threads(t)

@@ -2,6 +2,22 @@
 //! bars, bars, horizontal reference lines, linear or log x axis, a legend.
 
 use std::fmt::Write;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+/// Creates the directory of `--svg` (and its parents); the error names it
+/// (e.g. a file already there).
+pub fn create_dir(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create the --svg directory {}", dir.display()))
+}
+
+/// Writes a figure; the error names the file.
+pub fn write_figure(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text)
+        .with_context(|| format!("cannot write the figure {}", path.display()))
+}
 
 /// How a series is drawn.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -8,3 +8,4 @@ mod bench;
 mod flat;
 mod ginkgo;
 mod interactive;
+mod issue11_limits;

@@ -37,6 +37,23 @@ pub enum ErrorKind {
         needed: u64,
         /// Bytes available (the limit that was applied).
         available: u64,
+        /// True when `available` is a limit the caller set
+        /// ([`Options::memory_limit`](crate::Options)), false when it is the
+        /// memory the operating system reports as available.
+        capped: bool,
+    },
+    /// A request whose memory, computed before anything is allocated, would
+    /// exceed the limit (a number of samples, candidates or items).
+    TooMuchMemory {
+        /// What needs the memory, e.g. "approximate A* with 10 sampled candidates per vertex".
+        what: String,
+        /// Bytes it needs.
+        needed: u64,
+        /// The limit that was applied, in bytes.
+        limit: u64,
+        /// True when `limit` was set by the caller, false when it is the
+        /// memory the operating system reports as available.
+        capped: bool,
     },
     /// A weight matrix that is not square, or rows of unequal length.
     Shape {
@@ -188,15 +205,45 @@ impl Error {
     }
 }
 
-/// Formats a byte count as GiB/MiB for messages.
-pub(crate) fn human_bytes(bytes: u64) -> String {
-    const GIB: f64 = (1u64 << 30) as f64;
-    const MIB: f64 = (1u64 << 20) as f64;
-    let b = bytes as f64;
-    if b >= GIB {
-        format!("{:.1} GiB", b / GIB)
+/// A number for a message: plain when that is short (`0.5`, `16`, `900`),
+/// else in scientific notation (`1e308`, `2.5e-12`), never a 309-digit integer.
+pub(crate) fn number(x: f64) -> String {
+    let a = x.abs();
+    if a == 0.0 || !a.is_finite() || (1e-4..1e9).contains(&a) {
+        format!("{x}")
     } else {
-        format!("{:.1} MiB", b / MIB)
+        format!("{x:e}")
+    }
+}
+
+/// Formats a byte count as bytes, KiB, MiB, GiB, TiB, PiB or EiB for messages.
+pub(crate) fn human_bytes(bytes: u64) -> String {
+    human_bytes_f64(bytes as f64)
+}
+
+/// [`human_bytes`] of a count that may exceed `u64` (e.g. `16 · 2^n` bytes);
+/// from 1024 EiB on (or infinite) it is written as a power of two.
+pub(crate) fn human_bytes_f64(bytes: f64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if bytes < 1024.0 {
+        return format!("{bytes} bytes");
+    }
+    let mut value = bytes / 1024.0;
+    for unit in UNITS {
+        if value < 1024.0 {
+            return format!("{value:.1} {unit}");
+        }
+        value /= 1024.0;
+    }
+    format!("2^{:.0} bytes", bytes.log2())
+}
+
+/// "which exceeds the memory limit of X" or "but only X is available".
+fn limit_phrase(limit: u64, capped: bool) -> String {
+    if capped {
+        format!("which exceeds the memory limit of {}", human_bytes(limit))
+    } else {
+        format!("but only {} is available", human_bytes(limit))
     }
 }
 
@@ -204,20 +251,48 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
             ErrorKind::Empty => write!(f, "the dataset is empty: at least one point is needed"),
-            ErrorKind::TooManyPoints { n, max, method } => write!(
-                f,
-                "{n} points is too many for {method}, which supports at most {max} points"
-            ),
+            ErrorKind::TooManyPoints { n, max, method } => {
+                write!(
+                    f,
+                    "{n} points is too many for {method}, which supports at most {max} points"
+                )?;
+                if *method == crate::base::memory::DENSE_METHOD {
+                    // One table entry per subset: at least the model's tables.
+                    let per_subset = crate::base::memory::MODEL_BYTES;
+                    let bytes = if *n < 1000 {
+                        human_bytes_f64(per_subset as f64 * 2f64.powi(*n as i32))
+                    } else {
+                        format!("{per_subset} x 2^{n} bytes")
+                    };
+                    write!(
+                        f,
+                        "; its tables over the 2^{n} subsets would need at least {bytes}"
+                    )?;
+                }
+                Ok(())
+            }
             ErrorKind::OutOfMemory {
                 n,
                 needed,
                 available,
+                capped,
             } => write!(
                 f,
                 "exact inference over {n} points needs {} for the trellis tables (2^{n} subsets), \
-                 but only {} is available; reduce the number of points or use an approximate method",
+                 {}; reduce the number of points or use an approximate method",
                 human_bytes(*needed),
-                human_bytes(*available)
+                limit_phrase(*available, *capped)
+            ),
+            ErrorKind::TooMuchMemory {
+                what,
+                needed,
+                limit,
+                capped,
+            } => write!(
+                f,
+                "{what} needs {}, {}",
+                human_bytes(*needed),
+                limit_phrase(*limit, *capped)
             ),
             ErrorKind::Shape { detail } => write!(f, "wrong shape: {detail}"),
             ErrorKind::NonFinite { row, col } => write!(
@@ -255,7 +330,7 @@ impl fmt::Display for Error {
             ErrorKind::SearchBudget { bytes, explored } => write!(
                 f,
                 "the exact A* search reached its memory budget of {} after exploring {explored} \
-                 trellis vertices; raise the memory budget, or use approximate A*",
+                 trellis vertices",
                 human_bytes(*bytes)
             ),
             ErrorKind::TimeLimit { seconds, done } => write!(

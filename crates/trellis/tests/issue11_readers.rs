@@ -321,7 +321,7 @@ fn weight_matrix_size_is_checked_before_allocating() {
     };
     let e = Weights::from_points(&pts, Similarity::Dot, false).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::TooLarge { .. }), "{e}");
-    assert_contains(&e.to_string(), "8192.0 GiB");
+    assert_contains(&e.to_string(), "8.0 TiB");
     // An inconsistent matrix (public fields) is a shape error, not a panic.
     let bad = Matrix {
         rows: 3,

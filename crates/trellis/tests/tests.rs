@@ -17,8 +17,14 @@
 //! - `issue11_fuzz`: every input the fuzzers found, replayed through their checks.
 //! - `issue11_readers`: CSV and `.npy` readers (header rule, names, byte-order
 //!   mark, malformed headers, bounded reads) and sizes checked before allocating;
+//! - `issue11_limits`: A*'s memory budget, durations beyond the clock, the
+//!   simulator's and the DDT's parameter ranges, memory messages (issue 11);
+//! - `issue11_numerics`: exact answers at any temperature (β up to 1e300) on
+//!   both trellises and both kernels, and the models' overflow checks;
 //! - `issue11_trees`: trees of any depth (parsing, printing, walks and drops on
 //!   a small stack), byte-order marks, and what jets files check;
+//! - `issue14_session`: `ddt::Session`, the interactive loop for a person
+//!   (queries, checked answers, named conflicts, undo, resuming);
 //! - `numerics`: invariants and closed forms beyond brute force (`n` up to 18);
 //! - `oracle`: an independent brute-force enumerator of all `(2n-3)!!` trees
 //!   (and the test models shared by the other modules);
@@ -37,8 +43,11 @@ mod ddt;
 mod flat;
 mod ginkgo;
 mod issue11_fuzz;
+mod issue11_limits;
+mod issue11_numerics;
 mod issue11_readers;
 mod issue11_trees;
+mod issue14_session;
 mod numerics;
 mod oracle;
 mod properties;

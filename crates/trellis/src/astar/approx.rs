@@ -7,7 +7,8 @@ use rand::RngExt;
 use rand::seq::SliceRandom;
 
 use super::engine::{
-    Children, Engine, Outcome, all_splits, check_points, search_budget, single_point,
+    Children, Engine, Outcome, all_splits, check_points, map_bytes, num_splits, search_budget,
+    single_point,
 };
 use super::{Set, is_singleton, points};
 use crate::base::random::{self, SeededRng};
@@ -78,6 +79,8 @@ struct Sparse {
     rng: SeededRng,
     /// New splits added in the current round.
     added: usize,
+    /// Bytes of the split lists of `known` (their capacities).
+    list_bytes: u64,
 }
 
 /// `(left, right)` with the lowest point on the left.
@@ -148,15 +151,29 @@ impl<S> Candidate<S> {
     }
 }
 
+/// Bytes of one split in a list.
+const SPLIT_BYTES: u64 = std::mem::size_of::<(Set, Set)>() as u64;
+
 impl Sparse {
     fn add(&mut self, set: Set, split: (Set, Set)) -> bool {
         let list = self.known.entry(set).or_default();
         if list.contains(&split) {
             false
         } else {
+            let before = list.capacity() as u64;
             list.push(split);
+            self.list_bytes += (list.capacity() as u64 - before) * SPLIT_BYTES;
             true
         }
+    }
+
+    /// Recounts [`Sparse::list_bytes`] (after `known` was changed directly).
+    fn recount(&mut self) {
+        self.list_bytes = self
+            .known
+            .values()
+            .map(|l| l.capacity() as u64 * SPLIT_BYTES)
+            .sum();
     }
 
     /// Remembers where a new cluster came from (first origin wins).
@@ -272,6 +289,45 @@ impl Sparse {
 }
 
 impl<M: Search + ?Sized> Children<M> for Sparse {
+    fn bound(&self, set: Set) -> (u64, u64) {
+        let split = SPLIT_BYTES;
+        let known = self.known.get(&set).map_or(0, |k| k.len() as u64);
+        if set.count_ones() as usize <= self.options.exact_size {
+            // Every split, listed twice (the new list and the scratch copy).
+            let all = num_splits(set);
+            return (all, all.saturating_mul(split));
+        }
+        // The candidates: the samples, the one-point moves of the known
+        // splits, and the splits inherited from the cluster of origin (two
+        // per split of that cluster, and one more); each candidate holds two
+        // summaries and is scored.
+        let m = set.count_ones() as u64;
+        let inherited = self
+            .origin
+            .get(&set)
+            .and_then(|o| self.known.get(&o.0))
+            .map_or(0, |k| 2 * k.len() as u64 + 1);
+        let candidates = (self.options.samples as u64)
+            .saturating_add(known.saturating_mul(m))
+            .saturating_add(inherited);
+        let candidate = std::mem::size_of::<(f64, Candidate<M::Summary>)>() as u64;
+        let own = candidates
+            .saturating_mul(2 * candidate)
+            .saturating_add(known.saturating_mul(split))
+            .saturating_add(m * 16);
+        let top_k = self.options.top_k as u64;
+        (known.saturating_add(top_k), own)
+    }
+
+    fn bytes(&self) -> u64 {
+        let lists = self.list_bytes;
+        let known_entry = std::mem::size_of::<(Set, Vec<(Set, Set)>)>() as u64;
+        let origin_entry = std::mem::size_of::<(Set, (Set, usize, bool))>() as u64;
+        lists
+            .saturating_add(map_bytes(self.known.capacity() as u64, known_entry))
+            .saturating_add(map_bytes(self.origin.capacity() as u64, origin_entry))
+    }
+
     fn splits(&mut self, model: &M, set: Set, stats: &M::Summary, out: &mut Vec<(Set, Set)>) {
         let m = set.count_ones() as usize;
         if m <= self.options.exact_size {
@@ -280,7 +336,10 @@ impl<M: Search + ?Sized> Children<M> for Sparse {
             let known = self.known.entry(set).or_default();
             if known.len() < all.len() {
                 self.added += all.len() - known.len();
+                let before = known.capacity() as u64;
                 *known = all;
+                self.list_bytes =
+                    self.list_bytes - before * SPLIT_BYTES + known.capacity() as u64 * SPLIT_BYTES;
             }
             out.extend_from_slice(known);
             return;
@@ -301,7 +360,7 @@ impl<M: Search + ?Sized> Children<M> for Sparse {
         // the heap with, `cost + H(L) + H(R)` (the heuristic is the costlier
         // part to evaluate, so only for a shortlist).
         scored.sort_by(order);
-        scored.truncate(4 * self.options.top_k.max(1));
+        scored.truncate(self.options.top_k.max(1).saturating_mul(4));
         for (f, c) in scored.iter_mut() {
             for (side, side_stats) in [(c.left, &c.ls), (c.right, &c.rs)] {
                 if !is_singleton(side) {
@@ -445,13 +504,16 @@ pub fn approximate<M: Search + ?Sized>(
         ));
     };
     let start = Instant::now();
-    let deadline = run.time_limit.map(|d| start + d);
+    let deadline = run
+        .time_limit
+        .and_then(|d| crate::base::run::deadline(start, d));
     let mut sparse = Sparse {
         known: SetMap::default(),
         origin: SetMap::default(),
         options: options.clone(),
         rng: random::rng(options.seed),
         added: 0,
+        list_bytes: 0,
     };
     let mut best = (f64::INFINITY, first.clone());
     for tree in init {
@@ -468,6 +530,7 @@ pub fn approximate<M: Search + ?Sized>(
     // initial clusters (the "BS trellis" of the trellis paper), and its best
     // tree by dynamic programming, a free first improvement.
     close_family(n, &mut sparse.known)?;
+    sparse.recount();
     if let Some((cost, tree)) =
         family_map(model, &sparse.known, super::full_set(n), options.exact_size)
     {

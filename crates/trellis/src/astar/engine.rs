@@ -72,7 +72,9 @@ pub fn exact<M: Search + ?Sized>(model: &M, options: &Options<'_>) -> Result<Out
     if n == 1 {
         return Ok(single_point(model));
     }
-    let deadline = options.time_limit.map(|d| Instant::now() + d);
+    let deadline = options
+        .time_limit
+        .and_then(|d| crate::base::run::deadline(Instant::now(), d));
     let mut search = Engine::new(model, search_budget(options), deadline, 1.0);
     search.progress = options.progress;
     match search.run(&mut AllSplits)? {
@@ -152,6 +154,16 @@ pub(super) fn outcome<M: Search + ?Sized>(
 pub(super) trait Children<M: Search + ?Sized> {
     /// Appends the splits `(left, right)` of `set` to `out` (no duplicates).
     fn splits(&mut self, model: &M, set: Set, summary: &M::Summary, out: &mut Vec<(Set, Set)>);
+
+    /// An upper bound on the number of splits [`Children::splits`] appends
+    /// for `set`, and on the bytes it allocates for itself while doing so
+    /// (checked against the budget before it runs).
+    fn bound(&self, set: Set) -> (u64, u64);
+
+    /// Bytes the generator holds between explorations (counted in the budget).
+    fn bytes(&self) -> u64 {
+        0
+    }
 }
 
 /// Every split: the full trellis.
@@ -160,6 +172,53 @@ pub(super) struct AllSplits;
 impl<M: Search + ?Sized> Children<M> for AllSplits {
     fn splits(&mut self, _: &M, set: Set, _: &M::Summary, out: &mut Vec<(Set, Set)>) {
         all_splits(set, out);
+    }
+
+    fn bound(&self, set: Set) -> (u64, u64) {
+        (num_splits(set), 0)
+    }
+}
+
+/// `2^(m-1) - 1`, the number of splits of a set of `m` points (saturating).
+pub(super) fn num_splits(set: Set) -> u64 {
+    let m = set.count_ones();
+    if m < 2 {
+        0
+    } else if m > 64 {
+        u64::MAX
+    } else {
+        (1u64 << (m - 1)) - 1
+    }
+}
+
+/// Bytes of a `SetMap` (hashbrown) able to hold `items` entries of `entry`
+/// bytes: a power-of-two number of buckets at most 7/8 full, each with its
+/// entry and one control byte.
+pub(super) fn map_bytes(items: u64, entry: u64) -> u64 {
+    if items == 0 {
+        return 0;
+    }
+    let buckets = if items < 4 {
+        4
+    } else if items < 8 {
+        8
+    } else {
+        items
+            .saturating_mul(8)
+            .div_ceil(7)
+            .checked_next_power_of_two()
+            .unwrap_or(u64::MAX)
+    };
+    buckets.saturating_mul(entry + 1)
+}
+
+/// The capacity a `Vec` (or hash map) of capacity `cap` grows to when it
+/// must hold `len` items: at least double.
+fn grown(cap: u64, len: u64) -> u64 {
+    if len <= cap {
+        cap
+    } else {
+        len.max(cap.saturating_mul(2))
     }
 }
 
@@ -230,17 +289,23 @@ struct Vertex<S> {
     ub_split: Option<(u32, u32)>,
 }
 
-/// Bytes charged per vertex beyond its statistics (set, heuristic, heap
-/// header, hash-table slot).
-const VERTEX_OVERHEAD: u64 = 80;
-
 /// One A* search over a trellis whose vertices are created on demand.
+///
+/// Its memory is accounted for from what it allocates: the vertex records
+/// (with their summaries) at the vertex vector's capacity, the hash map from
+/// sets to vertices at its bucket count, every heap at its capacity and the
+/// scratch list of splits. Before a vertex is explored, the bytes it may need
+/// (its splits, their heap entries, two new vertices per split and the
+/// growth of the vector and map, plus what the split generator allocates)
+/// are checked against the budget, so the search stops with
+/// [`ErrorKind::SearchBudget`] before allocating past it.
 pub(super) struct Engine<'m, M: Search + ?Sized> {
     model: &'m M,
     vertices: Vec<Vertex<M::Summary>>,
     index: SetMap<u32>,
     root: u32,
-    bytes: u64,
+    /// Bytes of the heaps (their capacities).
+    heap_bytes: u64,
     max_bytes: u64,
     deadline: Option<Instant>,
     /// The heuristic's weight `w` (1: plain A*).
@@ -271,7 +336,7 @@ impl<'m, M: Search + ?Sized> Engine<'m, M> {
             vertices: Vec::new(),
             index: SetMap::default(),
             root: 0,
-            bytes: 0,
+            heap_bytes: 0,
             max_bytes,
             deadline,
             weight,
@@ -314,8 +379,62 @@ impl<'m, M: Search + ?Sized> Engine<'m, M> {
             ub_split: None,
         });
         self.index.insert(set, id);
-        self.bytes += VERTEX_OVERHEAD + std::mem::size_of::<M::Summary>() as u64;
         id
+    }
+
+    /// Bytes of one vertex record (its summary included).
+    const VERTEX_BYTES: u64 = std::mem::size_of::<Vertex<M::Summary>>() as u64;
+    /// Bytes of one entry of the vertex index.
+    const INDEX_ENTRY_BYTES: u64 = std::mem::size_of::<(Set, u32)>() as u64;
+    /// Bytes of one split in the scratch list.
+    const SPLIT_BYTES: u64 = std::mem::size_of::<(Set, Set)>() as u64;
+    /// Bytes of one heap entry.
+    const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
+
+    /// Bytes the search holds now, or would hold with `more_vertices` more
+    /// vertices, `more_splits` splits in the scratch list and as many more
+    /// heap entries (the growth of the vector and the map at their peak,
+    /// while the old and new tables both exist).
+    fn bytes_with(&self, more_vertices: u64, more_splits: u64) -> u64 {
+        let len = self.vertices.len() as u64;
+        let cap = self.vertices.capacity() as u64;
+        let new_cap = grown(cap, len.saturating_add(more_vertices));
+        let vertices = if new_cap > cap {
+            cap.saturating_add(new_cap)
+        } else {
+            cap
+        }
+        .saturating_mul(Self::VERTEX_BYTES);
+        let map_cap = self.index.capacity() as u64;
+        let new_map_cap = grown(map_cap, len.saturating_add(more_vertices));
+        let index = map_bytes(new_map_cap, Self::INDEX_ENTRY_BYTES).saturating_add(
+            if new_map_cap > map_cap {
+                map_bytes(map_cap, Self::INDEX_ENTRY_BYTES)
+            } else {
+                0
+            },
+        );
+        let scratch = (self.scratch.capacity() as u64)
+            .max(more_splits)
+            .saturating_mul(Self::SPLIT_BYTES);
+        let entries = more_splits.saturating_mul(Self::ENTRY_BYTES);
+        vertices
+            .saturating_add(index)
+            .saturating_add(scratch)
+            .saturating_add(entries)
+            .saturating_add(self.heap_bytes)
+    }
+
+    /// Bytes the search holds now.
+    pub(super) fn bytes(&self) -> u64 {
+        self.bytes_with(0, 0)
+    }
+
+    fn over_budget(&self) -> Error {
+        Error::new(ErrorKind::SearchBudget {
+            bytes: self.max_bytes,
+            explored: self.explored,
+        })
     }
 
     fn is_singleton(&self, id: u32) -> bool {
@@ -427,6 +546,15 @@ impl<'m, M: Search + ?Sized> Engine<'m, M> {
             let v = &self.vertices[id as usize];
             (v.set, v.summary.clone())
         };
+        // Everything this exploration may allocate, checked first.
+        let (max_splits, own) = children.bound(set);
+        let peak = self
+            .bytes_with(max_splits.saturating_mul(2), max_splits)
+            .saturating_add(own)
+            .saturating_add(children.bytes());
+        if peak > self.max_bytes {
+            return Err(self.over_budget());
+        }
         let mut splits = std::mem::take(&mut self.scratch);
         splits.clear();
         children.splits(self.model, set, &summary, &mut splits);
@@ -439,14 +567,11 @@ impl<'m, M: Search + ?Sized> Engine<'m, M> {
         }
         self.explored += 1;
         self.splits += entries.len() as u64;
-        self.bytes += (entries.len() * std::mem::size_of::<Entry>()) as u64;
+        self.heap_bytes += (entries.capacity() as u64) * Self::ENTRY_BYTES;
         self.vertices[id as usize].heap = Some(BinaryHeap::from(entries));
         self.scratch = splits;
-        if self.bytes > self.max_bytes {
-            return Err(Error::new(ErrorKind::SearchBudget {
-                bytes: self.max_bytes,
-                explored: self.explored,
-            }));
+        if self.bytes().saturating_add(children.bytes()) > self.max_bytes {
+            return Err(self.over_budget());
         }
         if let Some(f) = self.progress {
             if self.explored % PROGRESS_EVERY == 0 {

@@ -4,13 +4,24 @@
 //! memory, not only time, bounds `n`. The estimates here are what the library
 //! allocates (per subset: 16 bytes of model tables for the built-in models,
 //! 56 bytes while building the inside tables, 16 bytes kept afterwards, and
-//! 40 more for the outside pass of the marginals).
+//! 40 more for the outside pass of the marginals; the flat trellis needs 96
+//! bytes per subset, and 8 more for its marginals).
+//!
+//! The limit is the caller's ([`Options::memory_limit`](crate::Options)) or,
+//! without one, the memory the operating system reports as available; the
+//! errors say which ([`ErrorKind::OutOfMemory`]'s `capped`).
 
 use crate::error::{Error, ErrorKind, Result};
 
 /// Largest number of points the dense trellis accepts (subsets are `u32` masks
 /// and tables have `2^n` entries).
 pub const MAX_POINTS: usize = 30;
+
+/// The method named when more than [`MAX_POINTS`] points are given to a dense
+/// (hierarchical or flat) trellis; its message adds the memory the tables
+/// would need.
+pub(crate) const DENSE_METHOD: &str =
+    "exact inference on the dense trellis (one table entry per subset)";
 
 /// Model tables of the built-in models, bytes per subset.
 pub(crate) const MODEL_BYTES: u64 = 16;
@@ -28,19 +39,31 @@ pub enum Workload {
     Inside,
     /// All of the above plus every cluster marginal.
     Marginals,
+    /// The flat trellis: partition function, MAP partition, sampling.
+    FlatInside,
+    /// The flat trellis and every cluster and pairwise marginal.
+    FlatMarginals,
 }
 
-/// Bytes the dense trellis over `n` points needs at its peak, model tables of
-/// the built-in models included.
+/// Bytes the dense (hierarchical or flat) trellis over `n` points needs at
+/// its peak, model tables of the built-in models included (saturating at
+/// `u64::MAX`).
 pub fn memory_needed(n: usize, workload: Workload) -> u64 {
-    let per_subset = MODEL_BYTES
-        + match workload {
-            Workload::Inside => INSIDE_PEAK_BYTES,
-            Workload::Marginals => {
-                INSIDE_KEPT_BYTES + OUTSIDE_BYTES.max(INSIDE_PEAK_BYTES - INSIDE_KEPT_BYTES)
-            }
-        };
-    per_subset << n.min(63)
+    let per_subset = match workload {
+        Workload::Inside => MODEL_BYTES + INSIDE_PEAK_BYTES,
+        Workload::Marginals => {
+            MODEL_BYTES
+                + INSIDE_KEPT_BYTES
+                + OUTSIDE_BYTES.max(INSIDE_PEAK_BYTES - INSIDE_KEPT_BYTES)
+        }
+        Workload::FlatInside => crate::flat::FLAT_BYTES,
+        // The marginals add one log-probability per subset.
+        Workload::FlatMarginals => crate::flat::FLAT_BYTES + 8,
+    };
+    if n >= 64 {
+        return u64::MAX;
+    }
+    per_subset.saturating_mul(1u64 << n)
 }
 
 /// Memory the operating system reports as available (Linux `MemAvailable`),
@@ -62,7 +85,7 @@ pub fn check_dense(n: usize, needed: u64, limit: Option<u64>) -> Result<()> {
         return Err(Error::new(ErrorKind::TooManyPoints {
             n,
             max: MAX_POINTS,
-            method: "exact inference on the dense trellis (one table entry per subset)",
+            method: DENSE_METHOD,
         }));
     }
     if let Some(available) = limit.or_else(available_memory) {
@@ -71,6 +94,27 @@ pub fn check_dense(n: usize, needed: u64, limit: Option<u64>) -> Result<()> {
                 n,
                 needed,
                 available,
+                capped: limit.is_some(),
+            }));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that `needed` bytes for `what` fit in `limit` (or the available
+/// memory when `limit` is `None`): for sizes computed before allocating.
+pub(crate) fn check_bytes(
+    what: impl FnOnce() -> String,
+    needed: u64,
+    limit: Option<u64>,
+) -> Result<()> {
+    if let Some(available) = limit.or_else(available_memory) {
+        if needed > available {
+            return Err(Error::new(ErrorKind::TooMuchMemory {
+                what: what(),
+                needed,
+                limit: available,
+                capped: limit.is_some(),
             }));
         }
     }
@@ -97,6 +141,10 @@ mod tests {
         ));
         let e = check_memory(28, Workload::Inside, Some(1 << 30)).unwrap_err();
         assert!(e.to_string().contains("needs 18.0 GiB"), "{e}");
+        assert!(e.to_string().contains("the memory limit of 1.0 GiB"), "{e}");
+        let e = check_memory(40, Workload::Inside, None).unwrap_err();
+        assert!(e.to_string().contains("at least 16.0 TiB"), "{e}");
+        assert_eq!(memory_needed(64, Workload::Inside), u64::MAX);
         assert!(matches!(
             check_memory(0, Workload::Inside, None).unwrap_err().kind(),
             ErrorKind::Empty

@@ -36,7 +36,8 @@ pub struct Options<'a> {
     /// system reports as available (A*: half of it).
     pub memory_limit: Option<u64>,
     /// Stop with [`ErrorKind::TimeLimit`] (approximate A*: with the best tree
-    /// so far) after this long; `None` for no limit.
+    /// so far) after this long; `None` for no limit (and so is a limit too
+    /// long for the clock to represent).
     pub time_limit: Option<Duration>,
     /// Called between batches of work; may cancel.
     pub progress: Option<ProgressFn<'a>>,
@@ -66,6 +67,12 @@ impl<'a> Options<'a> {
     }
 }
 
+/// The instant `limit` after `start`, or `None` (no deadline) when that is
+/// beyond what the clock can represent (a limit of centuries).
+pub(crate) fn deadline(start: Instant, limit: Duration) -> Option<Instant> {
+    start.checked_add(limit)
+}
+
 /// Counts work done for one stage, reports it and stops on cancellation or
 /// at the deadline.
 pub(crate) struct Ticker<'a> {
@@ -89,7 +96,9 @@ impl<'a> Ticker<'a> {
             stage,
             done: 0,
             total,
-            deadline: options.time_limit.map(|d| (Instant::now() + d, d)),
+            deadline: options
+                .time_limit
+                .and_then(|d| Some((deadline(Instant::now(), d)?, d))),
         };
         t.report()?;
         Ok(t)
@@ -128,6 +137,16 @@ impl<'a> Ticker<'a> {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicU64, Ordering};
+
+    #[test]
+    fn a_limit_beyond_the_clock_is_no_limit() {
+        let options = Options {
+            time_limit: Some(Duration::MAX),
+            ..Options::default()
+        };
+        let mut t = Ticker::new(&options, "test", 10).unwrap();
+        assert!(t.advance(5).is_ok());
+    }
 
     #[test]
     fn a_callback_can_cancel() {

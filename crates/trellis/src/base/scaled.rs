@@ -8,6 +8,13 @@
 //! from its exponent bits (no `exp`, no subnormals: terms more than 2^1022
 //! below the running reference are exactly zero, which is far below `f64`
 //! precision of the result).
+//!
+//! The exponent is an `i32` and sums of a few exponents must not overflow it,
+//! so scaled numbers only cover `|ln x|` up to `SEPARABLE_LOG_LIMIT` (about
+//! 4.6e7, see `dense/kernel.rs`): the trellises check that every value of a
+//! problem is in that range before they use them, and otherwise run their
+//! log-space kernels, which keep sums relative to their largest term
+//! ([`RelativeSum`]) and are exact for any finite potential.
 
 use std::f64::consts::LOG2_E;
 
@@ -38,7 +45,10 @@ impl Scaled {
         if x == f64::NEG_INFINITY {
             return Scaled::ZERO;
         }
-        debug_assert!(x.is_finite(), "from_ln({x})");
+        debug_assert!(
+            x.is_finite() && x.abs() <= 2.0 * crate::dense::kernel::SEPARABLE_LOG_LIMIT,
+            "from_ln({x}) is outside the range of scaled numbers"
+        );
         let e = (x * LOG2_E).floor();
         // x - e·ln2 in two steps keeps the reduced argument accurate for large |x|.
         let r = (x - e * LN2_HI) - e * LN2_LO;
@@ -53,6 +63,59 @@ impl Scaled {
             exp -= 1;
         }
         Scaled { mant, exp }
+    }
+
+    /// A mantissa in `[0.25, 4)` (or 0, or NaN) and an exponent, normalised.
+    #[inline]
+    fn normalised(mut mant: f64, mut exp: i32) -> Scaled {
+        if mant == 0.0 {
+            return Scaled::ZERO;
+        }
+        if mant >= 2.0 {
+            mant *= 0.5;
+            exp += 1;
+        } else if mant < 1.0 {
+            mant *= 2.0;
+            exp -= 1;
+        }
+        Scaled { mant, exp }
+    }
+
+    /// The product (one rounding).
+    #[inline]
+    pub fn mul(self, other: Scaled) -> Scaled {
+        if self.mant == 0.0 || other.mant == 0.0 {
+            return Scaled {
+                mant: self.mant * other.mant,
+                exp: ZERO_EXP,
+            };
+        }
+        Scaled::normalised(self.mant * other.mant, self.exp + other.exp)
+    }
+
+    /// The quotient by a non-zero number (one rounding).
+    #[inline]
+    pub fn div(self, other: Scaled) -> Scaled {
+        if self.mant == 0.0 {
+            return Scaled {
+                mant: self.mant / other.mant,
+                exp: ZERO_EXP,
+            };
+        }
+        Scaled::normalised(self.mant / other.mant, self.exp - other.exp)
+    }
+
+    /// `e^max · e^rel` for a MAP value `max` and a relative part `rel` (see
+    /// [`RelativeSum`]): the same number for the same pair, everywhere it is
+    /// rebuilt, and within a few roundings of the sum it was taken from by
+    /// [`relative_of`].
+    #[inline]
+    pub fn from_relative(max: f64, rel: f64) -> Scaled {
+        let m = Scaled::from_ln(max);
+        if m.mant == 0.0 {
+            return m;
+        }
+        Scaled::normalised(m.mant * rel.exp(), m.exp)
     }
 
     /// Natural logarithm (`-∞` for zero).
@@ -172,6 +235,89 @@ impl LogSumExp {
     }
 }
 
+/// A sum `Σ exp(v_i + r_i)` kept relative to its largest `v`: the log-space
+/// kernels' form of `Z = e^M · e^r`, where `M` is the MAP value (huge at
+/// extreme β) and `r = ln(Z / e^M)` is small (between 0 and the log of the
+/// number of structures).
+///
+/// A log-space sum of terms of magnitude `V` has an absolute rounding error of
+/// about `V · 2^-52`, which swamps every probability once `V` is past 10^16 (and
+/// makes them drift well before). Keeping `M` and `r` apart avoids it: `M` is
+/// the largest `v` itself (the same floating-point value the MAP pass computes),
+/// each term enters as `exp((v - M) + r_i)`, and the difference `v - M` is
+/// exactly 0 for the maximising term and for exact ties. Probabilities
+/// computed from `(v - M) + r_L + r_R - r_S` are then exact at any magnitude.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RelativeSum {
+    max: f64,
+    sum: f64,
+}
+
+impl RelativeSum {
+    #[inline(always)]
+    pub fn new() -> RelativeSum {
+        RelativeSum {
+            max: f64::NEG_INFINITY,
+            sum: 0.0,
+        }
+    }
+
+    /// Adds `exp(v + r)`, with `v` compared for the maximum and `r` small
+    /// (finite, or `-∞` for a zero term). A NaN `v` makes the result NaN.
+    #[inline(always)]
+    pub fn add(&mut self, v: f64, r: f64) {
+        if v > self.max {
+            // The first finite term: `exp(-∞) = 0` clears the empty sum.
+            self.sum = self.sum * (self.max - v).exp() + r.exp();
+            self.max = v;
+        } else if v > f64::NEG_INFINITY {
+            self.sum += ((v - self.max) + r).exp();
+        } else if v.is_nan() {
+            self.max = f64::NAN;
+        }
+    }
+
+    /// The largest `v` (`-∞` for an empty sum, NaN if a term was NaN).
+    #[inline]
+    pub fn max(self) -> f64 {
+        self.max
+    }
+
+    /// `ln Σ exp(v_i - max + r_i)`: 0 for an empty sum (so that `max + rel`
+    /// is `-∞`), NaN if a term was NaN.
+    #[inline]
+    pub fn rel(self) -> f64 {
+        if self.max == f64::NEG_INFINITY {
+            0.0
+        } else if self.max.is_nan() {
+            f64::NAN
+        } else {
+            self.sum.ln()
+        }
+    }
+}
+
+/// The relative part `rel` of a scaled sum `z` whose largest term is `e^max`
+/// (see [`RelativeSum`]), such that [`Scaled::from_relative`]`(max, rel)`
+/// gives `z` back within a few roundings, whatever the magnitude of `max`
+/// (within the range of scaled numbers): `ln(z / from_ln(max))`, a log of a
+/// number near 1, never a difference of two large logs. 0 when there is no
+/// term, NaN when either is NaN. It may be a little below 0: `e^max` is
+/// rounded from a sum of logs (an error of `|max| · 2^-53`, 1e-9 at
+/// `max = 1e7`) while the sum holds the product of the terms themselves, and
+/// clamping would break the identities between the rebuilt sums (a point's
+/// flat marginals summing to 1); report `max + rel.max(0)` as the log.
+#[inline]
+pub(crate) fn relative_of(z: Scaled, max: f64) -> f64 {
+    if max.is_nan() || z.mant.is_nan() {
+        return f64::NAN;
+    }
+    if max == f64::NEG_INFINITY {
+        return if z.mant == 0.0 { 0.0 } else { f64::NAN };
+    }
+    z.div(Scaled::from_ln(max)).ln()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,6 +355,63 @@ mod tests {
             acc.value().ln()
         );
         assert!((lse.ln() - direct).abs() < 1e-10);
+    }
+
+    #[test]
+    fn relative_sums_are_exact_at_any_magnitude() {
+        // Three terms tied at 1e300 with r = 0, 0.5, 1 and one far below: the
+        // tie is exact, so the relative part is ln(1 + e^0.5 + e) exactly.
+        for m in [0.0, 1e10, 1e300, -1e300] {
+            let mut s = RelativeSum::new();
+            s.add(m, 0.0);
+            s.add(m - m.abs() * 1e-3 - 1.0, 5.0);
+            s.add(m, 0.5);
+            s.add(f64::NEG_INFINITY, 3.0);
+            s.add(m, 1.0);
+            assert_eq!(s.max(), m);
+            let want = (1.0 + 0.5f64.exp() + 1f64.exp()).ln();
+            if m == 0.0 {
+                assert!((s.rel() - (want.exp() + (4.0f64).exp()).ln()).abs() < 1e-14);
+            } else {
+                assert!((s.rel() - want).abs() < 1e-14, "{m}: {}", s.rel());
+            }
+        }
+        let empty = RelativeSum::new();
+        assert_eq!((empty.max(), empty.rel()), (f64::NEG_INFINITY, 0.0));
+        let mut nan = RelativeSum::new();
+        nan.add(1.0, 0.0);
+        nan.add(f64::NAN, 0.0);
+        nan.add(2.0, 0.0);
+        assert!(nan.max().is_nan() && nan.rel().is_nan());
+        assert_eq!(relative_of(Scaled::ZERO, f64::NEG_INFINITY), 0.0);
+        let below = relative_of(Scaled::from_ln(5.0), 5.0 + 1e-15);
+        assert!(below <= 0.0 && below > -1e-14, "{below}");
+        assert!(relative_of(Scaled::from_ln(5.0), f64::NAN).is_nan());
+    }
+
+    #[test]
+    fn relative_parts_round_trip_at_any_magnitude() {
+        // z = e^max · (1 + 3e^-2): rebuilding it from (max, rel) gives z back to a
+        // few ulps even where max + rel loses every digit of rel.
+        for max in [0.0, 3.5, -700.0, 1e5, -2.3e6, 4.5e7, -4.5e7] {
+            let top = Scaled::from_ln(max);
+            let z = top.mul(Scaled {
+                mant: 1.0 + 3.0 * (-2f64).exp(),
+                exp: 0,
+            });
+            let rel = relative_of(z, max);
+            assert!(
+                (rel - (1.0 + 3.0 * (-2f64).exp()).ln()).abs() < 1e-15,
+                "{max}"
+            );
+            let back = Scaled::from_relative(max, rel);
+            assert_eq!(back.exp, z.exp, "{max}");
+            assert!((back.mant / z.mant - 1.0).abs() < 1e-15, "{max}");
+            let q = back.div(z);
+            assert!(q.ln().abs() < 1e-15, "{max}");
+        }
+        assert_eq!(Scaled::from_relative(f64::NEG_INFINITY, 0.0), Scaled::ZERO);
+        assert_eq!(Scaled::ZERO.mul(Scaled::from_ln(3.0)), Scaled::ZERO);
     }
 
     #[test]

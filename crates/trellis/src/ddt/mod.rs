@@ -23,7 +23,10 @@
 //! - [`triplet_distance`] (Eq. 1) compares a tree with a target [`Hierarchy`]
 //!   (binary or not) through [`LcaDepths`];
 //! - [`Simulation`] runs the paper's loop with a simulated user and the query
-//!   [`Strategy`]s simple, random, active, interleaved and smart.
+//!   [`Strategy`]s simple, random, active, interleaved and smart;
+//! - [`Session`] is the same loop for a real person: the current [`Query`] of a
+//!   strategy, an [`Answer`] (accept, or a triplet over the query's points, with
+//!   the conflicting constraints named when it cannot hold), and undo.
 //!
 //! # Example
 //!
@@ -60,6 +63,7 @@ mod hierarchy;
 mod mcmc;
 mod model;
 mod queries;
+mod session;
 mod tree;
 mod triplets;
 
@@ -67,5 +71,6 @@ pub use hierarchy::Hierarchy;
 pub use mcmc::{Chain, Rebuild, Stats};
 pub use model::{Dataset, Ddt, Params, variance};
 pub use queries::{LoopOptions, Record, Simulation, Strategy, induced, user_answer};
+pub use session::{Answer, Query, QueryOptions, Rejection, Session, snapshot};
 pub use tree::DdtTree;
 pub use triplets::{LcaDepths, Triplet, build, named_message, parse_triplets, triplet_distance};

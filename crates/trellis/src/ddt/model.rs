@@ -34,8 +34,29 @@
 //! `p(data below v | z_v) = K_v · N(z_v; μ_v, s_v)`, a branch of length `τ` adds
 //! `τ σ²` to `s_v`, and a node multiplies the messages of its two children. The
 //! pass costs `O(N d)`; a change below a node only invalidates its ancestors.
+//!
+//! # Range
+//!
+//! [`Ddt::new`] refuses parameters with which the log density would not be a
+//! finite number with room to spare (a sampler would then never move): a
+//! variance so large that the message variances come within [`HEADROOM`] of
+//! overflowing, so small next to the spread of the points that their squared
+//! distances over it do, points whose squared spread overflows, or a
+//! divergence constant `c` outside [`MIN_C`] to [`MAX_C`], where the
+//! sampler's divergence times lose their precision (times within rounding of
+//! 1 for a small `c`, of the parent's for a large one).
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, number};
+
+/// Smallest divergence constant `c` accepted.
+pub const MIN_C: f64 = 0.05;
+/// Largest divergence constant `c` accepted.
+pub const MAX_C: f64 = 1e10;
+/// Largest magnitude accepted for the likelihood's variances and for the
+/// squared spread of the points over a variance: far below `f64::MAX`, so
+/// that the sums and ratios of the likelihood of every tree the sampler
+/// visits stay finite.
+pub const HEADROOM: f64 = 1e200;
 
 /// Hyper-parameters of the Dirichlet diffusion tree.
 #[derive(Clone, Debug, PartialEq)]
@@ -241,6 +262,69 @@ impl Dataset {
     }
 }
 
+/// Checks the parameters' range (module docs, "Range"). A starting tree
+/// halves `1 - t` at each level, so its branches are at least `2^-n` long.
+fn check_range(points: &Dataset, params: &Params) -> Result<()> {
+    let n = points.len();
+    if !(MIN_C..=MAX_C).contains(&params.c) {
+        return Err(Error::parameter(format!(
+            "the divergence constant c = {} is out of range: it must be between {} and {} (the \
+             sampler's divergence times lose their precision beyond)",
+            number(params.c),
+            number(MIN_C),
+            number(MAX_C)
+        )));
+    }
+    let shortest = 2f64.powi(-(n.min(1000) as i32));
+    for j in 0..points.dim() {
+        let column = || (0..n).map(|i| points.row(i)[j]);
+        let (lo, hi) = column().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+            (lo.min(x), hi.max(x))
+        });
+        let spread = (hi - lo)
+            .max((hi - params.mu0[j]).abs())
+            .max((lo - params.mu0[j]).abs());
+        let squared = spread * spread;
+        if !squared.is_finite() {
+            return Err(Error::parameter(format!(
+                "feature {j} of the points spans {}: its squared distances overflow",
+                number(spread)
+            )));
+        }
+        let sigma = params.sigma[j];
+        // The largest variance of a message: a leaf's noise plus two unit
+        // branches below the top and the start's variance, summed over the tree.
+        let largest = (2.0 * (1.0 + params.leaf_noise) * sigma + params.sigma0[j]) * 4.0 * n as f64;
+        if largest.is_nan() || largest > HEADROOM {
+            return Err(Error::parameter(format!(
+                "sigma = {} (feature {j}) is too large: the likelihood's variances overflow",
+                number(sigma)
+            )));
+        }
+        // The smallest: two leaves' noise and the shortest branch.
+        let smallest = sigma * (shortest + 2.0 * params.leaf_noise);
+        if !(smallest > 0.0 && squared / smallest <= HEADROOM) {
+            return Err(Error::parameter(format!(
+                "sigma = {} (feature {j}) is too small for points that span {}: the likelihood \
+                 underflows to zero",
+                number(sigma),
+                number(spread)
+            )));
+        }
+        let sigma0 = params.sigma0[j];
+        let ratio = squared / sigma0;
+        if ratio.is_nan() || ratio > HEADROOM {
+            return Err(Error::parameter(format!(
+                "sigma0 = {} (feature {j}) is too small for points that span {}: the likelihood \
+                 underflows to zero",
+                number(sigma0),
+                number(spread)
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The DDT over a fixed set of points: data, hyper-parameters and tables.
 #[derive(Clone, Debug)]
 pub struct Ddt {
@@ -335,6 +419,7 @@ impl Ddt {
                 ln_gamma[k] = ln_gamma[k - 1] + ((k - 1) as f64).ln();
             }
         }
+        check_range(points, &params)?;
         Ok(Ddt {
             n,
             d,

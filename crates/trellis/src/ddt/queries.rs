@@ -155,6 +155,28 @@ impl Simulation {
                 "a shown subset needs at least 3 points and active queries at least 1 candidate",
             ));
         }
+        // What an active query holds at once, checked before any is asked:
+        // the chain's trees between two queries and the scored candidates.
+        if matches!(options.strategy, Strategy::Active | Strategy::Interleaved) {
+            let n = target.len() as u64;
+            let k = options.subset_size.min(target.len()) as u64;
+            let tree = (2 * n).saturating_mul(8).saturating_add(32);
+            let candidate = k.saturating_mul(8).saturating_add(32);
+            let needed = (options.iters_per_query as u64)
+                .saturating_mul(tree)
+                .saturating_add((options.candidates as u64).saturating_mul(candidate));
+            crate::base::memory::check_bytes(
+                || {
+                    format!(
+                        "an active query with {} candidate subsets of {k} points after {} \
+                         iterations",
+                        options.candidates, options.iters_per_query
+                    )
+                },
+                needed,
+                None,
+            )?;
+        }
         Ok(Simulation {
             sampler,
             target,
@@ -292,7 +314,7 @@ pub fn induced(tree: &DdtTree, subset: &[usize]) -> Tree {
     induced_raw(&tree.kids, tree.top, tree.n, &mark).expect("a non-empty subset")
 }
 
-fn induced_raw(kids: &[[u32; 2]], v: u32, n: usize, mark: &[bool]) -> Option<Tree> {
+pub(crate) fn induced_raw(kids: &[[u32; 2]], v: u32, n: usize, mark: &[bool]) -> Option<Tree> {
     if (v as usize) < n {
         return mark[v as usize].then_some(Tree::Leaf(v as usize));
     }
@@ -332,7 +354,11 @@ fn pair_distances(t: &Tree, pos: &[usize], k: usize, out: &mut [u32]) {
 
 /// Tree-distance variance (Eq. 2): over the sampled trees, the largest variance of
 /// the edge distance between two points of `subset` in the induced trees.
-fn tree_distance_variance(samples: &[(Vec<[u32; 2]>, u32)], n: usize, subset: &[usize]) -> f64 {
+pub(crate) fn tree_distance_variance(
+    samples: &[(Vec<[u32; 2]>, u32)],
+    n: usize,
+    subset: &[usize],
+) -> f64 {
     if samples.len() < 2 {
         return 0.0;
     }

@@ -106,6 +106,16 @@ impl Cell {
         exp: 0,
     };
 
+    /// The cell of a key and a scaled value.
+    #[inline]
+    pub fn of(key: f64, g: Scaled) -> Cell {
+        Cell {
+            key,
+            mant: g.mant,
+            exp: g.exp,
+        }
+    }
+
     /// The cell of a log value used both as key and as `ln g`.
     #[inline]
     pub fn new(key: f64, ln_g: f64) -> Cell {

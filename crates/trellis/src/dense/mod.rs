@@ -12,7 +12,14 @@
 //! ```
 //!
 //! `Z(X)` is the partition function over all `(2n-3)!!` binary trees and
-//! `M(X)` the potential of the MAP tree. The hot loop keeps no argmax: the
+//! `M(X)` the potential of the MAP tree. Every cluster keeps `log M(S)` and
+//! the *relative* part `r(S) = log Z(S) - log M(S)`, between 0 and
+//! `ln((2|S|-3)!!)`, rather than `log Z(S)` itself: at extreme β both logs are
+//! huge (10^300 at β = 10^300) and agree in every bit, and the probabilities
+//! of the outside pass and of the sampler are differences of such logs. They
+//! are computed instead from `r` and from `log ψ(L, R) + log M(L) + log M(R)
+//! - log M(S)`, which is exactly 0 for the MAP split (the same floating-point
+//! sum as in the MAP pass), so they stay exact at any temperature. The hot loop keeps no argmax: the
 //! `n - 1` splits of the MAP tree are recovered afterwards by a scan of each
 //! MAP cluster's splits with the same arithmetic and tie rule (`O(2^n)` in
 //! all). Time `O(3^n)` (exactly `(3^n - 2^(n+1) + 1)/2` splits), memory
@@ -35,8 +42,9 @@
 //! in scaled arithmetic (mantissa and power of two, see `scaled.rs`) so no
 //! value overflows or underflows for `|log ψ|` up to about 10^6 at any `n`.
 //! For any other model, and for separable models beyond that range, the
-//! general kernel calls `log ψ` per split and sums in log space, which is
-//! exact for any finite potential.
+//! general kernel calls `log ψ` per split and sums in log space relative to
+//! the MAP value (`RelativeSum` in `scaled.rs`), which is exact for any
+//! finite potential.
 //!
 //! Clusters of one size depend only on smaller ones, so each size level is
 //! processed in parallel in batches of masks (`levels.rs`), with progress
@@ -61,7 +69,7 @@ use num_bigint::BigUint;
 use crate::base::count;
 use crate::base::memory::{self, INSIDE_PEAK_BYTES};
 use crate::base::run::{Options, Ticker};
-use crate::base::scaled::{LogSumExp, Scaled, ZERO_EXP};
+use crate::base::scaled::{RelativeSum, Scaled, ZERO_EXP, relative_of};
 use crate::base::set::{Mask, for_each_split, full, lowest, splits_of_size, total_splits};
 use crate::base::tree::{ScoredTree, Tree};
 use crate::dense::kernel::{Cell, Factors, Fast, level_max_exp, sweep, sweep_fast};
@@ -97,7 +105,9 @@ pub(crate) struct Inside<M: Model> {
     model: M,
     n: usize,
     potentials: Potentials<M::Summary>,
-    log_z: Vec<f64>,
+    /// `r(S) = log Z(S) - log M(S)` (see the module docs).
+    rel: Vec<f64>,
+    /// `log M(S)`, the MAP value of every cluster.
     map: Vec<f64>,
     map_tree: ScoredTree,
     memory_limit: Option<u64>,
@@ -141,22 +151,21 @@ impl<M: Model> Trellis<M> {
         let mut ticker = Ticker::new(options, "inside", total_splits(n) as u64)?;
         let potentials = Potentials::new(&model);
         let size = 1usize << n;
-        let mut log_z = vec![f64::NEG_INFINITY; size];
+        let mut rel = vec![0.0; size];
         let mut map = vec![f64::NEG_INFINITY; size];
         for i in 0..n {
-            log_z[1 << i] = 0.0;
             map[1 << i] = 0.0;
         }
         match potentials.scaled() {
-            Some(sep) => inside_separable(n, sep, &mut log_z, &mut map, &mut ticker)?,
-            None => inside_general(n, &model, &potentials, &mut log_z, &mut map, &mut ticker)?,
+            Some(sep) => inside_separable(n, sep, &mut rel, &mut map, &mut ticker)?,
+            None => inside_general(n, &model, &potentials, &mut rel, &mut map, &mut ticker)?,
         }
-        check_root(log_z[size - 1], map[size - 1])?;
+        check_root(map[size - 1] + rel[size - 1], map[size - 1])?;
         let mut inside = Inside {
             model,
             n,
             potentials,
-            log_z,
+            rel,
             map,
             map_tree: ScoredTree {
                 tree: Tree::Leaf(0),
@@ -194,14 +203,14 @@ impl<M: Model> Trellis<M> {
 
     /// `log Z`, the natural log of the partition function over all trees.
     pub fn log_z(&self) -> f64 {
-        self.inner.log_z[self.root() as usize]
+        self.inner.log_z(self.root())
     }
 
     /// `log Z(S)` of the trees over the points of `cluster` alone; an error
     /// for the empty set or points outside the trellis.
     pub fn log_z_of(&self, cluster: Mask) -> Result<f64> {
         self.inner.check_cluster(cluster)?;
-        Ok(self.inner.log_z[cluster as usize])
+        Ok(self.inner.log_z(cluster))
     }
 
     /// The MAP tree (highest total log-potential, children ordered by their
@@ -241,9 +250,24 @@ impl<M: Model> Trellis<M> {
     }
 
     /// `log P(H)` of a complete tree over all points.
+    ///
+    /// Computed as the sum of the tree's split probabilities (each from the
+    /// MAP values and relative parts, see the module docs), not as `log φ(H) - log Z`, which loses every
+    /// digit at extreme β: the MAP tree of a model with a unique MAP has
+    /// `log P = 0` at β = 10^300.
     pub fn log_probability(&self, tree: &Tree) -> Result<f64> {
         tree.validate(self.inner.n, true)?;
-        Ok(self.tree_log_potential(tree)? - self.log_z())
+        let inside = &self.inner;
+        let mut total = 0.0;
+        for (a, b) in tree.mask_splits()? {
+            let (l, r) = if lowest(a | b) & a != 0 {
+                (a, b)
+            } else {
+                (b, a)
+            };
+            total += inside.split_log_p(l, r);
+        }
+        Ok(total)
     }
 }
 
@@ -256,8 +280,53 @@ impl<M: Model> Inside<M> {
         &self.potentials
     }
 
-    pub(crate) fn log_z_table(&self) -> &[f64] {
-        &self.log_z
+    /// `log Z(S)` (`-∞` when no tree over `S` has a positive potential).
+    #[inline]
+    pub(crate) fn log_z(&self, s: Mask) -> f64 {
+        // The relative part may be a rounding below 0 (see `relative_of`).
+        self.map[s as usize] + self.rel[s as usize].max(0.0)
+    }
+
+    /// `r(S) = log Z(S) - log M(S)` of every cluster.
+    pub(crate) fn rel_table(&self) -> &[f64] {
+        &self.rel
+    }
+
+    /// `log M(S)`, the MAP value, of every cluster.
+    pub(crate) fn map_table(&self) -> &[f64] {
+        &self.map
+    }
+
+    /// `log ψ(L, R) + log M(L) + log M(R)` of a split of `S = L ∪ R` (`left`
+    /// holding the lowest point), as the same floating-point sum the inside
+    /// pass maximised: for the MAP split of `S` it equals `log M(S)` exactly.
+    #[inline(always)]
+    pub(crate) fn split_value(&self, left: Mask, right: Mask) -> f64 {
+        let map = &self.map;
+        match self.potentials.scaled() {
+            Some(sep) => {
+                let s = left | right;
+                let f = sep.factors[s.count_ones() as usize];
+                let key = |t: Mask| f * sep.child[t as usize] + map[t as usize];
+                f * sep.parent[s as usize] + (key(left) + key(right))
+            }
+            None => self.log_potential(left, right) + map[left as usize] + map[right as usize],
+        }
+    }
+
+    /// `log p(L | S)`, the log-probability that cluster `S = L ∪ R` splits
+    /// into `L` (holding its lowest point) and `R`:
+    /// `(split_value - log M(S)) + r(L) + r(R) - r(S)`, every term small or
+    /// exactly 0 for the MAP split, so it is exact at any β (see the module
+    /// docs). `-∞` for a split of zero potential.
+    #[inline(always)]
+    pub(crate) fn split_log_p(&self, left: Mask, right: Mask) -> f64 {
+        let v = self.split_value(left, right);
+        if v == f64::NEG_INFINITY {
+            return v;
+        }
+        let (rel, s) = (&self.rel, (left | right) as usize);
+        ((v - self.map[s]) + (rel[left as usize] + rel[right as usize]) - rel[s]).min(0.0)
     }
 
     pub(crate) fn memory_limit(&self) -> Option<u64> {
@@ -406,13 +475,16 @@ impl Tables {
         sizes: std::ops::RangeInclusive<usize>,
         f: f64,
         child: &[f64],
-        log_z: &[f64],
+        rel: &[f64],
         map: &[f64],
     ) {
         update_by_size(&mut self.cells, sizes.clone(), |t| {
             let t = t as usize;
             let c = f * child[t];
-            Cell::new(c + map[t], c + log_z[t])
+            // g = e^{f C(T)} Z(T), with Z(T) rebuilt from its MAP value and
+            // relative part exactly as the outside pass rebuilds it.
+            let z = Scaled::from_relative(map[t], rel[t]);
+            Cell::of(c + map[t], Scaled::from_ln(c).mul(z))
         });
         for j in sizes.clone() {
             self.max_exp[j] = level_max_exp(&self.cells, n, j, |c| c.exp);
@@ -440,17 +512,17 @@ impl Tables {
     }
 }
 
-/// Computes `(MAP value, log Z)` of every cluster of size `k` with
-/// `kernel(s, log_z, map)` and stores them.
+/// Computes `(MAP value, r)` of every cluster of size `k` with
+/// `kernel(s, rel, map)` and stores them.
 fn inside_level(
     n: usize,
     k: usize,
-    log_z: &mut [f64],
+    rel: &mut [f64],
     map: &mut [f64],
     ticker: &mut Ticker<'_>,
     kernel: impl Fn(Mask, &[f64], &[f64]) -> (f64, f64) + Sync + Send,
 ) -> Result<()> {
-    let mut tables = (log_z, map);
+    let mut tables = (rel, map);
     solve_level(
         n,
         k,
@@ -458,9 +530,9 @@ fn inside_level(
         &mut tables,
         ticker,
         |t, s| kernel(s, t.0, t.1),
-        |t, s, (m, z)| {
+        |t, s, (m, r)| {
             t.1[s as usize] = m;
-            t.0[s as usize] = z;
+            t.0[s as usize] = r;
         },
     )
 }
@@ -468,7 +540,7 @@ fn inside_level(
 fn inside_separable(
     n: usize,
     sep: SeparableTables<'_>,
-    log_z: &mut [f64],
+    rel: &mut [f64],
     map: &mut [f64],
     ticker: &mut Ticker<'_>,
 ) -> Result<()> {
@@ -482,41 +554,40 @@ fn inside_separable(
         } else {
             1..=k - 1
         };
-        tables.refresh(n, sizes, f, sep.child, log_z, map);
+        tables.refresh(n, sizes, f, sep.child, rel, map);
         tables.factors = Factors::new(&tables.max_exp, &tables.max_exp, k, false);
         let tables = &tables;
-        inside_level(n, k, log_z, map, ticker, |s, _, _| {
+        inside_level(n, k, rel, map, ticker, |s, _, _| {
             let (m, g) = tables.cluster(s, k);
             let p = f * sep.parent[s as usize];
-            (p + m, p + g.ln())
+            let map = p + m;
+            // Z(S) = e^{f P(S)} Σ g(L) g(R), kept relative to the MAP value.
+            (map, relative_of(Scaled::from_ln(p).mul(g), map))
         })?;
     }
     Ok(())
 }
 
+/// The log-space kernel: per split one `log ψ` and one term of a sum
+/// relative to the MAP value (see the module docs), exact for any finite
+/// potential.
 fn inside_general<M: Model + ?Sized>(
     n: usize,
     model: &M,
     potentials: &Potentials<M::Summary>,
-    log_z: &mut [f64],
+    rel: &mut [f64],
     map: &mut [f64],
     ticker: &mut Ticker<'_>,
 ) -> Result<()> {
     for k in 2..=n {
-        inside_level(n, k, log_z, map, ticker, |s, log_z, map| {
-            let mut best_v = f64::NEG_INFINITY;
-            let mut first = true;
-            let mut lse = LogSumExp::new();
+        inside_level(n, k, rel, map, ticker, |s, rel, map| {
+            let mut sum = RelativeSum::new();
             for_each_split(s, |l, r| {
                 let lp = potentials.log_potential(model, l, r);
                 let v = lp + map[l as usize] + map[r as usize];
-                if v > best_v || (first && v.is_nan()) {
-                    best_v = v;
-                }
-                first = false;
-                lse.add(lp + log_z[l as usize] + log_z[r as usize]);
+                sum.add(v, rel[l as usize] + rel[r as usize]);
             });
-            (best_v, lse.ln())
+            (sum.max(), sum.rel())
         })?;
     }
     Ok(())

@@ -26,13 +26,27 @@
 //! Checks that hold exactly: every singleton and the root have probability 1,
 //! and the probabilities of the non-singleton proper clusters sum to `n - 2`
 //! (every binary tree has `n - 2` of them).
+//!
+//! The log-space (general) kernel computes `P(S)` directly instead, top-down
+//! from the split probabilities of the inside pass,
+//!
+//! ```text
+//! P(S) = Σ_{T ⊆ X∖S, T ≠ ∅}  P(S ∪ T) · p(S, T | S ∪ T),
+//! p(L, R | S) = ψ(L, R) Z(L) Z(R) / Z(S),
+//! ```
+//!
+//! with `log p` from the MAP values and the relative parts of `Z` (see the
+//! trellis module docs), so that no difference of huge logs enters: at β =
+//! 10^300, `log O(S) + log Z(S) - log Z(X)` would have lost every digit,
+//! while the split probabilities are exact. The scaled kernel (whose values
+//! are bounded, see `potentials.rs`) keeps the outside values above.
 
 use std::sync::Arc;
 
 use crate::base::memory::{self, OUTSIDE_BYTES};
 use crate::base::run::{Options, Ticker};
 use crate::base::scaled::{Acc, LogSumExp, Scaled, ZERO_EXP};
-use crate::base::set::{Mask, lowest};
+use crate::base::set::{Mask, full, lowest};
 use crate::base::tree::Tree;
 use crate::dense::kernel::{four_streams, level_max_exp};
 use crate::dense::levels::{solve_level, update_by_size};
@@ -45,14 +59,15 @@ use crate::models::Model;
 /// [`Trellis`]. It shares the trellis's tables, so it can outlive it.
 pub struct Marginals<M: Model> {
     inside: Arc<Inside<M>>,
-    log_out: Vec<f64>,
+    /// `log P(S)` of every cluster (`-∞` for the empty set).
+    log_p: Vec<f64>,
 }
 
 impl<M: Model> Clone for Marginals<M> {
     fn clone(&self) -> Self {
         Marginals {
             inside: Arc::clone(&self.inside),
-            log_out: self.log_out.clone(),
+            log_p: self.log_p.clone(),
         }
     }
 }
@@ -80,17 +95,18 @@ impl<M: Model> Trellis<M> {
         memory::check_dense(n, OUTSIDE_BYTES << n.min(63), options.memory_limit)?;
         let terms = 3u64.pow(n as u32) + 1 - (2u64 << n);
         let mut ticker = Ticker::new(options, "outside", terms)?;
-        let mut log_out = vec![f64::NEG_INFINITY; 1usize << n];
-        log_out[self.root() as usize] = 0.0;
+        let mut log_p = vec![f64::NEG_INFINITY; 1usize << n];
+        log_p[self.root() as usize] = 0.0;
         match inside.potentials().scaled() {
             Some(sep) => {
-                outside_separable(n, sep, inside.log_z_table(), &mut log_out, &mut ticker)?
+                let (map, rel) = (inside.map_table(), inside.rel_table());
+                outside_separable(n, sep, map, rel, &mut log_p, &mut ticker)?;
             }
-            None => outside_general(inside, &mut log_out, &mut ticker)?,
+            None => outside_general(inside, &mut log_p, &mut ticker)?,
         }
         Ok(Marginals {
             inside: Arc::clone(inside),
-            log_out,
+            log_p,
         })
     }
 }
@@ -100,13 +116,11 @@ impl<M: Model> Marginals<M> {
     /// hierarchy (`-∞` for the empty set or points out of range, which are
     /// never clusters).
     pub fn log_p(&self, cluster: Mask) -> f64 {
-        let n = self.inside.n();
-        let root = crate::base::set::full(n);
+        let root = full(self.inside.n());
         if cluster == 0 || cluster & !root != 0 {
             return f64::NEG_INFINITY;
         }
-        let log_z = self.inside.log_z_table();
-        (self.log_out[cluster as usize] + log_z[cluster as usize] - log_z[root as usize]).min(0.0)
+        self.log_p[cluster as usize]
     }
 
     /// `P(S | X)`, the probability that `cluster` is a cluster of the hierarchy.
@@ -116,17 +130,18 @@ impl<M: Model> Marginals<M> {
 
     /// `log Z` of the trellis.
     pub fn log_z(&self) -> f64 {
-        *self.inside.log_z_table().last().expect("non-empty")
+        self.inside.log_z(full(self.inside.n()))
     }
 
     /// `log O(S)`: the log of the summed potential outside the subtree at
-    /// `cluster` (`-∞` for the empty set or points out of range).
+    /// `cluster`, as `log P(S) - log Z(S) + log Z` (`-∞` for the empty set,
+    /// points out of range, and clusters of probability 0).
     pub fn log_outside(&self, cluster: Mask) -> f64 {
-        self.log_out
-            .get(cluster as usize)
-            .copied()
-            .filter(|_| cluster != 0)
-            .unwrap_or(f64::NEG_INFINITY)
+        let log_p = self.log_p(cluster);
+        if log_p == f64::NEG_INFINITY {
+            return log_p;
+        }
+        log_p - self.inside.log_z(cluster) + self.log_z()
     }
 
     /// Every non-singleton proper cluster with probability `> 0` and `>= min_p`,
@@ -144,16 +159,21 @@ impl<M: Model> Marginals<M> {
 
     /// The marginal `P(H_i | X)` of a sub-hierarchy: the probability that the
     /// hierarchy contains `tree` (over some of the points) as a subtree.
+    ///
+    /// It is `P(S) · φ(H_i) / Z(S)` for the root `S` of `tree`, computed as
+    /// `P(S)` times the probabilities of the tree's splits (exact at any β).
     pub fn subtree(&self, tree: &Tree) -> Result<f64> {
         let inside = &self.inside;
         tree.validate(inside.n(), false)?;
-        let log_phi: f64 = tree
-            .mask_splits()?
-            .into_iter()
-            .map(|(a, b)| inside.split_log_potential(a, b))
-            .sum();
         let cluster = tree.mask()?;
-        let lp = log_phi + self.log_out[cluster as usize] - self.log_z();
+        let mut lp = self.log_p[cluster as usize];
+        for (a, b) in tree.mask_splits()? {
+            lp += if lowest(a | b) & a != 0 {
+                inside.split_log_p(a, b)
+            } else {
+                inside.split_log_p(b, a)
+            };
+        }
         if lp.is_nan() {
             return Err(Error::tree("the sub-hierarchy's potential is undefined"));
         }
@@ -268,17 +288,31 @@ fn solve_outside_level(
     )
 }
 
+/// The outside pass of the scaled kernel: `log P(S)` of every cluster into
+/// `log_p`.
+///
+/// Every number is kept in scaled arithmetic from the inside tables to the
+/// end: `Z(T)` rebuilt from its MAP value and relative part exactly as the
+/// inside pass rebuilt it, the outside sums never passed through a log, and
+/// `P(S) = O(S) Z(S) / Z(X)` formed as a scaled product. So the marginals
+/// satisfy their identities (`Σ P(S) = n - 2`) to a few roundings whatever
+/// the magnitude of the logs, which a log-space round trip of `O` or `Z`
+/// (an error of `2^-52` times the log) would not.
 fn outside_separable(
     n: usize,
     sep: SeparableTables<'_>,
-    log_z: &[f64],
-    log_out: &mut Vec<f64>,
+    map: &[f64],
+    rel: &[f64],
+    log_p: &mut Vec<f64>,
     ticker: &mut Ticker<'_>,
 ) -> Result<()> {
     let size = 1usize << n;
     let root = (size - 1) as Mask;
     let f = |k: usize| sep.factors[k];
-    // o(U) = O(U) · e^{f_|U| P(U)};  g(T) = e^{f_k C(T)} Z(T) for the parent size k.
+    let z = |t: usize| Scaled::from_relative(map[t], rel[t]);
+    let z_root = z(root as usize);
+    // o(U) = O(U) · e^{f_|U| P(U)};  g(T) = e^{f_k C(T)} Z(T) for the parent size k
+    // (the cells of the inside pass).
     let mut o = vec![Scaled::ZERO; size];
     let mut g = vec![Scaled::ZERO; size];
     let mut max_o = vec![ZERO_EXP; n + 1];
@@ -289,7 +323,8 @@ fn outside_separable(
     if constant {
         let f1 = f(n);
         update_by_size(&mut g, 1..=n, |t| {
-            Scaled::from_ln(f1 * sep.child[t as usize] + log_z[t as usize])
+            let t = t as usize;
+            Scaled::from_ln(f1 * sep.child[t]).mul(z(t))
         });
         for (j, m) in max_g.iter_mut().enumerate().skip(1) {
             *m = level_max_exp(&g, n, j, |v| v.exp);
@@ -300,66 +335,82 @@ fn outside_separable(
             // Parent of S (size s) and T has size s + |T|.
             update_by_size(&mut g, 1..=n - s, |t| {
                 let k = s + t.count_ones() as usize;
-                Scaled::from_ln(f(k) * sep.child[t as usize] + log_z[t as usize])
+                let t = t as usize;
+                Scaled::from_ln(f(k) * sep.child[t]).mul(z(t))
             });
             for (j, m) in max_g.iter_mut().enumerate().take(n - s + 1).skip(1) {
                 *m = level_max_exp(&g, n, j, |v| v.exp);
             }
         }
-        solve_outside_level(n, s, log_out, ticker, |set, _| {
-            // e^{f_k C(S)} by the size j of the sibling, k = s + j.
-            let c = sep.child[set as usize];
-            let mut h = [Scaled::ZERO; 33];
-            let mut e_ref = [ZERO_EXP; 33];
-            for j in 1..=n - s {
-                h[j] = Scaled::from_ln(f(s + j) * c);
-                let h_exp = if constant { 0 } else { h[j].exp };
-                // Mantissa products stay below 8 = 2^3.
-                e_ref[j] = max_o[s + j]
-                    .saturating_add(max_g[j])
-                    .saturating_add(h_exp)
-                    .saturating_add(3);
-            }
-            let v = if constant {
-                outside_cluster::<false>(set, root, &o, &g, &h, &e_ref)
-            } else {
-                outside_cluster::<true>(set, root, &o, &g, &h, &e_ref)
-            };
-            v.ln()
-        })?;
-        let log_out = &*log_out;
-        update_by_size(&mut o, s..=s, |u| {
-            Scaled::from_ln(log_out[u as usize] + f(s) * sep.parent[u as usize])
-        });
+        let mut state = (&mut o, &mut *log_p);
+        let (g, top) = (&g, &max_o);
+        solve_level(
+            n,
+            s,
+            (1u64 << (n - s)) - 1,
+            &mut state,
+            ticker,
+            |(o, _), set| {
+                // e^{f_k C(S)} by the size j of the sibling, k = s + j.
+                let c = sep.child[set as usize];
+                let mut h = [Scaled::ZERO; 33];
+                let mut e_ref = [ZERO_EXP; 33];
+                for j in 1..=n - s {
+                    h[j] = Scaled::from_ln(f(s + j) * c);
+                    let h_exp = if constant { 0 } else { h[j].exp };
+                    // Mantissa products stay below 8 = 2^3.
+                    e_ref[j] = top[s + j]
+                        .saturating_add(max_g[j])
+                        .saturating_add(h_exp)
+                        .saturating_add(3);
+                }
+                let out = if constant {
+                    outside_cluster::<false>(set, root, o, g, &h, &e_ref)
+                } else {
+                    outside_cluster::<true>(set, root, o, g, &h, &e_ref)
+                };
+                let set = set as usize;
+                let p = out.mul(z(set)).div(z_root).ln().min(0.0);
+                (out.mul(Scaled::from_ln(f(s) * sep.parent[set])), p)
+            },
+            |(o, log_p), set, (o_set, p)| {
+                o[set as usize] = o_set;
+                log_p[set as usize] = p;
+            },
+        )?;
         max_o[s] = level_max_exp(&o, n, s, |v| v.exp);
     }
     Ok(())
 }
 
+/// `log P(S)` of every cluster, top-down: `P(S) = Σ_T P(S ∪ T) · p(S, T |
+/// S ∪ T)` (see the module docs), one `log ψ` and one `exp` per term.
 fn outside_general<M: Model>(
     inside: &Inside<M>,
-    log_out: &mut Vec<f64>,
+    log_p: &mut Vec<f64>,
     ticker: &mut Ticker<'_>,
 ) -> Result<()> {
     let n = inside.n();
-    let root = crate::base::set::full(n);
-    let log_z = inside.log_z_table();
+    let root = full(n);
     for s in (1..n).rev() {
-        solve_outside_level(n, s, log_out, ticker, |set, log_out| {
+        solve_outside_level(n, s, log_p, ticker, |set, log_p| {
             let comp = root ^ set;
             let mut lse = LogSumExp::new();
             let mut t = comp;
             while t != 0 {
                 let u = set | t;
-                let lp = if lowest(u) & set != 0 {
-                    inside.log_potential(set, t)
-                } else {
-                    inside.log_potential(t, set)
-                };
-                lse.add(log_out[u as usize] + lp + log_z[t as usize]);
+                let parent = log_p[u as usize];
+                if parent > f64::NEG_INFINITY {
+                    let split = if lowest(u) & set != 0 {
+                        inside.split_log_p(set, t)
+                    } else {
+                        inside.split_log_p(t, set)
+                    };
+                    lse.add(parent + split);
+                }
                 t = (t - 1) & comp;
             }
-            lse.ln()
+            lse.ln().min(0.0)
         })?;
     }
     Ok(())

@@ -115,11 +115,11 @@ impl<M: Model> Sampler<M> {
         Tree::node(left, right)
     }
 
-    /// The split weight `ψ(L, R) Z(L) Z(R) / Z(S)`.
+    /// The split weight `ψ(L, R) Z(L) Z(R) / Z(S)`, from the MAP values and
+    /// the relative parts of `Z` (exact at any β, see the trellis module docs).
     #[inline]
-    fn weight(&self, s: Mask, l: Mask, r: Mask) -> f64 {
-        let (t, z) = (&self.inside, self.inside.log_z_table());
-        (t.log_potential(l, r) + z[l as usize] + z[r as usize] - z[s as usize]).exp()
+    fn weight(&self, l: Mask, r: Mask) -> f64 {
+        self.inside.split_log_p(l, r).exp()
     }
 
     /// The left part `L` (holding the lowest point) of a split drawn for `u ∈ [0, 1)`.
@@ -131,7 +131,7 @@ impl<M: Model> Sampler<M> {
                 let mut cdf = Vec::with_capacity(entries);
                 let mut acc = 0.0;
                 for_each_split(s, |l, r| {
-                    acc += self.weight(s, l, r);
+                    acc += self.weight(l, r);
                     cdf.push(acc);
                 });
                 self.budget -= entries;
@@ -153,7 +153,7 @@ impl<M: Model> Sampler<M> {
         let mut last_positive = lowest(s);
         for_each_split(s, |l, r| {
             if chosen.is_none() {
-                let w = self.weight(s, l, r);
+                let w = self.weight(l, r);
                 if w > 0.0 {
                     last_positive = l;
                 }

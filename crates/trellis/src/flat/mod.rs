@@ -30,6 +30,28 @@
 //! trellis (one multiply-add and one add per term, no `exp`; see
 //! `dense/kernel.rs`), level by level in parallel.
 //!
+//! # Any temperature
+//!
+//! Scaled arithmetic covers log-values up to `SEPARABLE_LOG_LIMIT` (about
+//! 4.6e7). When `n · max |log E| + ln Bell(n)` (a bound on every value of the
+//! tables) is beyond it, as at extreme β or with huge weights, a log-space
+//! kernel runs instead: one `exp` per term, exact for any finite energy. As
+//! in the hierarchical trellis, every subset keeps its MAP value `log M(S)`
+//! and the relative part `r(S) = log Z(S) - log M(S)` (between 0 and
+//! `ln Bell(|S|)`), and every probability is computed from
+//!
+//! ```text
+//! log p(C | S) = log E(C) + log M(S ∖ C) - log M(S) + r(S ∖ C) - r(S),
+//! ```
+//!
+//! the probability that the partition of `S` puts its lowest point in `C`,
+//! whose first difference is the same floating-point sum the MAP pass
+//! maximised, so exactly 0 for the MAP cluster. Differences of huge logs
+//! (`log E(c) + log Z(D ∖ c) - log Z(D)` is a difference of numbers near
+//! 10^300 at β = 10^300) never enter: samples chain these probabilities, and
+//! the marginals of the log-space kernel come from a top-down pass over them
+//! (`marginals.rs`), `O(3^n)` instead of `O(2^n)`.
+//!
 //! Beyond `n = 30`: the [sparse trellis](crate::sparse) over a family of
 //! clusters closed under recursive complement (Definition 5, Fact 5), and
 //! [`tree_partitions`], the partitions that cut a given hierarchy (a
@@ -57,9 +79,11 @@ use rand::{Rng, RngExt};
 use crate::base::count::bell;
 use crate::base::memory;
 use crate::base::run::{Options, Ticker};
-use crate::base::scaled::ZERO_EXP;
+use crate::base::scaled::{RelativeSum, Scaled, ZERO_EXP, relative_of};
 use crate::base::set::{Mask, for_each_split, full, lowest, members};
-use crate::dense::kernel::{Cell, Factors, Fast, level_max_exp, sweep, sweep_fast};
+use crate::dense::kernel::{
+    Cell, Factors, Fast, SEPARABLE_LOG_LIMIT, level_max_exp, sweep, sweep_fast,
+};
 use crate::dense::levels::{solve_level, update_by_size};
 use crate::dense::potentials::tabulate;
 use crate::error::{Error, ErrorKind, Result};
@@ -80,17 +104,23 @@ pub struct ScoredPartition {
 }
 
 /// Bytes per subset of the flat trellis: energy and partition-function cells
-/// (24 each) and their compact copies (16 each), log Z and MAP value (8 each).
-const FLAT_BYTES: u64 = 24 + 24 + 16 + 16 + 8 + 8;
+/// (24 each) and their compact copies (16 each), the relative part of log Z
+/// and the MAP value (8 each).
+pub(crate) const FLAT_BYTES: u64 = 24 + 24 + 16 + 16 + 8 + 8;
 
 /// The flat trellis over all subsets, with the partition function and MAP
 /// clustering of every subset computed.
 pub struct FlatTrellis<E> {
     energy: E,
     n: usize,
-    /// `log E(c)` and `E(c)` of every cluster.
+    /// `log E(c)` (the key) of every cluster, and `E(c)` in scaled
+    /// arithmetic when the scaled kernel runs (zero otherwise).
     cells: Vec<Cell>,
-    log_z: Vec<f64>,
+    /// Whether the scaled kernel ran (every value within its range).
+    scaled: bool,
+    /// `r(S) = log Z(S) - log M(S)` (see the module docs).
+    rel: Vec<f64>,
+    /// `log M(S)`, the MAP value of every subset.
     map: Vec<f64>,
     map_partition: ScoredPartition,
 }
@@ -123,17 +153,9 @@ impl<E: Energy> FlatTrellis<E> {
         {
             let summaries = tabulate(&energy);
             let energy = &energy;
-            update_by_size(&mut cells, 1..=n, |c| {
-                let e = energy.log_energy(&summaries[c as usize]);
-                // NaN and +∞ are reported below; keep them out of the scaled value.
-                Cell::new(
-                    e,
-                    if e.is_nan() || e == f64::INFINITY {
-                        f64::NEG_INFINITY
-                    } else {
-                        e
-                    },
-                )
+            update_by_size(&mut cells, 1..=n, |c| Cell {
+                key: energy.log_energy(&summaries[c as usize]),
+                ..Cell::ZERO
             });
         }
         if let Some(c) = (1..size).find(|&c| cells[c].key.is_nan() || cells[c].key == f64::INFINITY)
@@ -146,19 +168,38 @@ impl<E: Energy> FlatTrellis<E> {
                 ),
             }));
         }
+        let scaled = within_scaled_range(n, &cells);
+        if scaled {
+            crate::base::par::update_indexed(&mut cells, |c, cell| {
+                if c != 0 {
+                    *cell = Cell::new(cell.key, cell.key);
+                }
+            });
+        }
         let mut t = FlatTrellis {
             energy,
             n,
             cells,
-            log_z: vec![f64::NEG_INFINITY; size],
+            scaled,
+            rel: vec![0.0; size],
             map: vec![f64::NEG_INFINITY; size],
             map_partition: ScoredPartition {
                 clusters: Vec::new(),
                 log_energy: 0.0,
             },
         };
-        t.inside(&mut ticker)?;
-        if t.log_z() == f64::NEG_INFINITY {
+        if scaled {
+            t.inside(&mut ticker)?;
+        } else {
+            t.inside_log_space(&mut ticker)?;
+        }
+        let (log_z, map) = (t.log_z(), t.map[size - 1]);
+        if log_z.is_nan() || map.is_nan() || log_z == f64::INFINITY || map == f64::INFINITY {
+            return Err(Error::new(ErrorKind::BadPotential {
+                detail: "the log-energy of some partition overflows".into(),
+            }));
+        }
+        if log_z == f64::NEG_INFINITY {
             return Err(Error::new(ErrorKind::NoPartition));
         }
         t.map_partition = ScoredPartition {
@@ -168,6 +209,7 @@ impl<E: Energy> FlatTrellis<E> {
         Ok(t)
     }
 
+    /// The inside pass in scaled arithmetic (see `dense/kernel.rs`).
     fn inside(&mut self, ticker: &mut Ticker<'_>) -> Result<()> {
         let n = self.n;
         let max_e: Vec<i32> = (0..=n)
@@ -194,7 +236,6 @@ impl<E: Energy> FlatTrellis<E> {
         }
         let mut z_fast = vec![Fast::ZERO; 1 << n];
         z_fast[0] = Fast::of(&Cell::ONE, max_z[0]);
-        self.log_z[0] = 0.0;
         self.map[0] = 0.0;
         for k in 1..=n {
             let e_ref = (1..=k)
@@ -207,7 +248,7 @@ impl<E: Energy> FlatTrellis<E> {
             {
                 let (cells, z) = (&self.cells[..], &z[..]);
                 let (e_fast, z_fast) = (&e_fast[..], &z_fast[..]);
-                let mut tables = (&mut self.log_z[..], &mut self.map[..]);
+                let mut tables = (&mut self.rel[..], &mut self.map[..]);
                 solve_level(
                     n,
                     k,
@@ -222,19 +263,106 @@ impl<E: Energy> FlatTrellis<E> {
                     },
                     |t, s, (m, g)| {
                         t.1[s as usize] = m;
-                        t.0[s as usize] = g.ln();
+                        t.0[s as usize] = relative_of(g, m);
                     },
                 )?;
             }
-            let (log_z, map) = (&self.log_z, &self.map);
+            let (rel, map) = (&self.rel, &self.map);
+            // Z(S) rebuilt from its MAP value and relative part, as the
+            // marginals rebuild it (see `marginals.rs`).
             update_by_size(&mut z, k..=k, |s| {
-                Cell::new(map[s as usize], log_z[s as usize])
+                let s = s as usize;
+                Cell::of(map[s], Scaled::from_relative(map[s], rel[s]))
             });
             max_z[k] = level_max_exp(&z, n, k, |c| c.exp);
             let (z, base) = (&z, max_z[k]);
             update_by_size(&mut z_fast, k..=k, |s| Fast::of(&z[s as usize], base));
         }
         Ok(())
+    }
+
+    /// The inside pass in log space, relative to the MAP values (see the
+    /// module docs): one `exp` per term, exact for any finite energy.
+    fn inside_log_space(&mut self, ticker: &mut Ticker<'_>) -> Result<()> {
+        let n = self.n;
+        self.map[0] = 0.0;
+        for k in 1..=n {
+            let cells = &self.cells[..];
+            let mut tables = (&mut self.rel[..], &mut self.map[..]);
+            solve_level(
+                n,
+                k,
+                1u64 << (k - 1),
+                &mut tables,
+                ticker,
+                |(rel, map), s| {
+                    let low = lowest(s);
+                    let rest = s ^ low;
+                    let mut sum = RelativeSum::new();
+                    let mut sub = rest;
+                    loop {
+                        let c = low | sub;
+                        let r = (s ^ c) as usize;
+                        sum.add(cells[c as usize].key + map[r], rel[r]);
+                        if sub == 0 {
+                            break;
+                        }
+                        sub = (sub - 1) & rest;
+                    }
+                    (sum.max(), sum.rel())
+                },
+                |t, s, (m, r)| {
+                    t.1[s as usize] = m;
+                    t.0[s as usize] = r;
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    /// `log p(C | S)`: the log-probability that the partition of `s` puts its
+    /// lowest point in cluster `c` (`-∞` if `E(c) = 0` or nothing partitions
+    /// the rest), from the MAP values and relative parts (see the module
+    /// docs), so exact at any temperature.
+    #[inline]
+    pub(crate) fn cluster_log_p(&self, s: Mask, c: Mask) -> f64 {
+        let r = (s ^ c) as usize;
+        let v = self.cells[c as usize].key + self.map[r];
+        if v == f64::NEG_INFINITY {
+            return v;
+        }
+        let s = s as usize;
+        ((v - self.map[s]) + self.rel[r] - self.rel[s]).min(0.0)
+    }
+
+    /// `log Z(S)`.
+    #[inline]
+    fn log_z_at(&self, s: Mask) -> f64 {
+        // The relative part may be a rounding below 0 (see `relative_of`).
+        self.map[s as usize] + self.rel[s as usize].max(0.0)
+    }
+
+    /// `Z(S)` in scaled arithmetic, rebuilt from its MAP value and relative
+    /// part exactly as the scaled kernel used it.
+    #[inline]
+    pub(crate) fn z_scaled(&self, s: Mask) -> Scaled {
+        Scaled::from_relative(self.map[s as usize], self.rel[s as usize])
+    }
+
+    /// `E(c)` in scaled arithmetic, as the scaled kernel used it (zero after
+    /// the log-space kernel).
+    #[inline]
+    pub(crate) fn energy_scaled(&self, c: Mask) -> Scaled {
+        let cell = &self.cells[c as usize];
+        Scaled {
+            mant: cell.mant,
+            exp: cell.exp,
+        }
+    }
+
+    /// Whether the scaled kernel ran (else the log-space one, see the module docs).
+    pub(crate) fn is_scaled(&self) -> bool {
+        self.scaled
     }
 
     /// The energy model.
@@ -249,14 +377,14 @@ impl<E: Energy> FlatTrellis<E> {
 
     /// `log Z`, the log partition function over all partitions.
     pub fn log_z(&self) -> f64 {
-        self.log_z[full(self.n) as usize]
+        self.log_z_at(full(self.n))
     }
 
     /// `log Z(S)` over the partitions of the points of `subset` alone (0 for
     /// ∅); an error for points outside the trellis.
     pub fn log_z_of(&self, subset: Mask) -> Result<f64> {
         self.check_subset(subset)?;
-        Ok(self.log_z[subset as usize])
+        Ok(self.log_z_at(subset))
     }
 
     /// `log E` of a cluster (tabulated); an error for the empty set or points
@@ -356,14 +484,25 @@ impl<E: Energy> FlatTrellis<E> {
         Ok(masks)
     }
 
-    /// `log P(C)` of a partition of all the points.
+    /// `log P(C)` of a partition of all the points: the sum of `log p(c |
+    /// S)` as its clusters are peeled by lowest point (see the module docs),
+    /// exact at any temperature (the MAP partition of a model with a unique
+    /// MAP has `log P = 0` at β = 10^300, which `Σ log E(c) - log Z` would
+    /// lose).
     pub fn log_probability(&self, partition: &[Vec<usize>]) -> Result<f64> {
         let masks = self.masks_of(partition)?;
-        Ok(masks
-            .iter()
-            .map(|&m| self.cells[m as usize].key)
-            .sum::<f64>()
-            - self.log_z())
+        let mut s = full(self.n);
+        let mut total = 0.0;
+        while s != 0 {
+            let low = lowest(s);
+            let c = *masks
+                .iter()
+                .find(|&&m| m & low != 0)
+                .expect("a partition covers every point");
+            total += self.cluster_log_p(s, c);
+            s ^= c;
+        }
+        Ok(total)
     }
 
     /// One exact sample of a partition from `P(C)`.
@@ -372,11 +511,10 @@ impl<E: Energy> FlatTrellis<E> {
         let mut s = full(self.n);
         while s != 0 {
             let u: f64 = rng.random();
-            let z = self.log_z[s as usize];
             let (mut acc, mut chosen, mut last) = (0.0, None, lowest(s));
-            let mut visit = |c: Mask, r: Mask| {
+            let mut visit = |c: Mask, _: Mask| {
                 if chosen.is_none() {
-                    let w = (self.cells[c as usize].key + self.log_z[r as usize] - z).exp();
+                    let w = self.cluster_log_p(s, c).exp();
                     if w > 0.0 {
                         last = c;
                     }
@@ -401,6 +539,20 @@ impl<E: Energy> FlatTrellis<E> {
         let mut rng = crate::random::rng(seed);
         (0..k).map(|_| self.sample(&mut rng)).collect()
     }
+}
+
+/// Whether the scaled kernel is safe for these energies: every `log Z(S)`,
+/// MAP value and table entry is bounded by `n · max |log E| + ln Bell(n)`
+/// (over the finite `log E`; `ln Bell(n) < n ln n`), which must stay below
+/// [`SEPARABLE_LOG_LIMIT`]. Otherwise the log-space kernel runs.
+fn within_scaled_range(n: usize, cells: &[Cell]) -> bool {
+    let max_abs = cells[1..]
+        .iter()
+        .map(|c| c.key)
+        .filter(|e| e.is_finite())
+        .fold(0.0f64, |m, e| m.max(e.abs()));
+    let bound = n as f64 * max_abs + n as f64 * (n.max(1) as f64).ln();
+    bound.is_finite() && bound < SEPARABLE_LOG_LIMIT
 }
 
 #[cfg(test)]

@@ -11,11 +11,13 @@
 //!
 //! so `log Z`, the MAP cut and exact samples (keep `v` whole with
 //! probability `E(v) / Z(v)`, else cut it and recurse) cost `O(n)` after the
-//! nodes' summaries are merged bottom-up.
+//! nodes' summaries are merged bottom-up. As in the flat trellis, `Z(v)` is
+//! kept as its MAP value and a relative part, so that the probabilities of
+//! the sampler are exact at any temperature.
 
 use rand::{Rng, RngExt};
 
-use crate::base::scaled::LogSumExp;
+use crate::base::scaled::RelativeSum;
 use crate::base::set::Points;
 use crate::base::tree::Tree;
 use crate::error::{Error, ErrorKind, Result};
@@ -28,8 +30,15 @@ struct Node {
     points: Vec<usize>,
     children: Option<(usize, usize)>,
     log_energy: f64,
-    log_z: f64,
+    /// `log Z(v) - map`.
+    rel: f64,
     map: f64,
+}
+
+impl Node {
+    fn log_z(&self) -> f64 {
+        self.map + self.rel
+    }
 }
 
 /// The distribution over the partitions that cut a hierarchy.
@@ -54,7 +63,13 @@ pub fn tree_partitions<E: Energy + ?Sized>(energy: &E, tree: &Tree) -> Result<Tr
         }));
     }
     let root = nodes.len() - 1;
-    if nodes[root].log_z == f64::NEG_INFINITY {
+    let z = nodes[root].log_z();
+    if z.is_nan() || z == f64::INFINITY {
+        return Err(Error::new(ErrorKind::BadPotential {
+            detail: "the log-energy of some partition overflows".into(),
+        }));
+    }
+    if z == f64::NEG_INFINITY {
         return Err(Error::new(ErrorKind::NoPartition));
     }
     let mut clusters = Vec::new();
@@ -98,20 +113,20 @@ fn build<E: Energy + ?Sized>(energy: &E, tree: &Tree, nodes: &mut Vec<Node>) {
             }
         };
         let own = energy.log_energy(&summary);
-        let (log_z, map) = match children {
-            None => (own, own),
+        let (rel, map) = match children {
+            None => (0.0, own),
             Some((l, r)) => {
-                let mut lse = LogSumExp::new();
-                lse.add(own);
-                lse.add(nodes[l].log_z + nodes[r].log_z);
-                (lse.ln(), own.max(nodes[l].map + nodes[r].map))
+                let mut sum = RelativeSum::new();
+                sum.add(own, 0.0);
+                sum.add(nodes[l].map + nodes[r].map, nodes[l].rel + nodes[r].rel);
+                (sum.rel(), own.max(nodes[l].map + nodes[r].map))
             }
         };
         nodes.push(Node {
             points,
             children,
             log_energy: own,
-            log_z,
+            rel,
             map,
         });
         done.push((nodes.len() - 1, summary));
@@ -136,7 +151,7 @@ fn map_cut(nodes: &[Node], v: usize, out: &mut Partition) {
 impl TreeCuts {
     /// `log Z` over the cuts of the tree.
     pub fn log_z(&self) -> f64 {
-        self.nodes.last().expect("a root").log_z
+        self.nodes.last().expect("a root").log_z()
     }
 
     /// The best cut with its log-energy.
@@ -166,7 +181,13 @@ impl TreeCuts {
             match node.children {
                 Some((l, r)) => {
                     let u: f64 = rng.random();
-                    if u < (node.log_energy - node.log_z).exp() {
+                    // P(keep v whole) = E(v) / Z(v), relative to the MAP value.
+                    let keep = if node.log_energy == f64::NEG_INFINITY {
+                        0.0
+                    } else {
+                        ((node.log_energy - node.map) - node.rel).min(0.0).exp()
+                    };
+                    if u < keep {
                         out.push(node.points.clone());
                     } else {
                         stack.push(r);

@@ -33,7 +33,8 @@ mod sparse;
 pub use heuristic::Heuristic;
 
 pub use simulator::{
-    MAX_TRIES_PER_JET, SimulatorParams, generate, generate_file, generate_jet, jet_seed, simulate,
+    JetStream, MAX_BOOST_SQUARED, MAX_JET_ENERGY, MAX_JET_LEAVES, MAX_TRIES_PER_JET,
+    SimulatorParams, generate, generate_file, generate_jet, generate_stream, jet_seed, simulate,
 };
 
 pub use jets::{Jet, JetsFile};

@@ -94,7 +94,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use serde_json::{Map, Value, json};
 
 use crate::base::tree::Tree;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, number};
 use crate::ginkgo::jets::Jet;
 use crate::ginkgo::likelihood::{SplitParams, Variant, add, mass_squared};
 use crate::ginkgo::model::Ginkgo;
@@ -105,6 +105,24 @@ const R_MAX: f64 = 1.0 - 1e-3;
 
 /// Simulator calls allowed per jet before [`generate`] gives up on a leaf-count window.
 pub const MAX_TRIES_PER_JET: u64 = 1_000_000;
+
+/// Most leaves a jet of [`generate`] may have: a shower that grows past it
+/// (a cut far below the jet's mass squared) is an error rather than a
+/// runaway, whatever the leaf-count window. (Scoring a jet's truth tree
+/// tabulates its `n²` leaf pairs, 16 bytes each: 64 MiB at this size; no
+/// exact or sparse method takes more than 128 leaves.)
+pub const MAX_JET_LEAVES: usize = 2048;
+
+/// Largest jet energy accepted: the likelihood squares sums of leaf
+/// energies and multiplies masses squared, which must stay finite.
+pub const MAX_JET_ENERGY: f64 = 1e75;
+
+/// Largest `E² / t_cut` accepted, `E` the jet's energy. A particle's mass
+/// squared is computed as `E² - |p|²`, with a rounding error of about
+/// `10⁻¹⁶ E²`; at this bound it is still within about `10⁻⁴` of a mass
+/// squared at the cut (beyond about `10¹⁵` the likelihood of the truth
+/// tree is no longer even finite).
+pub const MAX_BOOST_SQUARED: f64 = 1e12;
 
 /// The parameters of the Ginkgo generative process.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -153,8 +171,12 @@ impl SimulatorParams {
         }
     }
 
-    /// Checks that the rates, mass and cut are positive and finite, the
-    /// momentum finite, and `t_cut < M²_start` (so that the jet splits).
+    /// Checks that the rates (at least `f64::MIN_POSITIVE`), mass and cut
+    /// are positive and finite, the
+    /// momentum finite, `t_cut < M²_start` (so that the jet splits), the
+    /// jet's energy `E` at most [`MAX_JET_ENERGY`] and `E² / t_cut` at most
+    /// [`MAX_BOOST_SQUARED`] (so that every energy and likelihood of its
+    /// jets is a finite and accurate number).
     pub fn validate(&self) -> Result<()> {
         for (name, v) in [
             ("lambda", self.lambda),
@@ -164,19 +186,54 @@ impl SimulatorParams {
         ] {
             if !(v.is_finite() && v > 0.0) {
                 return Err(Error::parameter(format!(
-                    "simulator {name} must be a positive finite number, not {v}"
+                    "simulator {name} must be a positive finite number, not {}",
+                    number(v)
+                )));
+            }
+        }
+        // The likelihood's normaliser 1 / (1 - e^{-0.999 λ}) of a subnormal
+        // rate is infinite.
+        for (name, v) in [("lambda", self.lambda), ("lambda_root", self.lambda_root)] {
+            if v < f64::MIN_POSITIVE {
+                return Err(Error::parameter(format!(
+                    "simulator {name} = {} is too small: rates must be at least {}",
+                    number(v),
+                    number(f64::MIN_POSITIVE)
                 )));
             }
         }
         if let Some(c) = self.jet_momentum.iter().find(|c| !c.is_finite()) {
             return Err(Error::parameter(format!(
-                "the jet momentum must be finite, not {c}"
+                "the jet momentum must be finite, not {}",
+                number(*c)
             )));
         }
         if self.t_cut >= self.root_mass_squared {
             return Err(Error::parameter(format!(
                 "t_cut = {} must be below the jet's mass squared {} (otherwise the jet never splits)",
-                self.t_cut, self.root_mass_squared
+                number(self.t_cut),
+                number(self.root_mass_squared)
+            )));
+        }
+        let energy = self.jet_4momentum()[0];
+        if energy.is_nan() || energy > MAX_JET_ENERGY {
+            return Err(Error::parameter(format!(
+                "the jet's energy sqrt(|p|^2 + M^2) = {} is above {}: its energies and \
+                 likelihoods would overflow (lower the momentum or the mass)",
+                number(energy),
+                number(MAX_JET_ENERGY)
+            )));
+        }
+        let boost = energy * energy / self.t_cut;
+        if boost.is_nan() || boost > MAX_BOOST_SQUARED {
+            return Err(Error::parameter(format!(
+                "the jet's energy {} is too large next to t_cut = {}: E^2 / t_cut = {} is above \
+                 {}, so the masses of its particles would be lost to rounding (lower the \
+                 momentum or raise t_cut)",
+                number(energy),
+                number(self.t_cut),
+                number(boost),
+                number(MAX_BOOST_SQUARED)
             )));
         }
         Ok(())
@@ -218,9 +275,23 @@ fn uniform<R: Rng + ?Sized>(rng: &mut R) -> f64 {
     rng.random::<f64>()
 }
 
-/// An exponential(λ) draw truncated to `[0, 0.999)` by rejection, each
-/// proposal by the inverse CDF `-ln(1 - v)/λ`.
+/// Below this probability of a proposal landing under `R_MAX`, the truncated
+/// exponential is drawn by its own inverse CDF instead of by rejection.
+const MIN_ACCEPTANCE: f64 = 0.01;
+
+/// An exponential(λ) draw truncated to `[0, 0.999)`: by rejection, each
+/// proposal by the inverse CDF `-ln(1 - v)/λ`; or, when a proposal would
+/// land in range with probability `p = 1 - e^{-0.999λ}` below 1% (a small
+/// λ, where rejection would all but never end), by the truncated
+/// distribution's inverse CDF `-ln(1 - v p)/λ` in one draw. Both give the
+/// same distribution.
 fn truncated_exponential<R: Rng + ?Sized>(rng: &mut R, lambda: f64) -> f64 {
+    let p = -(-lambda * R_MAX).exp_m1();
+    if p < MIN_ACCEPTANCE {
+        let r = -(-uniform(rng) * p).ln_1p() / lambda;
+        // λ so small that λ R_MAX rounds: the distribution is uniform.
+        return if r < R_MAX { r } else { R_MAX * uniform(rng) };
+    }
     loop {
         let r = -(-uniform(rng)).ln_1p() / lambda;
         if r < R_MAX {
@@ -349,6 +420,17 @@ pub fn jet_seed(seed: u64, k: usize) -> u64 {
     splitmix64(splitmix64(seed) ^ k as u64)
 }
 
+/// The parameters, for messages.
+fn describe(p: &SimulatorParams) -> String {
+    format!(
+        "lambda {}, lambda_root {}, M2start {}, t_cut {}",
+        number(p.lambda),
+        number(p.lambda_root),
+        number(p.root_mass_squared),
+        number(p.t_cut)
+    )
+}
+
 fn check_window(min_leaves: usize, max_leaves: usize) -> Result<()> {
     if min_leaves < 2 {
         return Err(Error::parameter(format!(
@@ -358,6 +440,11 @@ fn check_window(min_leaves: usize, max_leaves: usize) -> Result<()> {
     if min_leaves > max_leaves {
         return Err(Error::parameter(format!(
             "min_leaves = {min_leaves} is above max_leaves = {max_leaves}"
+        )));
+    }
+    if min_leaves > MAX_JET_LEAVES {
+        return Err(Error::parameter(format!(
+            "min_leaves = {min_leaves} is above the {MAX_JET_LEAVES} leaves a jet may have"
         )));
     }
     Ok(())
@@ -376,18 +463,32 @@ pub fn generate_jet(
     let per_jet_seed = jet_seed(seed, k);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(per_jet_seed);
     let mut tries = 0u64;
+    let cap = max_leaves.min(MAX_JET_LEAVES);
     let (leaves, truth) = loop {
         if tries == MAX_TRIES_PER_JET {
+            let window = if max_leaves == usize::MAX {
+                format!("at least {min_leaves}")
+            } else {
+                format!("{min_leaves} to {max_leaves}")
+            };
             return Err(Error::parameter(format!(
-                "no jet with {min_leaves} to {max_leaves} leaves in {MAX_TRIES_PER_JET} simulations \
-                 (jet {k}, seed {seed}); the window is too unlikely for these parameters \
-                 (lambda {}, lambda_root {}, M2start {}, t_cut {})",
-                params.lambda, params.lambda_root, params.root_mass_squared, params.t_cut
+                "no jet with {window} leaves in {MAX_TRIES_PER_JET} simulations (jet {k}, seed \
+                 {seed}); the window is too unlikely for these parameters ({})",
+                describe(params)
             )));
         }
         tries += 1;
-        match simulate_capped(params, &mut rng, max_leaves) {
+        match simulate_capped(params, &mut rng, cap) {
             Some((leaves, tree)) if leaves.len() >= min_leaves => break (leaves, tree),
+            None if max_leaves > MAX_JET_LEAVES => {
+                return Err(Error::parameter(format!(
+                    "jet {k} (seed {seed}) grew past {MAX_JET_LEAVES} leaves: t_cut = {} is too \
+                     far below the jet's mass squared {} (raise t_cut or set a maximum number \
+                     of leaves)",
+                    number(params.t_cut),
+                    number(params.root_mass_squared)
+                )));
+            }
             _ => {}
         }
     };
@@ -438,12 +539,16 @@ pub fn generate_jet(
     };
     let truth = jet.truth.as_ref().expect("just set");
     let ll = tree_log_potential(&Ginkgo::new(&jet, Variant::Current), truth)?;
-    // JSON has no infinity; an impossible truth tree (never seen) is written as null.
-    let ll_value = if ll.is_finite() {
-        Value::from(ll)
-    } else {
-        Value::Null
-    };
+    // JSON has no infinity or NaN: a jet whose numbers are not all finite
+    // (parameters at the edge of the floating-point range) is an error.
+    if !(ll.is_finite() && jet.leaves.iter().flatten().all(|x| x.is_finite())) {
+        return Err(Error::parameter(format!(
+            "jet {k} (seed {seed}) has a non-finite energy or likelihood: these parameters \
+             ({}) are outside the range the simulator computes in",
+            describe(params)
+        )));
+    }
+    let ll_value = Value::from(ll);
     jet.extra
         .insert("truth_log_likelihood".into(), ll_value.clone());
     jet.extra
@@ -480,10 +585,125 @@ pub fn generate(
     .collect()
 }
 
+/// Jets generated per parallel batch of a [`JetStream`].
+const BATCH: usize = 256;
+
+/// The jets of [`generate`], made in parallel batches of a few hundred as
+/// they are taken, so that many jets need not be held in memory at once
+/// (`trellis ginkgo generate` writes each as it comes). The same jets, in
+/// the same order, as [`generate`]; after the last, [`JetStream::meta`] is
+/// the `meta` of [`generate_file`].
+#[derive(Debug)]
+pub struct JetStream {
+    params: SimulatorParams,
+    preset: String,
+    n_jets: usize,
+    min_leaves: usize,
+    max_leaves: Option<usize>,
+    seed: u64,
+    next: usize,
+    batch: std::vec::IntoIter<Result<Jet>>,
+    histogram: std::collections::BTreeMap<usize, usize>,
+    tried: u64,
+}
+
+/// A [`JetStream`] over the jets of [`generate_file`]`(params, preset,
+/// n_jets, min_leaves, max_leaves, seed)`.
+///
+/// # Errors
+///
+/// Invalid parameters or window (checked before any jet is simulated).
+pub fn generate_stream(
+    params: &SimulatorParams,
+    preset: &str,
+    n_jets: usize,
+    min_leaves: usize,
+    max_leaves: Option<usize>,
+    seed: u64,
+) -> Result<JetStream> {
+    params.validate()?;
+    check_window(min_leaves, max_leaves.unwrap_or(usize::MAX))?;
+    Ok(JetStream {
+        params: *params,
+        preset: preset.to_string(),
+        n_jets,
+        min_leaves,
+        max_leaves,
+        seed,
+        next: 0,
+        batch: Vec::new().into_iter(),
+        histogram: Default::default(),
+        tried: 0,
+    })
+}
+
+impl Iterator for JetStream {
+    type Item = Result<Jet>;
+
+    fn next(&mut self) -> Option<Result<Jet>> {
+        if self.batch.len() == 0 {
+            if self.next >= self.n_jets {
+                return None;
+            }
+            let start = self.next;
+            let len = BATCH.min(self.n_jets - start);
+            let (params, seed) = (&self.params, self.seed);
+            let (min, max) = (self.min_leaves, self.max_leaves.unwrap_or(usize::MAX));
+            self.batch = crate::base::par::collect_range(len, true, |i| {
+                generate_jet(params, seed, start + i, min, max)
+            })
+            .into_iter();
+            self.next += len;
+        }
+        let jet = self.batch.next()?;
+        if let Ok(j) = &jet {
+            *self.histogram.entry(j.len()).or_default() += 1;
+            self.tried += j.extra["generator"]["tries"].as_u64().unwrap_or(0);
+        }
+        Some(jet)
+    }
+}
+
+impl JetStream {
+    /// How the jets were made (see [`generate_file`]); the histogram and the
+    /// number of simulations tried count the jets taken so far.
+    pub fn meta(&self) -> Value {
+        let params = &self.params;
+        let histogram: serde_json::Map<String, Value> = self
+            .histogram
+            .iter()
+            .map(|(n, c)| (n.to_string(), (*c).into()))
+            .collect();
+        serde_json::json!({
+            "generator": "trellis generate (trellis ginkgo simulator)",
+            "version": env!("CARGO_PKG_VERSION"),
+            "preset": self.preset,
+            "params": {
+                "lambda": params.lambda,
+                "lambda_root": params.lambda_root,
+                "root_mass_squared": params.root_mass_squared,
+                "M_hard": params.root_mass_squared.sqrt(),
+                "t_cut": params.t_cut,
+                "jet_momentum": params.jet_momentum,
+                "jet_4momentum": params.jet_4momentum(),
+            },
+            "seed": self.seed,
+            "n_jets": self.n_jets,
+            "min_leaves": self.min_leaves,
+            "max_leaves": self.max_leaves,
+            "window": "min_leaves <= N <= max_leaves, both inclusive (jets outside are re-simulated)",
+            "per_jet_seed": "jet k: Xoshiro256PlusPlus::seed_from_u64(splitmix64(splitmix64(seed) ^ k))",
+            "n_tried": self.tried,
+            "leaf_count_histogram_of_kept_jets": histogram,
+        })
+    }
+}
+
 /// [`generate`] as a jets file, whose `meta` records how it was made: the
 /// generator and crate version, `preset` (a label of the parameter set),
 /// the parameters, the seed and window, the per-jet seeding rule, the number
 /// of simulations tried and the histogram of leaf counts of the kept jets.
+/// (All in memory; [`generate_stream`] makes the same jets a batch at a time.)
 pub fn generate_file(
     params: &SimulatorParams,
     preset: &str,
@@ -492,44 +712,10 @@ pub fn generate_file(
     max_leaves: Option<usize>,
     seed: u64,
 ) -> Result<crate::ginkgo::JetsFile> {
-    let jets = generate(
-        params,
-        n_jets,
-        min_leaves,
-        max_leaves.unwrap_or(usize::MAX),
-        seed,
-    )?;
-    let mut histogram: std::collections::BTreeMap<usize, usize> = Default::default();
-    let mut tried = 0u64;
-    for j in &jets {
-        *histogram.entry(j.len()).or_default() += 1;
-        tried += j.extra["generator"]["tries"].as_u64().unwrap_or(0);
-    }
-    let histogram: serde_json::Map<String, Value> = histogram
-        .into_iter()
-        .map(|(n, c)| (n.to_string(), c.into()))
-        .collect();
-    let meta = serde_json::json!({
-        "generator": "trellis generate (trellis ginkgo simulator)",
-        "version": env!("CARGO_PKG_VERSION"),
-        "preset": preset,
-        "params": {
-            "lambda": params.lambda,
-            "lambda_root": params.lambda_root,
-            "root_mass_squared": params.root_mass_squared,
-            "M_hard": params.root_mass_squared.sqrt(),
-            "t_cut": params.t_cut,
-            "jet_momentum": params.jet_momentum,
-            "jet_4momentum": params.jet_4momentum(),
-        },
-        "seed": seed,
-        "n_jets": n_jets,
-        "min_leaves": min_leaves,
-        "max_leaves": max_leaves,
-        "window": "min_leaves <= N <= max_leaves, both inclusive (jets outside are re-simulated)",
-        "per_jet_seed": "jet k: Xoshiro256PlusPlus::seed_from_u64(splitmix64(splitmix64(seed) ^ k))",
-        "n_tried": tried,
-        "leaf_count_histogram_of_kept_jets": histogram,
-    });
-    Ok(crate::ginkgo::JetsFile { meta, jets })
+    let mut stream = generate_stream(params, preset, n_jets, min_leaves, max_leaves, seed)?;
+    let jets = stream.by_ref().collect::<Result<Vec<Jet>>>()?;
+    Ok(crate::ginkgo::JetsFile {
+        meta: stream.meta(),
+        jets,
+    })
 }

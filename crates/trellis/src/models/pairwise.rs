@@ -51,6 +51,23 @@
 //! [`Energy`]; the flat paper's model): `log E(c) = β Σ_{i<j ∈ c} w_ij`, so
 //! singletons have energy 1 and a partition's log-energy is β times the
 //! weight it keeps inside its clusters.
+//!
+//! # Range
+//!
+//! Every value these models produce must be a finite number (or `-∞` where a
+//! cluster is truly impossible), so the constructors refuse weights whose
+//! costs could overflow `f64`, and a β whose product with them could. With
+//! `Σ|w|` the sum of `|w_ij|` over the pairs: a hierarchy's cost is at most
+//! `n Σ|w|` for both hierarchical models (HCC: every positive pair is cut
+//! once and a negative pair is kept together by at most `n - 2` splits;
+//! Dasgupta: every pair is cut once, at a cluster of at most `n` points), and
+//! every intermediate sum of the separable form is at most `3 n Σ|w|`; both
+//! that bound and β times it must stay below [`MAX_MAGNITUDE`]. For
+//! correlation clustering the log-energy of a partition is at most `β Σ w⁺`
+//! (the positive weights): that and `Σ w⁺` must stay below it. Its negative
+//! side may overflow to `-∞`: such a cluster's energy is below `e^(-10^306)`
+//! of the all-singletons partition's (energy 1), so it is 0 at any precision,
+//! unless β is below 10^-300 (refused then).
 
 use crate::base::set::Points;
 use crate::base::weights::Weights;
@@ -66,6 +83,76 @@ pub(crate) fn check_beta(beta: f64) -> Result<()> {
             "beta must be a finite number >= 0, not {beta}"
         )))
     }
+}
+
+/// The largest cost, log-potential or log-energy the built-in models let a
+/// structure reach (see the module docs): `f64::MAX / 64`, so that the sums
+/// of the inference (a few more terms, and logs of numbers of structures)
+/// stay finite.
+pub(crate) const MAX_MAGNITUDE: f64 = f64::MAX / 64.0;
+
+/// `Σ max(w_ij, 0)` and `Σ max(-w_ij, 0)` over the pairs `i < j` (each may
+/// overflow to `+∞`).
+fn weight_sums(w: &Weights) -> (f64, f64) {
+    let (mut pos, mut neg) = (0.0f64, 0.0f64);
+    for i in 0..w.n() {
+        for &v in &w.row(i)[i + 1..] {
+            pos += v.max(0.0);
+            neg += (-v).max(0.0);
+        }
+    }
+    (pos, neg)
+}
+
+/// A number for a message: in exponent notation when it is very large or
+/// very small (1e300 would take 301 digits).
+fn number(x: f64) -> String {
+    if x != 0.0 && (x.abs() >= 1e9 || x.abs() < 1e-6) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// A magnitude for a message (`+∞` is "more than 1.8e308").
+fn magnitude(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.3e}")
+    } else {
+        format!("more than {:.1e}", f64::MAX)
+    }
+}
+
+/// Refuses a `bound` on a model's `quantity` (e.g. "the cost of a
+/// hierarchy") that is not below [`MAX_MAGNITUDE`], or whose product with
+/// `beta` is not.
+fn check_range(model: &str, quantity: &str, bound: f64, beta: f64) -> Result<()> {
+    if bound.is_nan() || bound > MAX_MAGNITUDE {
+        return Err(Error::parameter(format!(
+            "the weights are too large for {model}: {quantity} could reach {}, beyond the \
+             {MAX_MAGNITUDE:.1e} that inference can represent; rescale the weights",
+            magnitude(bound),
+        )));
+    }
+    let scaled = beta * bound;
+    if scaled.is_nan() || scaled > MAX_MAGNITUDE {
+        return Err(Error::parameter(format!(
+            "beta = {} is too large for these weights: under {model} {quantity} could \
+             reach {}, and beta times it, {}, is beyond the {MAX_MAGNITUDE:.1e} that inference \
+             can represent; use a smaller beta or rescale the weights",
+            number(beta),
+            magnitude(bound),
+            magnitude(scaled),
+        )));
+    }
+    Ok(())
+}
+
+/// The range check of the hierarchical models (see the module docs): `3 n Σ|w|`.
+fn check_hierarchy_range(model: &str, w: &Weights, beta: f64) -> Result<()> {
+    let (pos, neg) = weight_sums(w);
+    let bound = 3.0 * w.n().max(1) as f64 * (pos + neg);
+    check_range(model, "the cost of a hierarchy", bound, beta)
 }
 
 /// Calls `f(w_ij)` for every pair across two disjoint clusters: for each point
@@ -102,8 +189,11 @@ pub struct Hcc {
 
 impl Hcc {
     /// The model over a weight matrix at inverse temperature `beta ≥ 0`.
+    ///
+    /// Fails if a cost or log-potential could overflow (see the module docs).
     pub fn new(weights: &Weights, beta: f64) -> Result<Hcc> {
         check_beta(beta)?;
+        check_hierarchy_range("hierarchical correlation clustering", weights, beta)?;
         Ok(Hcc {
             weights: weights.clone(),
             beta,
@@ -212,12 +302,14 @@ pub struct Dasgupta {
 }
 
 impl Dasgupta {
-    /// The model; fails on a negative weight.
+    /// The model; fails on a negative weight, and if a cost or log-potential
+    /// could overflow (see the module docs).
     pub fn new(weights: &Weights, beta: f64) -> Result<Dasgupta> {
         check_beta(beta)?;
         if let Some((i, j, w)) = weights.first_negative() {
             return Err(Error::new(ErrorKind::NegativeWeight { i, j, w }));
         }
+        check_hierarchy_range("Dasgupta's cost", weights, beta)?;
         Ok(Dasgupta {
             weights: weights.clone(),
             beta,
@@ -226,11 +318,7 @@ impl Dasgupta {
 
     /// The same model at another β.
     pub fn with_beta(&self, beta: f64) -> Result<Dasgupta> {
-        check_beta(beta)?;
-        Ok(Dasgupta {
-            weights: self.weights.clone(),
-            beta,
-        })
+        Dasgupta::new(&self.weights, beta)
     }
 
     /// The weights.
@@ -342,8 +430,26 @@ pub struct CorrelationClustering {
 
 impl CorrelationClustering {
     /// The energy over a weight matrix at inverse temperature `beta ≥ 0`.
+    ///
+    /// Fails if a log-energy could overflow to `+∞` (see the module docs).
     pub fn new(weights: &Weights, beta: f64) -> Result<CorrelationClustering> {
         check_beta(beta)?;
+        let (pos, neg) = weight_sums(weights);
+        check_range(
+            "correlation clustering",
+            "the weight a partition keeps inside its clusters",
+            pos,
+            beta,
+        )?;
+        if neg > MAX_MAGNITUDE && beta > 0.0 && beta < 1e-300 {
+            return Err(Error::parameter(format!(
+                "beta = {} is too small for these weights: their negative sum, {}, \
+                 overflows floating-point numbers, which is harmless only for beta >= 1e-300 \
+                 (or 0); rescale the weights",
+                number(beta),
+                magnitude(neg)
+            )));
+        }
         Ok(CorrelationClustering {
             weights: weights.clone(),
             beta,
@@ -383,7 +489,12 @@ impl Summarize for CorrelationClustering {
 impl Energy for CorrelationClustering {
     #[inline]
     fn log_energy(&self, inside: &f64) -> f64 {
-        self.beta * inside
+        // At β = 0 every energy is 1, even where the weight inside overflowed to -∞.
+        if self.beta == 0.0 {
+            0.0
+        } else {
+            self.beta * inside
+        }
     }
 }
 

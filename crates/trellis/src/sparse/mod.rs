@@ -33,6 +33,12 @@
 //!
 //!   over the partitions made of the family's clusters.
 //!
+//! As in the dense trellises, every vertex keeps its MAP value `log M(V)` and
+//! the relative part `r(V) = log Z(V) - log M(V)`, and every probability is
+//! computed from `log ψ(L, R) + log M(L) + log M(R) - log M(V)` (exactly 0
+//! for the MAP split) and the relative parts, never as a difference of huge
+//! logs: exact at any temperature.
+//!
 //! Vertices are `u128` sets, so up to 128 points. Building costs
 //! `O(|V|²/n)` set tests (the left part of a split shares the vertex's
 //! lowest point); inference costs one `log ψ` (or `log E`) per child pair
@@ -46,7 +52,7 @@ use num_bigint::BigUint;
 use rand::{Rng, RngExt};
 
 use crate::base::count::{bell, num_trees};
-use crate::base::scaled::LogSumExp;
+use crate::base::scaled::{LogSumExp, RelativeSum};
 use crate::base::set::{MAX_SET_POINTS, Points, Set, SetMap, full_set, set_points};
 use crate::base::tree::{ScoredTree, Tree};
 use crate::error::{Error, ErrorKind, Result};
@@ -336,14 +342,14 @@ impl SparseTrellis {
         let m = f.vertices.len();
         let mut summaries: Vec<M::Summary> = Vec::with_capacity(m);
         let mut log_psi: Vec<Vec<f64>> = Vec::with_capacity(m);
-        let mut log_z = Vec::with_capacity(m);
+        let mut rel = Vec::with_capacity(m);
         let mut map = Vec::with_capacity(m);
         let mut best = Vec::with_capacity(m);
         for (&v, kids) in f.vertices.iter().zip(&f.children) {
             if v.count_ones() == 1 {
                 summaries.push(model.leaf(v.trailing_zeros() as usize));
                 log_psi.push(Vec::new());
-                log_z.push(0.0);
+                rel.push(0.0);
                 map.push(0.0);
                 best.push(None);
                 continue;
@@ -362,7 +368,7 @@ impl SparseTrellis {
                 // A vertex without children: its summary from its points.
                 None => model.summary(Points::Set(v)),
             };
-            let mut lse = LogSumExp::new();
+            let mut sum = RelativeSum::new();
             let (mut best_v, mut arg) = (f64::NEG_INFINITY, None);
             let mut psis = Vec::with_capacity(kids.len());
             for (k, &(l, r)) in kids.iter().enumerate() {
@@ -378,8 +384,8 @@ impl SparseTrellis {
                     }));
                 }
                 psis.push(psi);
-                lse.add(psi + log_z[l as usize] + log_z[r as usize]);
                 let value = psi + map[l as usize] + map[r as usize];
+                sum.add(value, rel[l as usize] + rel[r as usize]);
                 if value > best_v {
                     best_v = value;
                     arg = Some(k);
@@ -387,17 +393,24 @@ impl SparseTrellis {
             }
             summaries.push(summary);
             log_psi.push(psis);
-            log_z.push(lse.ln());
+            rel.push(sum.rel());
             map.push(best_v);
             best.push(arg);
         }
-        if *log_z.last().expect("root") == f64::NEG_INFINITY {
+        let root = m - 1;
+        let (z, top) = (map[root] + rel[root], map[root]);
+        if z.is_nan() || z == f64::INFINITY || top == f64::INFINITY {
+            return Err(Error::new(ErrorKind::BadPotential {
+                detail: "the log-potential of some tree overflows".into(),
+            }));
+        }
+        if z == f64::NEG_INFINITY {
             return Err(Error::new(ErrorKind::NoTree));
         }
         Ok(SparseInference {
             family: Arc::clone(&self.inner),
             weights: log_psi,
-            log_z,
+            rel,
             map,
             best,
         })
@@ -427,27 +440,33 @@ impl SparseTrellis {
             }
             energies.push(e);
         }
-        let mut log_z = vec![f64::NEG_INFINITY; m];
+        let mut rel = vec![0.0; m];
         let mut map = vec![f64::NEG_INFINITY; m];
         // The cluster holding the vertex's lowest point in its MAP partition:
         // `None` for the whole vertex, else the child pair.
         let mut best: Vec<Option<usize>> = vec![None; m];
         for v in 0..m {
-            let mut lse = LogSumExp::new();
-            lse.add(energies[v]);
+            let mut sum = RelativeSum::new();
+            sum.add(energies[v], 0.0);
             let mut bv = energies[v];
             for (k, &(c, r)) in f.children[v].iter().enumerate() {
-                let e = energies[c as usize];
-                lse.add(e + log_z[r as usize]);
-                if e + map[r as usize] > bv {
-                    bv = e + map[r as usize];
+                let value = energies[c as usize] + map[r as usize];
+                sum.add(value, rel[r as usize]);
+                if value > bv {
+                    bv = value;
                     best[v] = Some(k);
                 }
             }
-            log_z[v] = lse.ln();
+            rel[v] = sum.rel();
             map[v] = bv;
         }
-        if log_z[m - 1] == f64::NEG_INFINITY {
+        let z = map[m - 1] + rel[m - 1];
+        if z.is_nan() || z == f64::INFINITY {
+            return Err(Error::new(ErrorKind::BadPotential {
+                detail: "the log-energy of some partition overflows".into(),
+            }));
+        }
+        if z == f64::NEG_INFINITY {
             return Err(Error::new(ErrorKind::NoPartition));
         }
         let mut clusters = Vec::new();
@@ -473,7 +492,8 @@ impl SparseTrellis {
                 log_energy: map[m - 1],
             },
             energies,
-            log_z,
+            values: map,
+            rel,
         })
     }
 }
@@ -485,14 +505,25 @@ fn log10_big(x: &BigUint) -> f64 {
     lead.log10() + (digits.len() - digits.len().min(17)) as f64
 }
 
-/// Draws child pair `k` of a vertex with probability `exp(weight(k) - log_z)`
-/// (`None`: keep the vertex whole, with weight `whole`; flat trellises),
-/// never an option of probability zero.
+/// `log p` of an option whose value (the floating-point sum the MAP pass
+/// maximised) is `value` and whose parts' relative parts sum to `rel_parts`,
+/// at a vertex of MAP value `map` and relative part `rel` (see the module
+/// docs): `-∞` for an option of zero weight.
+#[inline]
+fn option_log_p(value: f64, rel_parts: f64, map: f64, rel: f64) -> f64 {
+    if value == f64::NEG_INFINITY {
+        return value;
+    }
+    ((value - map) + rel_parts - rel).min(0.0)
+}
+
+/// Draws child pair `k` of a vertex with probability `exp(log_p(k))`
+/// (`None`: keep the vertex whole, with log-probability `whole`; flat
+/// trellises), never an option of probability zero.
 fn draw<R: Rng + ?Sized>(
     rng: &mut R,
-    log_z: f64,
     whole: Option<f64>,
-    weights: impl Iterator<Item = f64>,
+    log_p: impl Iterator<Item = f64>,
 ) -> Option<usize> {
     let u: f64 = rng.random();
     let mut acc = 0.0;
@@ -500,9 +531,9 @@ fn draw<R: Rng + ?Sized>(
     let options = whole
         .map(|w| (None, w))
         .into_iter()
-        .chain(weights.enumerate().map(|(k, w)| (Some(k), w)));
+        .chain(log_p.enumerate().map(|(k, w)| (Some(k), w)));
     for (choice, w) in options {
-        let p = (w - log_z).exp();
+        let p = w.exp();
         if p > 0.0 {
             last = Some(choice);
             acc += p;
@@ -522,7 +553,9 @@ pub struct SparseInference {
     family: Arc<Family>,
     /// `log ψ` of every child pair of every vertex.
     weights: Vec<Vec<f64>>,
-    log_z: Vec<f64>,
+    /// `r(V) = log Z(V) - log M(V)` (see the module docs).
+    rel: Vec<f64>,
+    /// `log M(V)`.
     map: Vec<f64>,
     best: Vec<Option<usize>>,
 }
@@ -530,13 +563,22 @@ pub struct SparseInference {
 impl SparseInference {
     /// `log Z` over the realised trees.
     pub fn log_z(&self) -> f64 {
-        *self.log_z.last().expect("root")
+        let root = self.map.len() - 1;
+        self.map[root] + self.rel[root]
+    }
+
+    /// `log p` of the child pair `(l, r)` (with `log ψ` `psi`) of vertex `k`.
+    #[inline]
+    fn split_log_p(&self, k: usize, (l, r): (u32, u32), psi: f64) -> f64 {
+        let (l, r) = (l as usize, r as usize);
+        let value = psi + self.map[l] + self.map[r];
+        option_log_p(value, self.rel[l] + self.rel[r], self.map[k], self.rel[k])
     }
 
     /// The best realised tree with its log-potential.
     pub fn map(&self) -> ScoredTree {
         ScoredTree {
-            tree: self.tree_at(self.log_z.len() - 1, &mut |k| {
+            tree: self.tree_at(self.map.len() - 1, &mut |k| {
                 self.best[k].expect("a MAP split")
             }),
             log_potential: *self.map.last().expect("root"),
@@ -545,13 +587,13 @@ impl SparseInference {
 
     /// An exact sample from the distribution restricted to the realised trees.
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Tree {
-        self.tree_at(self.log_z.len() - 1, &mut |k| {
+        self.tree_at(self.map.len() - 1, &mut |k| {
             let kids = &self.family.children[k];
-            let weights = kids
+            let log_p = kids
                 .iter()
                 .zip(&self.weights[k])
-                .map(|(&(l, r), psi)| psi + self.log_z[l as usize] + self.log_z[r as usize]);
-            draw(rng, self.log_z[k], None, weights).unwrap_or(0)
+                .map(|(&pair, &psi)| self.split_log_p(k, pair, psi));
+            draw(rng, None, log_p).unwrap_or(0)
         })
     }
 
@@ -561,31 +603,29 @@ impl SparseInference {
         (0..k).map(|_| self.sample(&mut rng)).collect()
     }
 
-    /// The marginal of every vertex: one outside pass over the child pairs,
-    /// `O(E)`.
+    /// The marginal of every vertex: one top-down pass over the child pairs,
+    /// `O(E)`, `P(V) = Σ P(U) p(V, W | U)` over the parents `U` of `V`
+    /// (exact at any temperature, see the module docs).
     pub fn marginals(&self) -> SparseMarginals {
         let f = &self.family;
         let m = f.vertices.len();
-        let mut outside: Vec<LogSumExp> = vec![LogSumExp::new(); m];
-        let mut log_out = vec![f64::NEG_INFINITY; m];
-        log_out[m - 1] = 0.0;
+        let mut parents: Vec<LogSumExp> = vec![LogSumExp::new(); m];
+        let mut log_p = vec![f64::NEG_INFINITY; m];
+        log_p[m - 1] = 0.0;
         for v in (0..m).rev() {
             if v != m - 1 {
-                log_out[v] = outside[v].ln();
+                log_p[v] = parents[v].ln().min(0.0);
             }
-            let o = log_out[v];
+            let o = log_p[v];
             if o == f64::NEG_INFINITY {
                 continue;
             }
-            for (&(l, r), psi) in f.children[v].iter().zip(&self.weights[v]) {
-                outside[l as usize].add(o + psi + self.log_z[r as usize]);
-                outside[r as usize].add(o + psi + self.log_z[l as usize]);
+            for (&(l, r), &psi) in f.children[v].iter().zip(&self.weights[v]) {
+                let p = o + self.split_log_p(v, (l, r), psi);
+                parents[l as usize].add(p);
+                parents[r as usize].add(p);
             }
         }
-        let log_z = self.log_z();
-        let log_p = (0..m)
-            .map(|v| (log_out[v] + self.log_z[v] - log_z).min(0.0))
-            .collect();
         SparseMarginals {
             family: Arc::clone(&self.family),
             log_p,
@@ -651,13 +691,17 @@ pub struct SparseFlatInference {
     family: Arc<Family>,
     map: ScoredPartition,
     energies: Vec<f64>,
-    log_z: Vec<f64>,
+    /// `log M(V)` of every vertex.
+    values: Vec<f64>,
+    /// `r(V) = log Z(V) - log M(V)`.
+    rel: Vec<f64>,
 }
 
 impl SparseFlatInference {
     /// `log Z` over the partitions made of the family's clusters.
     pub fn log_z(&self) -> f64 {
-        *self.log_z.last().expect("root")
+        let root = self.values.len() - 1;
+        self.values[root] + self.rel[root]
     }
 
     /// The best such partition with its log-energy.
@@ -671,10 +715,18 @@ impl SparseFlatInference {
         let mut out = Vec::new();
         let mut v = f.vertices.len() - 1;
         loop {
-            let weights = f.children[v]
-                .iter()
-                .map(|&(c, r)| self.energies[c as usize] + self.log_z[r as usize]);
-            match draw(rng, self.log_z[v], Some(self.energies[v]), weights) {
+            let (map, rel) = (self.values[v], self.rel[v]);
+            let whole = option_log_p(self.energies[v], 0.0, map, rel);
+            let log_p = f.children[v].iter().map(|&(c, r)| {
+                let r = r as usize;
+                option_log_p(
+                    self.energies[c as usize] + self.values[r],
+                    self.rel[r],
+                    map,
+                    rel,
+                )
+            });
+            match draw(rng, Some(whole), log_p) {
                 None => {
                     out.push(set_points(f.vertices[v]).collect());
                     break;

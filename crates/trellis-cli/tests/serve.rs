@@ -1,0 +1,269 @@
+//! `trellis interactive serve` as a child process: the URL on the first line of
+//! stdout, durability under `kill -9`, clean shutdown on Ctrl-C (SIGINT), and
+//! start-up errors. (The API itself is tested in `crates/trellis-web/tests`.)
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::util;
+
+/// Starts the server; returns the child and its URL (the first stdout line).
+fn spawn(points: &Path, db: &Path) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_trellis"))
+        .args(["interactive", "serve", "--port", "0", "--sigma", "1"])
+        .args(["--strategy", "smart", "--seed", "3"])
+        .arg("--points")
+        .arg(points)
+        .arg("--db")
+        .arg(db)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line.trim().to_string();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with('/'),
+        "the first line is the URL: {url:?}"
+    );
+    (child, url)
+}
+
+/// A request over plain HTTP/1.1 to the server at `url`; (status, JSON body).
+fn call(url: &str, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+    let host = url.trim_start_matches("http://").trim_end_matches('/');
+    let mut s = TcpStream::connect(host).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, serde_json::from_str(body).unwrap_or(Value::Null))
+}
+
+fn points(dir: &Path) -> std::path::PathBuf {
+    let mut csv = String::from("name,x,y\n");
+    for i in 0..8 {
+        csv += &format!(
+            "p{i},{},{}\n",
+            (i / 4) as f64 * 4.0 + 0.2 * i as f64,
+            0.1 * i as f64
+        );
+    }
+    util::file(dir, "eight.csv", &csv)
+}
+
+/// A consistent set of answers over p0..p7 (from the tree ((p0,p1),(p2,p3)),((p4,p5),(p6,p7))).
+fn answer(k: usize) -> Option<[&'static str; 3]> {
+    const T: [[&str; 3]; 6] = [
+        ["p0", "p1", "p4"],
+        ["p2", "p3", "p0"],
+        ["p4", "p5", "p6"],
+        ["p6", "p7", "p1"],
+        ["p0", "p2", "p5"],
+        ["p5", "p7", "p3"],
+    ];
+    (k % 3 != 2).then(|| T[(k / 3 * 2 + k % 3) % T.len()])
+}
+
+#[test]
+fn kill_9_loses_no_confirmed_answer() {
+    let dir = util::dir("serve-kill");
+    let (p, db) = (points(&dir), dir.join("s.sqlite"));
+    let (mut child, url) = spawn(&p, &db);
+    let n = 7;
+    let mut given = Vec::new();
+    for k in 0..n {
+        let (status, q) = call(&url, "GET", "/api/query", None);
+        assert_eq!(status, 200);
+        let body = match answer(k) {
+            Some(t) => {
+                given.push(json!(t));
+                json!({"id": q["id"], "triplet": t})
+            }
+            None => json!({"id": q["id"], "accept": true}),
+        };
+        let (status, r) = call(&url, "POST", "/api/answer", Some(&body));
+        assert_eq!(status, 200, "{r}");
+    }
+    // SIGKILL right after the last confirmation, while the sampler works.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let (mut child, url) = spawn(&p, &db);
+    let (_, s) = call(&url, "GET", "/api/session", None);
+    assert_eq!(s["answers"], n, "{s}");
+    assert_eq!(s["triplets"], json!(given));
+    let (_, tree) = call(&url, "GET", "/api/export", None);
+    assert_eq!(tree["triplets"], json!(given));
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn ctrl_c_shuts_down_cleanly() {
+    let dir = util::dir("serve-sigint");
+    let (p, db) = (points(&dir), dir.join("s.sqlite"));
+    let (mut child, url) = spawn(&p, &db);
+    let (_, q) = call(&url, "GET", "/api/query", None);
+    let (status, _) = call(
+        &url,
+        "POST",
+        "/api/answer",
+        Some(&json!({"id": q["id"], "triplet": ["p0", "p1", "p7"]})),
+    );
+    assert_eq!(status, 200);
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let t = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "no exit after SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(status.success(), "exit {status:?}: {err}");
+    let (mut child, url) = spawn(&p, &db);
+    let (_, s) = call(&url, "GET", "/api/session", None);
+    assert_eq!(s["triplets"], json!([["p0", "p1", "p7"]]));
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn start_up_errors_are_one_sentence() {
+    let dir = util::dir("serve-errors");
+    let db = dir.join("s.sqlite");
+    let db = db.to_str().unwrap();
+    util::fails(
+        &[
+            "interactive",
+            "serve",
+            "--points",
+            "/nonexistent.csv",
+            "--db",
+            db,
+            "--port",
+            "0",
+        ],
+        "cannot read /nonexistent.csv",
+    );
+    let p = points(&dir);
+    let p = p.to_str().unwrap();
+    util::fails(
+        &[
+            "interactive",
+            "serve",
+            "--points",
+            p,
+            "--db",
+            db,
+            "--port",
+            "0",
+            "--strategy",
+            "vanilla",
+        ],
+        "vanilla strategy asks no queries",
+    );
+    let not_db = util::file(
+        &dir,
+        "not-a-db.sqlite",
+        "this is not a database, just some text",
+    );
+    util::fails(
+        &[
+            "interactive",
+            "serve",
+            "--points",
+            p,
+            "--db",
+            not_db.to_str().unwrap(),
+            "--port",
+            "0",
+        ],
+        "not a usable SQLite database",
+    );
+}
+
+#[test]
+fn a_changed_data_file_is_refused_at_start() {
+    let dir = util::dir("serve-changed");
+    let (p, db) = (points(&dir), dir.join("s.sqlite"));
+    let (mut child, url) = spawn(&p, &db);
+    let (status, q) = call(&url, "GET", "/api/query", None);
+    assert_eq!(status, 200);
+    let body = json!({"id": q["id"], "triplet": ["p0", "p1", "p4"]});
+    assert_eq!(call(&url, "POST", "/api/answer", Some(&body)).0, 200);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let text = std::fs::read_to_string(&p).unwrap().replace("p7,", "p7,1");
+    std::fs::write(&p, text).unwrap();
+    util::fails(
+        &[
+            "interactive",
+            "serve",
+            "--points",
+            p.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+            "--port",
+            "0",
+            "--sigma",
+            "1",
+        ],
+        "has changed since session \"eight.csv\" began",
+    );
+}
+
+#[test]
+fn a_port_in_use_is_refused() {
+    let dir = util::dir("serve-port");
+    let (p, db) = (points(&dir), dir.join("s.sqlite"));
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port().to_string();
+    util::fails(
+        &[
+            "interactive",
+            "serve",
+            "--points",
+            p.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+            "--port",
+            &port,
+        ],
+        &format!("cannot listen on 127.0.0.1:{port}"),
+    );
+}

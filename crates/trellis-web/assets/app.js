@@ -1,0 +1,534 @@
+// Trellis interactive page. Plain JavaScript, no libraries: it talks to the
+// JSON API of `trellis interactive serve` only and draws dendrograms as SVG
+// with its own layout (leaves in order, a node midway between its children,
+// x by height = 1 - t).
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+const SVG = 'http://www.w3.org/2000/svg';
+
+const state = {
+  session: null, // GET /api/session
+  query: null, // GET /api/query, with .root parsed
+  sel: [], // picked names: two together, then the odd one
+  busy: false,
+  answers: null, // answers count last seen (to refresh the tree)
+  hoverOf: new Map(),
+  imageOf: new Map(),
+  openKeys: new Set(),
+  conflicts: [],
+  exactDone: false,
+  wasSampling: null,
+};
+
+// ------------------------------------------------------------------ API
+
+async function api(path, body) {
+  const init = { method: body === undefined ? 'GET' : 'POST', headers: {} };
+  if (body !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let res;
+  try {
+    res = await fetch(path, init);
+  } catch (e) {
+    return { ok: false, status: 0, data: { error: 'the server does not answer (is it running?)' } };
+  }
+  const type = res.headers.get('content-type') || '';
+  const data = type.includes('json') ? await res.json() : await res.text();
+  return { ok: res.ok, status: res.status, data };
+}
+
+// ------------------------------------------------------------------ Newick
+
+function parseNewick(s) {
+  let i = 0;
+  function label() {
+    if (s[i] === "'") {
+      let out = '';
+      i++;
+      while (i < s.length) {
+        if (s[i] === "'") {
+          if (s[i + 1] === "'") { out += "'"; i += 2; continue; }
+          i++;
+          break;
+        }
+        out += s[i++];
+      }
+      return out;
+    }
+    const start = i;
+    while (i < s.length && !'(),:;'.includes(s[i])) i++;
+    return s.slice(start, i).trim();
+  }
+  function node() {
+    const n = {};
+    if (s[i] === '(') {
+      i++;
+      n.children = [node()];
+      while (s[i] === ',') { i++; n.children.push(node()); }
+      i++; // ')'
+    }
+    const l = label();
+    if (l) n.name = l;
+    if (s[i] === ':') {
+      i++;
+      const start = i;
+      while (i < s.length && !'(),;'.includes(s[i])) i++;
+      n.length = parseFloat(s.slice(start, i));
+    }
+    return n;
+  }
+  const root = node();
+  (function setT(n, t) {
+    n.t = t + (n.length || 0);
+    (n.children || []).forEach((c) => setT(c, n.t));
+  })(root, 0);
+  (function setH(n) {
+    n.height = n.children ? Math.max(0, 1 - n.t) : 0;
+    (n.children || []).forEach(setH);
+  })(root);
+  return root;
+}
+
+function leavesOf(n, out = []) {
+  if (!n.children) out.push(n);
+  else n.children.forEach((c) => leavesOf(c, out));
+  return out;
+}
+
+// ------------------------------------------------------------------ drawing
+
+function el(tag, attrs = {}, ns = SVG) {
+  const e = document.createElementNS(ns, tag);
+  for (const [k, v] of Object.entries(attrs)) if (v !== null && v !== undefined) e.setAttribute(k, v);
+  return e;
+}
+
+function textWidth(s, px) { return Math.ceil(s.length * px * 0.6) + 8; }
+
+// A horizontal dendrogram: the root on the left, leaves on the right with labels.
+// opts: { rowH, width, pick (leaf click handler), numbered, nodeLabel }
+function dendrogram(root, opts = {}) {
+  const leaves = leavesOf(root);
+  const rowH = opts.rowH || 26;
+  const pad = 10;
+  const labelW = Math.min(260, Math.max(...leaves.map((l) => textWidth((opts.numbered ? '0  ' : '') + l.name, 14))) + 16);
+  const width = Math.max(opts.width || 520, labelW + 160);
+  const height = leaves.length * rowH + 2 * pad;
+  const maxH = root.height > 0 ? root.height : 1;
+  const left = pad + 16;
+  const right = width - labelW;
+  const X = (h) => right - (right - left) * (h / maxH);
+  leaves.forEach((l, k) => { l.y = pad + rowH * (k + 0.5); l.k = k; });
+  (function place(n) {
+    if (!n.children) return;
+    n.children.forEach(place);
+    n.y = (n.children[0].y + n.children[n.children.length - 1].y) / 2;
+  })(root);
+  const svg = el('svg', { width, height, viewBox: `0 0 ${width} ${height}`, class: 'dendrogram' });
+  svg.append(el('line', { x1: pad, x2: X(root.height), y1: root.y, y2: root.y, class: 'link stem' }));
+  (function links(n) {
+    if (!n.children) return;
+    const x = X(n.height);
+    const ys = n.children.map((c) => c.y);
+    svg.append(el('line', { x1: x, x2: x, y1: Math.min(...ys), y2: Math.max(...ys), class: 'link' }));
+    for (const c of n.children) {
+      svg.append(el('line', { x1: x, x2: X(c.height), y1: c.y, y2: c.y, class: 'link' }));
+      links(c);
+    }
+    const lab = opts.nodeLabel && opts.nodeLabel(n);
+    if (lab) {
+      const t = el('text', { x: x - 3, y: n.y - 4, class: 'plabel', 'text-anchor': 'end' });
+      t.textContent = lab;
+      svg.append(t);
+    }
+  })(root);
+  for (const l of leaves) {
+    const g = el('g', {
+      class: 'leaf' + (opts.pick ? ' pickable' : ''),
+      'data-name': l.name,
+      transform: `translate(${X(0) + 2},${l.y})`,
+      tabindex: opts.pick ? 0 : null,
+      role: opts.pick ? 'button' : null,
+      'aria-label': l.name,
+    });
+    g.append(el('rect', { x: 0, y: -rowH / 2 + 2, width: labelW - 6, height: rowH - 4 }));
+    let x = 6;
+    if (opts.numbered && l.k < 10) {
+      const key = el('text', { x, y: 0, class: 'key' });
+      key.textContent = String((l.k + 1) % 10);
+      g.append(key);
+      x += 18;
+    }
+    const t = el('text', { x, y: 0 });
+    t.textContent = l.name;
+    g.append(t);
+    if (opts.pick) {
+      g.addEventListener('click', () => opts.pick(l.name));
+      g.addEventListener('keydown', (e) => {
+        if (e.key === ' ' || (e.key === 'Enter' && state.sel.length < 3)) {
+          e.preventDefault();
+          e.stopPropagation();
+          opts.pick(l.name);
+        }
+      });
+    }
+    tip(g, l.name);
+    svg.append(g);
+  }
+  return svg;
+}
+
+function tip(target, name) {
+  const box = $('tip');
+  const show = () => {
+    const text = state.hoverOf.get(name);
+    const img = state.imageOf.get(name);
+    if (!text && !img) return;
+    box.replaceChildren();
+    const b = document.createElement('b');
+    b.textContent = name;
+    box.append(b);
+    if (text) box.append(document.createTextNode(': ' + text));
+    if (img) {
+      const im = document.createElement('img');
+      im.src = img;
+      im.alt = name;
+      box.append(im);
+    }
+    const r = target.getBoundingClientRect();
+    box.style.left = Math.min(window.innerWidth - 330, r.right + 8) + 'px';
+    box.style.top = Math.max(4, r.top - 4) + 'px';
+    box.hidden = false;
+  };
+  const hide = () => { box.hidden = true; };
+  target.addEventListener('mouseenter', show);
+  target.addEventListener('mouseleave', hide);
+  target.addEventListener('focus', show);
+  target.addEventListener('blur', hide);
+}
+
+// ------------------------------------------------------------------ messages
+
+function say(text, kind = '') {
+  const m = $('message');
+  m.textContent = text;
+  m.className = kind;
+}
+
+const fmtTriplet = (t) => `({${t[0]}, ${t[1]}}, ${t[2]})`;
+
+// ------------------------------------------------------------------ session
+
+async function loadSession() {
+  const r = await api('/api/session');
+  if (!r.ok) { say(r.data.error || 'cannot read the session', 'error'); return; }
+  const s = r.data;
+  const first = state.session === null;
+  state.session = s;
+  if (first) {
+    s.names.forEach((n, i) => {
+      state.hoverOf.set(n, s.hover ? s.hover[i] : '');
+      if (s.images && s.images[i]) state.imageOf.set(n, s.images[i]);
+    });
+    $('session-name').textContent = s.session;
+    $('npoints').textContent = s.n;
+  }
+  $('nconstraints').textContent = s.triplets.length;
+  $('nconstraints2').textContent = s.triplets.length;
+  $('nanswers').textContent = s.answers;
+  if (document.activeElement !== $('strategy')) $('strategy').value = s.strategy;
+  const chip = $('sampler');
+  chip.textContent = `sampler ${s.sampling ? 'working' : 'idle'} · ${s.iterations.toLocaleString('en')} iterations`;
+  chip.classList.toggle('working', s.sampling);
+  const list = $('triplet-list');
+  list.replaceChildren();
+  for (const t of s.triplets) {
+    const li = document.createElement('li');
+    li.textContent = fmtTriplet(t);
+    if (state.conflicts.some((c) => c.join('\u0000') === t.join('\u0000'))) li.className = 'conflict';
+    list.append(li);
+  }
+  // Another tab answered, or the sampler has a new query.
+  if (!state.busy && s.query_id !== null && (!state.query || state.query.id !== s.query_id)) {
+    loadQuery();
+  }
+  const changed = state.answers !== s.answers;
+  const settled = state.wasSampling === true && !s.sampling;
+  state.answers = s.answers;
+  state.wasSampling = s.sampling;
+  if (first || changed || settled) loadTree();
+  if (first || !state.exactDone) loadExact();
+}
+
+async function loadQuery() {
+  if (state.loadingQuery) return;
+  state.loadingQuery = true;
+  try {
+    for (;;) {
+      const r = await api('/api/query');
+      if (r.ok) {
+        showQuery(r.data);
+        return;
+      }
+      if (r.status !== 503) { say(r.data.error || 'cannot read the query', 'error'); return; }
+      $('query-tree').classList.add('waiting');
+      await new Promise((ok) => setTimeout(ok, 300));
+    }
+  } finally {
+    state.loadingQuery = false;
+  }
+}
+
+function showQuery(q) {
+  if (state.query && state.query.id === q.id) return;
+  q.root = parseNewick(q.tree);
+  state.query = q;
+  state.sel = [];
+  const box = $('query-tree');
+  box.classList.remove('waiting');
+  box.replaceChildren(dendrogram(q.root, { pick, numbered: true, rowH: q.points.length > 40 ? 20 : 28 }));
+  box.dataset.queryId = q.id;
+  $('query-title').textContent =
+    q.points.length === state.session?.n
+      ? 'Is the whole hierarchy right?'
+      : `Is this part of the hierarchy right? (${q.points.length} items, ${q.strategy})`;
+  renderSelection();
+}
+
+function pick(name) {
+  const i = state.sel.indexOf(name);
+  if (i >= 0) state.sel.splice(i, 1);
+  else if (state.sel.length < 3) state.sel.push(name);
+  else { say('Three items are picked: send the triplet, or click one to unpick it.'); return; }
+  renderSelection();
+}
+
+function renderSelection() {
+  const [a, b, c] = state.sel;
+  for (const g of $('query-tree').querySelectorAll('g.leaf')) {
+    const n = g.dataset.name;
+    g.classList.toggle('together', n === a || n === b);
+    g.classList.toggle('odd', n === c);
+  }
+  const p = $('selection');
+  p.replaceChildren();
+  const span = (t, cls) => { const s = document.createElement('span'); s.className = cls; s.textContent = t; return s; };
+  if (state.sel.length === 0) p.textContent = 'Nothing picked.';
+  else if (state.sel.length === 1) p.append(span(a, 'together'), ' belongs together with … (pick one more)');
+  else if (state.sel.length === 2) p.append(span(a, 'together'), ' and ', span(b, 'together'), ' belong together, apart from … (pick the odd one out)');
+  else p.append(span(a, 'together'), ' and ', span(b, 'together'), ' belong together, apart from ', span(c, 'odd'), '.');
+  $('send').disabled = state.sel.length !== 3;
+}
+
+async function answer(body, what) {
+  if (state.busy || !state.query) return;
+  state.busy = true;
+  $('accept').disabled = true;
+  try {
+    const r = await api('/api/answer', { id: state.query.id, ...body });
+    if (r.ok) {
+      state.conflicts = [];
+      say(`Stored: ${what}. ${r.data.triplets} constraint${r.data.triplets === 1 ? '' : 's'} in force.`, 'ok');
+      state.query = null;
+      state.sel = [];
+      await loadQuery();
+    } else if (r.status === 409 && r.data.conflicts) {
+      state.conflicts = r.data.conflicts;
+      say(`Not added: ${what} contradicts the constraint${r.data.conflicts.length === 1 ? '' : 's'} ` +
+        r.data.conflicts.map(fmtTriplet).join(', ') + '. Undo one of them first, or pick differently.', 'error');
+      $('constraints-panel').open = true;
+    } else if (r.status === 409) {
+      say('The query changed (answered in another tab?): here is the current one.', 'error');
+      state.query = null;
+      await loadQuery();
+    } else {
+      say(r.data.error || `error ${r.status}`, 'error');
+    }
+  } finally {
+    state.busy = false;
+    $('accept').disabled = false;
+    loadSession();
+  }
+}
+
+function accept() { answer({ accept: true }, 'accepted'); }
+
+function sendTriplet() {
+  if (state.sel.length !== 3) return;
+  const t = state.sel.slice();
+  answer({ triplet: t }, fmtTriplet(t));
+}
+
+async function undo() {
+  if (state.busy) return;
+  state.busy = true;
+  try {
+    const r = await api('/api/undo', {});
+    if (r.ok) {
+      state.conflicts = [];
+      const u = r.data.undone;
+      say(`Took back ${Array.isArray(u) ? 'the triplet ' + fmtTriplet(u) : 'the last accept'}. ${r.data.triplets} constraints in force.`, 'ok');
+      state.query = null;
+      await loadQuery();
+    } else {
+      say(r.data.error || `error ${r.status}`, 'error');
+    }
+  } finally {
+    state.busy = false;
+    loadSession();
+  }
+}
+
+async function setStrategy(s) {
+  const r = await api('/api/strategy', { strategy: s });
+  if (!r.ok) { say(r.data.error, 'error'); return; }
+  say(`Strategy: ${s}.`, 'ok');
+  state.query = null;
+  await loadQuery();
+  loadSession();
+}
+
+// ------------------------------------------------------------------ whole tree
+
+function keyOf(n) { return leavesOf(n).map((l) => l.name).sort().join('\u0000'); }
+
+async function loadTree() {
+  const r = await api('/api/tree?format=json');
+  if (!r.ok) return;
+  const root = r.data;
+  const box = $('whole-tree');
+  for (const d of box.querySelectorAll('details[open]')) state.openKeys.add(d.dataset.key);
+  for (const d of box.querySelectorAll('details:not([open])')) state.openKeys.delete(d.dataset.key);
+  const build = (n, depth) => {
+    const li = document.createElement('li');
+    if (!n.children) {
+      li.className = 'wleaf';
+      li.dataset.name = n.name;
+      li.textContent = n.name;
+      tip(li, n.name);
+      return li;
+    }
+    const d = document.createElement('details');
+    const key = keyOf(n);
+    d.dataset.key = key;
+    d.open = state.openKeys.has(key) || (depth < 2 && !state.openKeys.size);
+    const names = leavesOf(n).map((l) => l.name);
+    const sum = document.createElement('summary');
+    sum.append(`${names.length} points, t = ${(1 - n.height).toFixed(3)} `);
+    const ex = document.createElement('span');
+    ex.className = 'names';
+    ex.textContent = names.slice(0, 6).join(', ') + (names.length > 6 ? ', …' : '');
+    sum.append(ex);
+    const ul = document.createElement('ul');
+    n.children.forEach((c) => ul.append(build(c, depth + 1)));
+    d.append(sum, ul);
+    li.append(d);
+    return li;
+  };
+  const ul = document.createElement('ul');
+  ul.append(build(root, 0));
+  box.replaceChildren(ul);
+  search();
+  if (state.session && state.session.n <= 20) {
+    $('sampler-tree').replaceChildren(dendrogram(root, { rowH: 22, width: 320 }));
+  }
+}
+
+function search() {
+  const q = $('search').value.trim().toLowerCase();
+  const box = $('whole-tree');
+  let hits = 0;
+  for (const li of box.querySelectorAll('li.wleaf')) {
+    const hit = q !== '' && li.dataset.name.toLowerCase().includes(q);
+    li.classList.toggle('hit', hit);
+    li.classList.toggle('dim', q !== '' && !hit);
+    if (hit) {
+      hits++;
+      for (let d = li.closest('details'); d; d = d.parentElement.closest('details')) d.open = true;
+    }
+  }
+  $('search-count').textContent = q ? `${hits} found` : '';
+}
+
+// ------------------------------------------------------------------ exact panel
+
+async function loadExact() {
+  const r = await api('/api/exact');
+  if (!r.ok) return;
+  const e = r.data;
+  if (e.status === 'unavailable') { state.exactDone = true; return; }
+  $('exact-panel').hidden = false;
+  if (e.status === 'computing') { $('exact-model').textContent = 'Computing the exact posterior over all hierarchies…'; return; }
+  state.exactDone = true;
+  if (e.status !== 'ready') { $('exact-model').textContent = e.reason; return; }
+  $('exact-model').textContent = `${e.model}: log Z = ${e.log_z.toFixed(3)}. ` +
+    'Every cluster\'s probability is exact (the cluster trellis sums over all hierarchies).';
+  $('exact-tree').replaceChildren(dendrogram(e.map, {
+    rowH: 22, width: 320, nodeLabel: (n) => (n.p === undefined ? null : n.p.toFixed(2)),
+  }));
+}
+
+// ------------------------------------------------------------------ export
+
+async function download(path, file, transform) {
+  const r = await api(path);
+  if (!r.ok) { say(r.data.error || 'export failed', 'error'); return; }
+  const text = transform ? transform(r.data) : (typeof r.data === 'string' ? r.data : JSON.stringify(r.data, null, 1));
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(new Blob([text], { type: 'text/plain' }));
+  a.download = file;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+}
+
+function tripletLines(data) {
+  const spaced = data.triplets.some((t) => t.some((n) => /\s/.test(n)));
+  return '# triplets ({a, b}, c): a and b together, apart from c\n' +
+    data.triplets.map((t) => t.join(spaced ? ', ' : ' ')).join('\n') + '\n';
+}
+
+// ------------------------------------------------------------------ keys
+
+function onKey(e) {
+  const t = e.target;
+  if (t instanceof HTMLInputElement || t instanceof HTMLSelectElement || e.ctrlKey || e.metaKey || e.altKey) {
+    if (e.key === 'Escape' && t === $('search')) { t.value = ''; search(); t.blur(); }
+    return;
+  }
+  const inButton = t instanceof HTMLButtonElement || t instanceof HTMLElement && t.tagName === 'SUMMARY';
+  if (/^[0-9]$/.test(e.key) && state.query) {
+    const k = (Number(e.key) + 9) % 10;
+    const leaves = leavesOf(state.query.root);
+    if (k < leaves.length) { pick(leaves[k].name); e.preventDefault(); }
+  } else if (e.key === 'a' || e.key === 'A') { accept(); e.preventDefault(); }
+  else if (e.key === 'u' || e.key === 'U') { undo(); e.preventDefault(); }
+  else if (e.key === 'Enter' && !inButton && state.sel.length === 3) { sendTriplet(); e.preventDefault(); }
+  else if (e.key === 'Escape') { state.sel = []; renderSelection(); }
+  else if (e.key === '/') { $('search').focus(); e.preventDefault(); }
+}
+
+// ------------------------------------------------------------------ start
+
+function start() {
+  $('accept').addEventListener('click', accept);
+  $('send').addEventListener('click', sendTriplet);
+  $('clear').addEventListener('click', () => { state.sel = []; renderSelection(); });
+  $('undo').addEventListener('click', undo);
+  $('strategy').addEventListener('change', (e) => setStrategy(e.target.value));
+  $('search').addEventListener('input', search);
+  $('refresh').addEventListener('click', loadTree);
+  $('export-newick').addEventListener('click', () => download('/api/tree?format=newick', `${state.session.session}-tree.nwk`));
+  $('export-json').addEventListener('click', () => download('/api/tree?format=json', `${state.session.session}-tree.json`));
+  $('export-triplets').addEventListener('click', () => download('/api/export', `${state.session.session}-triplets.txt`, tripletLines));
+  document.addEventListener('keydown', onKey);
+  renderSelection();
+  loadSession().then(loadQuery);
+  setInterval(loadSession, 1500);
+}
+
+start();

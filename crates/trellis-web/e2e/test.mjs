@@ -1,0 +1,357 @@
+// End-to-end test of `trellis interactive serve` in a real headless browser
+// (Debian's chromium driven by playwright-core). Run by ./run.sh, which sets
+// TRELLIS_BIN, POINTS and SCREENSHOT.
+//
+// On the bundled Iris data it answers queries by clicking and with the
+// keyboard, sees a contradicting triplet refused with the conflict named,
+// undoes one answer, reloads the page, restarts the server on the same
+// database, and checks that the triplets survived and that the tree the page
+// shows satisfies every one of them. It saves a screenshot. Then, on twelve
+// Iris flowers with `text` and `image` columns, it checks the hover (text and
+// thumbnail) and the exact posterior panel beside the sampler's tree.
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import assert from 'node:assert/strict';
+import { chromium } from 'playwright-core';
+
+const BIN = process.env.TRELLIS_BIN;
+const POINTS = process.env.POINTS;
+const SCREENSHOT = process.env.SCREENSHOT;
+assert.ok(BIN && POINTS && SCREENSHOT, 'TRELLIS_BIN, POINTS and SCREENSHOT must be set (use run.sh)');
+
+const work = mkdtempSync(path.join(tmpdir(), 'trellis-e2e-'));
+const db = path.join(work, 'e2e.sqlite');
+const started = Date.now();
+let passed = 0;
+let failed = 0;
+
+function log(msg) {
+  console.log(`[${((Date.now() - started) / 1000).toFixed(1)} s] ${msg}`);
+}
+
+async function check(name, f) {
+  try {
+    await f();
+    passed++;
+    log(`ok   ${name}`);
+  } catch (e) {
+    failed++;
+    log(`FAIL ${name}\n${e.stack || e}`);
+    throw e;
+  }
+}
+
+// Starts the server; resolves to { proc, url } once the URL is printed.
+function startServer(points = POINTS, database = db) {
+  const proc = spawn(BIN, [
+    'interactive', 'serve', '--points', points, '--sigma', '1/9', '--db', database,
+    '--port', '0', '--seed', '1', '--strategy', 'random',
+  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  proc.stderr.on('data', (d) => { err += d; });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no URL within 30 s; stderr: ${err}`)), 30000);
+    let out = '';
+    proc.stdout.on('data', (d) => {
+      out += d;
+      const nl = out.indexOf('\n');
+      if (nl >= 0) {
+        clearTimeout(timer);
+        resolve({ proc, url: out.slice(0, nl).trim(), stderr: () => err });
+      }
+    });
+    proc.on('exit', (code) => reject(new Error(`the server exited (${code}): ${err}`)));
+  });
+}
+
+// Ctrl-C, and the exit status.
+function stopServer(server) {
+  return new Promise((resolve) => {
+    server.proc.removeAllListeners('exit');
+    server.proc.on('exit', (code, signal) => resolve({ code, signal }));
+    server.proc.kill('SIGINT');
+  });
+}
+
+// Triplets compared as sets: ({a, b}, c) is ({b, a}, c) (the server lists the
+// pair in its own order).
+const keys = (ts) => ts.map(([a, b, c]) => `${[a, b].sort().join('+')}|${c}`).sort();
+
+const species = (name) => Math.floor(Number(name) / 50); // Iris rows: 50 per species
+
+async function api(server, p) {
+  const r = await fetch(server.url + p.replace(/^\//, ''));
+  return r.json();
+}
+
+async function queryId(page) {
+  return page.locator('#query-tree').getAttribute('data-query-id');
+}
+
+async function waitNewQuery(page, old) {
+  await page.waitForFunction(
+    (o) => {
+      const box = document.querySelector('#query-tree');
+      return box.dataset.queryId && box.dataset.queryId !== o && box.querySelector('g.leaf');
+    },
+    old,
+    { timeout: 15000 },
+  );
+}
+
+async function shownLeaves(page) {
+  return page.locator('#query-tree g.leaf').evaluateAll((gs) => gs.map((g) => g.dataset.name));
+}
+
+// A triplet the target (species) supports over the shown points: two of one
+// species, one of another; null if the shown points are all one species.
+function speciesTriplet(names) {
+  for (const a of names) {
+    for (const b of names) {
+      if (a === b || species(a) !== species(b)) continue;
+      const c = names.find((x) => species(x) !== species(a));
+      if (c) return [a, b, c];
+    }
+  }
+  return null;
+}
+
+async function clickTriplet(page, t) {
+  const old = await queryId(page);
+  for (const name of t) await page.locator(`#query-tree g.leaf[data-name="${name}"]`).click();
+  await assertText(page, '#selection', `${t[0]} and ${t[1]} belong together, apart from ${t[2]}`);
+  await page.locator('#send').click();
+  await waitNewQuery(page, old);
+  await assertText(page, '#message', `Stored: ({${t[0]}, ${t[1]}}, ${t[2]})`);
+}
+
+async function assertText(page, sel, text) {
+  await page.waitForFunction(
+    ([s, t]) => document.querySelector(s).textContent.includes(t),
+    [sel, text],
+    { timeout: 10000 },
+  );
+}
+
+// Every triplet holds in the whole tree the page shows: some cluster (a
+// <details> of the tree view) holds a and b but not c.
+async function pageTreeSatisfies(page, triplets) {
+  return page.evaluate((ts) => {
+    const clusters = [...document.querySelectorAll('#whole-tree details')].map(
+      (d) => new Set([...d.querySelectorAll('li.wleaf')].map((li) => li.dataset.name)),
+    );
+    const n = document.querySelectorAll('#whole-tree li.wleaf').length;
+    return {
+      n,
+      clusters: clusters.length,
+      bad: ts.filter(([a, b, c]) => !clusters.some((s) => s.has(a) && s.has(b) && !s.has(c))),
+    };
+  }, triplets);
+}
+
+let server = await startServer();
+log(`server at ${server.url}`);
+const profile = path.join(work, 'profile');
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  args: [
+    '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+    '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic',
+  ],
+  viewport: { width: 1400, height: 900 },
+});
+const page = context.pages()[0] || (await context.newPage());
+const errors = [];
+page.on('pageerror', (e) => errors.push(String(e)));
+page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+
+const given = [];
+let accepts = 0;
+try {
+  await check('the page loads and shows a query of 10 named items', async () => {
+    await page.goto(server.url);
+    await page.waitForSelector('#query-tree g.leaf', { timeout: 15000 });
+    assert.equal((await shownLeaves(page)).length, 10);
+    await assertText(page, '#npoints', '150');
+    await assertText(page, '#session-name', 'iris.csv');
+  });
+
+  await check('accept by clicking', async () => {
+    const old = await queryId(page);
+    await page.locator('#accept').click();
+    await waitNewQuery(page, old);
+    await assertText(page, '#message', 'Stored: accepted');
+    accepts++;
+  });
+
+  await check('triplets by clicking', async () => {
+    while (given.length < 3) {
+      const t = speciesTriplet(await shownLeaves(page));
+      if (!t || given.some((g) => g.join() === t.join())) {
+        const old = await queryId(page);
+        await page.locator('#accept').click();
+        await waitNewQuery(page, old);
+        accepts++;
+        continue;
+      }
+      await clickTriplet(page, t);
+      given.push(t);
+    }
+    await assertText(page, '#nconstraints', '3');
+  });
+
+  await check('a triplet with the keyboard alone', async () => {
+    const leaves = await shownLeaves(page);
+    const t = speciesTriplet(leaves);
+    assert.ok(t, 'the shown points span two species');
+    const old = await queryId(page);
+    await page.locator('body').focus();
+    for (const name of t) await page.keyboard.press(String((leaves.indexOf(name) + 1) % 10));
+    await assertText(page, '#selection', `${t[0]} and ${t[1]} belong together, apart from ${t[2]}`);
+    await page.keyboard.press('Enter');
+    await waitNewQuery(page, old);
+    given.push(t);
+    await assertText(page, '#nconstraints', '4');
+  });
+
+  await check('a contradicting triplet is refused and its conflict named (smart strategy: the whole tree)', async () => {
+    const old = await queryId(page);
+    await page.locator('#strategy').selectOption('smart');
+    await waitNewQuery(page, old);
+    assert.equal((await shownLeaves(page)).length, 150);
+    const [a, b, c] = given[0];
+    const before = await queryId(page);
+    for (const name of [a, c, b]) await page.locator(`#query-tree g.leaf[data-name="${name}"]`).click();
+    await page.locator('#send').click();
+    await assertText(page, '#message', `contradicts the constraint ({${a}, ${b}}, ${c})`);
+    assert.equal(await queryId(page), before, 'the query stands');
+    await page.keyboard.press('Escape');
+    await page.locator('#strategy').selectOption('random');
+    await waitNewQuery(page, before);
+    assert.equal((await shownLeaves(page)).length, 10);
+  });
+
+  await check('undo the last answer', async () => {
+    const undone = given.pop();
+    await page.locator('#undo').click();
+    await assertText(page, '#message', `Took back the triplet ({${undone[0]}, ${undone[1]}}, ${undone[2]})`);
+    await assertText(page, '#nconstraints', '3');
+    const s = await api(server, '/api/session');
+    assert.deepEqual(keys(s.triplets), keys(given));
+  });
+
+  await check('after a reload the page shows the same state', async () => {
+    await page.reload();
+    await page.waitForSelector('#query-tree g.leaf');
+    await assertText(page, '#nconstraints', '3');
+    const listed = await page.locator('#triplet-list li').allTextContents();
+    const parsed = listed.map((l) => l.match(/^\(\{(.*), (.*)\}, (.*)\)$/).slice(1));
+    assert.deepEqual(keys(parsed), keys(given));
+  });
+
+  await check('Ctrl-C stops the server cleanly', async () => {
+    await page.goto('about:blank'); // the page polls: no refused connections in its log
+    const { code } = await stopServer(server);
+    assert.equal(code, 0, server.stderr());
+  });
+
+  server = await startServer();
+  log(`restarted at ${server.url}`);
+
+  await check('after a restart on the same database the triplets survived', async () => {
+    const s = await api(server, '/api/session');
+    assert.deepEqual(keys(s.triplets), keys(given));
+    assert.equal(s.answers, accepts + given.length, 'accepts count as answers too');
+    await page.goto(server.url);
+    await page.waitForSelector('#query-tree g.leaf');
+    await assertText(page, '#nconstraints', '3');
+  });
+
+  await check('the tree the page shows satisfies every triplet', async () => {
+    await page.waitForSelector('#whole-tree li.wleaf', { state: 'attached' });
+    const r = await pageTreeSatisfies(page, given);
+    assert.equal(r.n, 150);
+    assert.equal(r.clusters, 149, 'a binary tree');
+    assert.deepEqual(r.bad, []);
+  });
+
+  await check('search finds a point in the whole tree', async () => {
+    await page.locator('#search').fill(given[0][2]);
+    await assertText(page, '#search-count', 'found');
+    assert.ok(await page.locator(`#whole-tree li.wleaf.hit[data-name="${given[0][2]}"]`).isVisible());
+    await page.locator('#search').fill('');
+  });
+
+  await check('screenshot', async () => {
+    const t = speciesTriplet(await shownLeaves(page));
+    if (t) for (const name of t) await page.locator(`#query-tree g.leaf[data-name="${name}"]`).click();
+    await page.locator('#constraints-panel > summary').click();
+    await page.mouse.move(0, 0);
+    mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
+    await page.screenshot({ path: SCREENSHOT });
+  });
+
+  await check('Ctrl-C stops the restarted server cleanly', async () => {
+    await page.goto('about:blank'); // the page polls: no refused connections in its log
+    const { code } = await stopServer(server);
+    assert.equal(code, 0, server.stderr());
+  });
+
+  // Twelve flowers (4 per species) with a text column and an image column (a
+  // data: URI, quoted: it holds a comma).
+  const small = path.join(work, 'flowers.csv');
+  const dot = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+  const rows = readFileSync(POINTS, 'utf8').trim().split('\n');
+  const kinds = ['setosa', 'versicolor', 'virginica'];
+  const picked = rows.slice(1).filter((r) => Number(r.split(',')[0]) % 50 < 4);
+  writeFileSync(small, [`${rows[0]},text,image`, ...picked.map((r) => {
+    const id = Number(r.split(',')[0]);
+    return `${r},"Iris ${kinds[species(id)]}, flower ${id}","${dot}"`;
+  })].join('\n') + '\n');
+  server = await startServer(small, path.join(work, 'small.sqlite'));
+  log(`small data at ${server.url}`);
+
+  await check('hover shows the text column and the image thumbnail', async () => {
+    await page.goto(server.url);
+    await page.waitForSelector('#query-tree g.leaf');
+    await assertText(page, '#npoints', '12');
+    const name = (await shownLeaves(page))[0];
+    await page.locator(`#query-tree g.leaf[data-name="${name}"]`).hover();
+    await page.waitForSelector('#tip:not([hidden])');
+    assert.ok((await page.locator('#tip').textContent()).includes(`flower ${name}`));
+    assert.equal(await page.locator('#tip img').getAttribute('src'), dot);
+    assert.ok(
+      await page.locator('#tip img').evaluate((im) => im.complete && im.naturalWidth === 1),
+      'the thumbnail loads (the content security policy allows data: images)',
+    );
+    await page.mouse.move(0, 0);
+  });
+
+  await check('the exact posterior is shown beside the sampler\'s tree (12 points)', async () => {
+    await page.waitForSelector('#exact-panel:not([hidden]) #exact-tree svg', { timeout: 30000 });
+    await page.waitForSelector('#sampler-tree svg');
+    assert.equal(await page.locator('#exact-tree g.leaf').count(), 12);
+    assert.equal(await page.locator('#sampler-tree g.leaf').count(), 12);
+    const ps = await page.locator('#exact-tree text.plabel').allTextContents();
+    assert.equal(ps.length, 11, 'a marginal on every cluster of the MAP tree');
+    assert.ok(ps.every((p) => Number(p) >= 0 && Number(p) <= 1), ps.join(' '));
+    assert.ok(ps.includes('1.00'), 'the root');
+    await assertText(page, '#exact-model', 'log Z');
+    await page.screenshot({ path: SCREENSHOT.replace(/\.png$/, '-exact.png') });
+  });
+
+  await check('no errors in the page (the refused triplet\'s 409 aside)', async () => {
+    assert.deepEqual(errors.filter((e) => !e.includes('status of 409 (Conflict)')), []);
+  });
+} finally {
+  await context.close();
+  const { code } = await stopServer(server);
+  if (code !== 0) log(`the server exited with ${code}: ${server.stderr()}`);
+  rmSync(work, { recursive: true, force: true });
+  console.log(`${passed} passed, ${failed} failed`);
+}
+process.exit(failed ? 1 : 0);

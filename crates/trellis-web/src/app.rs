@@ -1,0 +1,927 @@
+//! The application core, independent of HTTP: the data, the session (sampler and
+//! queries), the store, the sampler thread and the exact posterior.
+//!
+//! Locks: `inner` (the session) is always taken before `store`; the sampler
+//! thread never waits for `store` while it holds `inner`. An answer is checked,
+//! appended to the store (committed) and only then applied, all under `inner`,
+//! so two tabs cannot both answer one query.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+use anyhow::{Context, Result, anyhow, bail};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use trellis::Tree;
+use trellis::ddt::{
+    Answer, Dataset, Ddt, DdtTree, Params, QueryOptions, Rejection, Session, Strategy, Triplet,
+    snapshot, variance,
+};
+
+use crate::store::{Event, Identity, Store};
+
+/// Iterations the sampler runs while it holds the session (about a millisecond
+/// at 150 points): answers wait at most this long for the lock.
+const BATCH: u64 = 200;
+
+/// Everything `trellis interactive serve` is told.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The points: CSV with a header, the first column the names; optional `text`
+    /// and `image` columns are shown on hover, every other column is a feature.
+    pub points: PathBuf,
+    /// The SQLite database.
+    pub db: PathBuf,
+    /// The session's name (default: the data file's name).
+    pub session: Option<String>,
+    /// Port on 127.0.0.1 (0: any free port).
+    pub port: u16,
+    /// Seed of the sampler and the queries.
+    pub seed: u64,
+    /// Divergence constant c.
+    pub c: f64,
+    /// Sigma, as for `trellis interactive simulate --sigma`.
+    pub sigma: String,
+    /// Sigma0, as for `--sigma0`.
+    pub sigma0: String,
+    /// Leaf noise in units of Sigma.
+    pub leaf_noise: f64,
+    /// Gaussian jitter added to the features (seeded by `seed`).
+    pub jitter: f64,
+    /// The strategy of a new session (a resumed one keeps its own).
+    pub strategy: Strategy,
+    /// Chain iterations between an answer and the next query (at least).
+    pub iters_per_answer: u64,
+    /// Points of a subtree query.
+    pub subset_size: usize,
+    /// Candidate subsets of an active query.
+    pub candidates: usize,
+    /// Iterations the sampler goes on for after a query is ready (then it
+    /// sleeps until the next answer).
+    pub background_iters: u64,
+    /// Largest dataset that gets the exact posterior panel.
+    pub exact_max_points: usize,
+}
+
+impl Config {
+    /// Defaults for a data file (the DDT defaults of `trellis interactive simulate`).
+    pub fn new(points: PathBuf) -> Config {
+        Config {
+            points,
+            db: PathBuf::from("trellis-sessions.sqlite"),
+            session: None,
+            port: 8000,
+            seed: 0,
+            c: 1.0,
+            sigma: "var/2".into(),
+            sigma0: "1/2".into(),
+            leaf_noise: 0.01,
+            jitter: 0.0,
+            strategy: Strategy::Active,
+            iters_per_answer: 100,
+            subset_size: 10,
+            candidates: 20,
+            background_iters: 100_000,
+            exact_max_points: 20,
+        }
+    }
+}
+
+/// The data file: points, names, what is shown on hover, and its hash.
+#[derive(Debug)]
+pub struct Data {
+    pub points: Dataset,
+    pub hover: Vec<String>,
+    pub images: Option<Vec<String>>,
+    pub sha256: String,
+}
+
+/// Splits a CSV line into fields (double quotes may enclose commas; `""` is a quote).
+fn split_csv(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(std::mem::take(&mut cur)),
+            _ => cur.push(ch),
+        }
+    }
+    out.push(cur);
+    out
+}
+
+impl Data {
+    /// Reads and hashes the data file.
+    pub fn read(path: &Path) -> Result<Data> {
+        let bytes =
+            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let sha256 = Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>();
+        let text = String::from_utf8(bytes)
+            .map_err(|_| anyhow!("{} is not UTF-8 text", path.display()))?;
+        let mut data = Data::parse(&text).with_context(|| path.display().to_string())?;
+        data.sha256 = sha256;
+        Ok(data)
+    }
+
+    /// Parses CSV text (see [`Config::points`]).
+    pub fn parse(text: &str) -> Result<Data> {
+        let rows: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+            .collect();
+        let Some(header) = rows.first() else {
+            bail!("the file is empty (a header row is expected)");
+        };
+        let head: Vec<String> = split_csv(header)
+            .into_iter()
+            .map(|s| s.trim().to_string())
+            .collect();
+        let col = |name: &str| {
+            head.iter()
+                .skip(1)
+                .position(|h| h.eq_ignore_ascii_case(name))
+                .map(|i| i + 1)
+        };
+        let (text_col, image_col) = (col("text"), col("image"));
+        let extra = |i: usize| Some(i) == text_col || Some(i) == image_col;
+        let features: Vec<&str> = head
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter(|(i, _)| !extra(*i))
+            .map(|(_, h)| h.as_str())
+            .collect();
+        let (points, texts, images) = if text_col.is_none() && image_col.is_none() {
+            (Dataset::parse_csv(text)?, None, None)
+        } else {
+            let mut numeric = String::new();
+            let mut texts = Vec::new();
+            let mut images = Vec::new();
+            for (k, line) in rows.iter().enumerate() {
+                let fields = split_csv(line);
+                if k > 0 {
+                    let get = |c: Option<usize>| {
+                        c.and_then(|c| fields.get(c))
+                            .map(|s| s.trim().to_string())
+                            .unwrap_or_default()
+                    };
+                    texts.push(get(text_col));
+                    images.push(get(image_col));
+                }
+                let kept: Vec<&str> = fields
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !extra(*i))
+                    .map(|(_, f)| f.as_str())
+                    .collect();
+                numeric.push_str(&kept.join(","));
+                numeric.push('\n');
+            }
+            (
+                Dataset::parse_csv(&numeric)?,
+                text_col.map(|_| texts),
+                image_col.map(|_| images),
+            )
+        };
+        let hover = (0..points.len())
+            .map(|i| match &texts {
+                Some(t) if !t[i].is_empty() => t[i].clone(),
+                _ => features
+                    .iter()
+                    .zip(points.row(i))
+                    .map(|(h, v)| format!("{h} = {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+            .collect();
+        // Only inline images: the server reads no file but its database.
+        let images = images.map(|v| {
+            v.into_iter()
+                .map(|s| {
+                    if s.starts_with("data:image/") {
+                        s
+                    } else {
+                        String::new()
+                    }
+                })
+                .collect()
+        });
+        Ok(Data {
+            points,
+            hover,
+            images,
+            sha256: String::new(),
+        })
+    }
+}
+
+/// An error answer of the API: status and JSON body.
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: u16,
+    pub body: Value,
+}
+
+impl ApiError {
+    pub fn new(status: u16, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            body: json!({ "error": message.into() }),
+        }
+    }
+}
+
+fn bad(message: impl Into<String>) -> ApiError {
+    ApiError::new(400, message)
+}
+
+fn internal(e: anyhow::Error) -> ApiError {
+    ApiError::new(500, format!("{e:#}"))
+}
+
+/// The exact posterior panel.
+#[derive(Clone, Debug)]
+enum Exact {
+    Unavailable(String),
+    Computing,
+    Ready(Value),
+    Failed(String),
+}
+
+struct Inner {
+    session: Session,
+    /// The current query's id.
+    query_id: Option<u64>,
+    next_id: u64,
+    /// Iterations left to run after the query is ready.
+    background: u64,
+    /// Iterations recorded in the store before this start.
+    base_iterations: u64,
+    /// Whether the tree changed since it was last saved.
+    unsaved: bool,
+    stop: bool,
+}
+
+/// The shared state of a running server.
+pub struct App {
+    names: Vec<String>,
+    index: HashMap<String, usize>,
+    hover: Vec<String>,
+    images: Option<Vec<String>>,
+    session_name: String,
+    session_id: i64,
+    iters_per_answer: u64,
+    background_iters: u64,
+    inner: Mutex<Inner>,
+    wake: Condvar,
+    store: Mutex<Store>,
+    notify: tokio::sync::watch::Sender<u64>,
+    exact: Mutex<Exact>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn model_of(config: &Config, points: &Dataset) -> Result<Ddt> {
+    let spec = |s: &str, flag: &str| variance(s, points).with_context(|| flag.to_string());
+    let params = Params {
+        c: config.c,
+        sigma: spec(&config.sigma, "--sigma")?,
+        sigma0: spec(&config.sigma0, "--sigma0")?,
+        mu0: points.mean(),
+        leaf_noise: config.leaf_noise,
+    };
+    Ok(Ddt::new(points, params)?)
+}
+
+fn tree_state(tree: &DdtTree) -> String {
+    let (topo, oms) = snapshot(tree);
+    json!({ "topology": topo.to_string(), "one_minus_times": oms }).to_string()
+}
+
+fn parse_tree_state(text: &str) -> Option<DdtTree> {
+    let v: Value = serde_json::from_str(text).ok()?;
+    let topo = Tree::parse(v.get("topology")?.as_str()?).ok()?;
+    let oms: Vec<f64> = v
+        .get("one_minus_times")?
+        .as_array()?
+        .iter()
+        .map(Value::as_f64)
+        .collect::<Option<_>>()?;
+    DdtTree::with_one_minus_times(&topo, &oms).ok()
+}
+
+/// A tree as nested JSON: leaves `{"name", "height": 0}`, internal nodes
+/// `{"height", "children"}` with `height = 1 - t` (the DDT's divergence time `t`).
+pub fn tree_json(tree: &DdtTree, names: &[String]) -> Value {
+    fn go(t: &Tree, oms: &mut std::slice::Iter<'_, f64>, names: &[String]) -> Value {
+        match t {
+            Tree::Leaf(i) => json!({ "name": names[*i], "height": 0.0 }),
+            Tree::Node(l, r) => {
+                let h = *oms.next().expect("one time per internal node");
+                let (l, r) = (go(l, oms, names), go(r, oms, names));
+                json!({ "height": h, "children": [l, r] })
+            }
+        }
+    }
+    let (topo, oms) = snapshot(tree);
+    go(&topo, &mut oms.iter(), names)
+}
+
+impl App {
+    /// Opens the data, the store and the session (replaying its answers) and
+    /// starts the sampler and, for small data, the exact posterior.
+    pub fn start(config: &Config) -> Result<(Arc<App>, Workers)> {
+        let data = Data::read(&config.points)?;
+        let mut points = data.points;
+        if points.len() < 3 {
+            bail!(
+                "{} has {} points; interactive clustering needs at least 3",
+                config.points.display(),
+                points.len()
+            );
+        }
+        if !(config.jitter >= 0.0 && config.jitter.is_finite()) {
+            bail!("--jitter must be >= 0 and finite, got {}", config.jitter);
+        }
+        if config.jitter > 0.0 {
+            points.jitter(config.jitter, config.seed ^ 0x71_77e5);
+        }
+        let model = model_of(config, &points)?;
+        let names: Vec<String> = points.names().to_vec();
+        let index: HashMap<String, usize> = names
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.clone(), i))
+            .collect();
+        let name = match &config.session {
+            Some(s) => s.clone(),
+            None => config
+                .points
+                .file_name()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "session".into()),
+        };
+        let settings = json!({
+            "c": config.c,
+            "sigma": config.sigma,
+            "sigma0": config.sigma0,
+            "leaf_noise": config.leaf_noise,
+            "jitter": config.jitter,
+            "jitter_seed": if config.jitter > 0.0 { Some(config.seed) } else { None },
+            "subset_size": config.subset_size,
+            "candidates": config.candidates,
+        });
+        let mut store = Store::open(&config.db)?;
+        let path = config.points.display().to_string();
+        let stored = store.session(&Identity {
+            name: &name,
+            data_path: &path,
+            data_sha256: &data.sha256,
+            settings: &settings,
+            strategy: config.strategy.name(),
+        })?;
+        // Replay: the answers in force and the last strategy.
+        let mut strategy = Strategy::from_name(&stored.strategy)
+            .ok_or_else(|| anyhow!("unknown stored strategy {:?}", stored.strategy))?;
+        let mut answers = Vec::new();
+        let point = |s: &str| {
+            index
+                .get(s)
+                .copied()
+                .ok_or_else(|| anyhow!("the database names point {s:?}, which the data lacks"))
+        };
+        for e in &stored.events {
+            match e {
+                Event::Accept { .. } => answers.push(Answer::Accept),
+                Event::Triplet { a, b, c, .. } => answers.push(Answer::Triplet(Triplet::new(
+                    point(a)?,
+                    point(b)?,
+                    point(c)?,
+                )?)),
+                Event::Undo => {
+                    answers.pop();
+                }
+                Event::Strategy(s) => {
+                    strategy = Strategy::from_name(s)
+                        .ok_or_else(|| anyhow!("unknown stored strategy {s:?}"))?
+                }
+            }
+        }
+        let tree = stored.last_tree.as_deref().and_then(parse_tree_state);
+        let options = QueryOptions {
+            subset_size: config.subset_size,
+            candidates: config.candidates,
+            samples: 100,
+        };
+        let seed = config.seed ^ stored.starts.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let session = Session::new(model, strategy, options, answers, tree, seed)
+            .map_err(|e| anyhow!(trellis::ddt::named_message(&e, &names)))?;
+        let n = names.len();
+        let exact = if n <= config.exact_max_points {
+            Exact::Computing
+        } else {
+            Exact::Unavailable(format!(
+                "the exact posterior is shown for at most {} points; this dataset has {n}",
+                config.exact_max_points
+            ))
+        };
+        let (notify, _) = tokio::sync::watch::channel(0u64);
+        let app = Arc::new(App {
+            names,
+            index,
+            hover: data.hover,
+            images: data.images,
+            session_name: name,
+            session_id: stored.id,
+            iters_per_answer: config.iters_per_answer,
+            background_iters: config.background_iters,
+            inner: Mutex::new(Inner {
+                session,
+                query_id: None,
+                next_id: (stored.starts << 20) + 1,
+                background: 0,
+                base_iterations: stored.iterations,
+                unsaved: false,
+                stop: false,
+            }),
+            wake: Condvar::new(),
+            store: Mutex::new(store),
+            notify,
+            exact: Mutex::new(exact),
+        });
+        let sampler = {
+            let app = app.clone();
+            std::thread::Builder::new()
+                .name("trellis-sampler".into())
+                .spawn(move || app.sampler_loop())?
+        };
+        let exact = if n <= config.exact_max_points {
+            let app = app.clone();
+            let rows: Vec<Vec<f64>> = (0..n).map(|i| points.row(i).to_vec()).collect();
+            Some(
+                std::thread::Builder::new()
+                    .name("trellis-exact".into())
+                    .spawn(move || {
+                        let result = exact_posterior(rows, &app.names, &|| app.stopping());
+                        *lock(&app.exact) = match result {
+                            Ok(v) => Exact::Ready(v),
+                            Err(e) => Exact::Failed(format!("{e:#}")),
+                        };
+                    })?,
+            )
+        } else {
+            None
+        };
+        Ok((
+            app.clone(),
+            Workers {
+                app,
+                sampler: Some(sampler),
+                exact,
+            },
+        ))
+    }
+
+    /// A receiver that changes when a query becomes ready or the state changes.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.notify.subscribe()
+    }
+
+    fn bump(&self) {
+        self.notify.send_modify(|v| *v += 1);
+    }
+
+    fn sampler_loop(&self) {
+        let mut g = lock(&self.inner);
+        loop {
+            if g.stop {
+                break;
+            }
+            if g.session.current().is_none() {
+                let since = g.session.iterations_since_change();
+                if since < self.iters_per_answer {
+                    let k = (self.iters_per_answer - since).min(BATCH);
+                    g.session.run(k as usize);
+                    g.unsaved = true;
+                } else {
+                    g.session.query();
+                    g.query_id = Some(g.next_id);
+                    g.next_id += 1;
+                    g.background = self.background_iters;
+                    self.bump();
+                }
+            } else if g.background > 0 {
+                let k = g.background.min(BATCH);
+                g.session.run(k as usize);
+                g.background -= k;
+                g.unsaved = true;
+            } else if g.unsaved {
+                let tree = g.session.tree().clone();
+                let iterations = g.base_iterations + g.session.iterations();
+                g.unsaved = false;
+                drop(g);
+                self.save_tree(&tree, iterations);
+                g = lock(&self.inner);
+                continue;
+            } else {
+                g = self.wake.wait(g).unwrap_or_else(|e| e.into_inner());
+                continue;
+            }
+            // Let answers in between batches.
+            drop(g);
+            std::thread::yield_now();
+            g = lock(&self.inner);
+        }
+    }
+
+    fn save_tree(&self, tree: &DdtTree, iterations: u64) {
+        let state = tree_state(tree);
+        let newick = tree.to_newick(&self.names);
+        if let Err(e) = lock(&self.store).save_tree(self.session_id, &state, &newick, iterations) {
+            eprintln!("warning: could not save the current tree: {e:#}");
+        }
+    }
+
+    fn names_of(&self, t: &Triplet) -> Value {
+        json!([self.names[t.a], self.names[t.b], self.names[t.c]])
+    }
+
+    /// `GET /api/session`.
+    pub fn session_json(&self) -> Value {
+        let g = lock(&self.inner);
+        let s = &g.session;
+        let triplets: Vec<Value> = s.constraints().iter().map(|t| self.names_of(t)).collect();
+        let sampling = !g.stop && (s.current().is_none() || g.background > 0);
+        let mut v = json!({
+            "n": self.names.len(),
+            "names": self.names,
+            "triplets": triplets,
+            "answers": s.answers().len(),
+            "iterations": g.base_iterations + s.iterations(),
+            "strategy": s.strategy().name(),
+            "session": self.session_name,
+            "sampling": sampling,
+            "query_id": g.query_id,
+            "hover": self.hover,
+        });
+        if let Some(images) = &self.images {
+            v["images"] = json!(images);
+        }
+        v
+    }
+
+    /// `GET /api/query` when a query is ready.
+    pub fn query_json(&self) -> Option<Value> {
+        let g = lock(&self.inner);
+        let q = g.session.current()?;
+        let id = g.query_id?;
+        let points: Vec<&str> = q.points().iter().map(|&p| self.names[p].as_str()).collect();
+        Some(json!({
+            "id": id,
+            "points": points,
+            "tree": q.to_newick(&self.names),
+            "strategy": q.strategy().name(),
+        }))
+    }
+
+    /// Whether the server is shutting down.
+    pub fn stopping(&self) -> bool {
+        lock(&self.inner).stop
+    }
+
+    fn point(&self, v: &Value) -> Result<usize, ApiError> {
+        let s = v
+            .as_str()
+            .ok_or_else(|| bad("a triplet is three point names (strings)"))?;
+        self.index
+            .get(s)
+            .copied()
+            .ok_or_else(|| bad(format!("{s:?} is not a point name")))
+    }
+
+    /// `POST /api/answer`.
+    pub fn answer(&self, body: &Value) -> Result<Value, ApiError> {
+        let obj = body
+            .as_object()
+            .ok_or_else(|| bad("the body must be a JSON object"))?;
+        if let Some(k) = obj
+            .keys()
+            .find(|k| !matches!(k.as_str(), "id" | "accept" | "triplet"))
+        {
+            return Err(bad(format!("unknown field {k:?}")));
+        }
+        let id = obj
+            .get("id")
+            .ok_or_else(|| bad("missing \"id\" (the query's id)"))?
+            .as_u64()
+            .ok_or_else(|| bad("\"id\" must be a non-negative integer"))?;
+        let answer = match (obj.get("accept"), obj.get("triplet")) {
+            (Some(_), Some(_)) => {
+                return Err(bad("give either \"accept\" or \"triplet\", not both"));
+            }
+            (None, None) => return Err(bad("give \"accept\": true or \"triplet\": [a, b, c]")),
+            (Some(a), None) => {
+                if a != &Value::Bool(true) {
+                    return Err(bad("\"accept\" must be true"));
+                }
+                Answer::Accept
+            }
+            (None, Some(t)) => {
+                let arr = t
+                    .as_array()
+                    .filter(|a| a.len() == 3)
+                    .ok_or_else(|| bad("\"triplet\" must be [a, b, c]: three point names"))?;
+                let (a, b, c) = (
+                    self.point(&arr[0])?,
+                    self.point(&arr[1])?,
+                    self.point(&arr[2])?,
+                );
+                let t = Triplet::new(a, b, c)
+                    .map_err(|_| bad("a triplet needs three different points"))?;
+                Answer::Triplet(t)
+            }
+        };
+        let mut g = lock(&self.inner);
+        if g.query_id != Some(id) || g.session.current().is_none() {
+            return Err(ApiError {
+                status: 409,
+                body: json!({
+                    "error": format!("query {id} is not the current query (it was answered, or the state changed); fetch /api/query"),
+                    "current": g.query_id,
+                }),
+            });
+        }
+        match g.session.check(&answer) {
+            Ok(()) => {}
+            Err(Rejection::Conflict(ts)) => {
+                let names: Vec<Value> = ts.iter().map(|t| self.names_of(t)).collect();
+                let text: Vec<String> = ts
+                    .iter()
+                    .map(|t| {
+                        format!(
+                            "({{{}, {}}}, {})",
+                            self.names[t.a], self.names[t.b], self.names[t.c]
+                        )
+                    })
+                    .collect();
+                return Err(ApiError {
+                    status: 409,
+                    body: json!({
+                        "error": format!(
+                            "this triplet contradicts the constraints in force: {}",
+                            text.join(", ")
+                        ),
+                        "conflicts": names,
+                    }),
+                });
+            }
+            Err(Rejection::NotInQuery(p)) => {
+                return Err(bad(format!(
+                    "{:?} is not one of the query's points",
+                    self.names[p]
+                )));
+            }
+            Err(e) => return Err(bad(e.to_string())),
+        }
+        let event = match answer {
+            Answer::Accept => Event::Accept { query_id: id },
+            Answer::Triplet(t) => Event::Triplet {
+                query_id: id,
+                a: self.names[t.a].clone(),
+                b: self.names[t.b].clone(),
+                c: self.names[t.c].clone(),
+            },
+        };
+        lock(&self.store)
+            .append(self.session_id, &event)
+            .map_err(internal)?;
+        let count = g
+            .session
+            .apply(answer)
+            .map_err(|e| ApiError::new(500, format!("stored but not applied: {e}")))?;
+        g.query_id = None;
+        g.unsaved = true;
+        let answers = g.session.answers().len();
+        drop(g);
+        self.wake.notify_all();
+        self.bump();
+        Ok(json!({ "triplets": count, "answers": answers }))
+    }
+
+    /// `POST /api/undo`.
+    pub fn undo(&self) -> Result<Value, ApiError> {
+        let mut g = lock(&self.inner);
+        if g.session.answers().is_empty() {
+            return Err(ApiError::new(409, "there is no answer to undo"));
+        }
+        lock(&self.store)
+            .append(self.session_id, &Event::Undo)
+            .map_err(internal)?;
+        let undone = g.session.undo();
+        g.query_id = None;
+        g.unsaved = true;
+        let count = g.session.constraints().len();
+        let answers = g.session.answers().len();
+        drop(g);
+        self.wake.notify_all();
+        self.bump();
+        let undone = match undone {
+            Some(Answer::Triplet(t)) => self.names_of(&t),
+            _ => json!("accept"),
+        };
+        Ok(json!({ "triplets": count, "answers": answers, "undone": undone }))
+    }
+
+    /// `POST /api/strategy`.
+    pub fn strategy(&self, body: &Value) -> Result<Value, ApiError> {
+        let name = body
+            .as_object()
+            .filter(|o| o.len() == 1)
+            .and_then(|o| o.get("strategy"))
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("the body must be {\"strategy\": S}"))?;
+        let s = Strategy::from_name(name)
+            .filter(|s| *s != Strategy::Vanilla)
+            .ok_or_else(|| {
+                bad(format!(
+                    "unknown strategy {name:?}; use random, active, interleaved, simple or smart"
+                ))
+            })?;
+        let mut g = lock(&self.inner);
+        if g.session.strategy() != s {
+            lock(&self.store)
+                .append(self.session_id, &Event::Strategy(s.name().into()))
+                .map_err(internal)?;
+            g.session.set_strategy(s).map_err(|e| bad(e.to_string()))?;
+            g.query_id = None;
+            drop(g);
+            self.wake.notify_all();
+            self.bump();
+        }
+        Ok(json!({ "strategy": s.name() }))
+    }
+
+    /// The current tree: Newick (names, branch lengths in time) or JSON.
+    pub fn tree_newick(&self) -> String {
+        lock(&self.inner).session.tree().to_newick(&self.names)
+    }
+
+    /// `GET /api/tree?format=json`.
+    pub fn tree_json(&self) -> Value {
+        let tree = lock(&self.inner).session.tree().clone();
+        tree_json(&tree, &self.names)
+    }
+
+    /// `GET /api/export`.
+    pub fn export(&self) -> Value {
+        let g = lock(&self.inner);
+        let triplets: Vec<Value> = g
+            .session
+            .constraints()
+            .iter()
+            .map(|t| self.names_of(t))
+            .collect();
+        json!({
+            "session": self.session_name,
+            "tree": g.session.tree().to_newick(&self.names),
+            "triplets": triplets,
+        })
+    }
+
+    /// `GET /api/exact`.
+    pub fn exact_json(&self) -> Value {
+        match &*lock(&self.exact) {
+            Exact::Unavailable(why) => json!({ "status": "unavailable", "reason": why }),
+            Exact::Computing => json!({ "status": "computing" }),
+            Exact::Failed(e) => json!({ "status": "failed", "reason": e }),
+            Exact::Ready(v) => {
+                let mut v = v.clone();
+                v["status"] = json!("ready");
+                v
+            }
+        }
+    }
+
+    pub(crate) fn stop(&self) {
+        lock(&self.inner).stop = true;
+        self.wake.notify_all();
+        self.bump();
+    }
+}
+
+/// The background threads; [`Workers::finish`] stops them and saves the tree.
+pub struct Workers {
+    app: Arc<App>,
+    sampler: Option<JoinHandle<()>>,
+    exact: Option<JoinHandle<()>>,
+}
+
+impl Workers {
+    /// Stops the sampler, saves the last tree and waits for the threads.
+    pub fn finish(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        self.app.stop();
+        if let Some(h) = self.sampler.take() {
+            let _ = h.join();
+            let g = lock(&self.app.inner);
+            let tree = g.session.tree().clone();
+            let iterations = g.base_iterations + g.session.iterations();
+            drop(g);
+            self.app.save_tree(&tree, iterations);
+        }
+        if let Some(h) = self.exact.take() {
+            // The exact computation sees `stopping` between batches of work
+            // (each about a second at most) and cancels.
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// The exact posterior of hierarchical correlation clustering on centred RBF
+/// similarities (`γ = 1 / features`) at `β = 4` (the demo's recipe): the MAP tree with each
+/// cluster's marginal probability, and the most probable clusters. Cancelled
+/// (an error) between batches of work once `stop` returns true.
+fn exact_posterior(
+    rows: Vec<Vec<f64>>,
+    names: &[String],
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Result<Value> {
+    const BETA: f64 = 4.0;
+    let d = rows[0].len();
+    let gamma = 1.0 / d as f64;
+    let weights = trellis::Weights::from_points(
+        &trellis::Matrix::from_rows(rows)?,
+        trellis::Similarity::Rbf { gamma },
+        true,
+    )?;
+    let progress = |_: trellis::Progress<'_>| {
+        if stop() {
+            std::ops::ControlFlow::Break(())
+        } else {
+            std::ops::ControlFlow::Continue(())
+        }
+    };
+    let options = trellis::Options::default().with_progress(&progress);
+    let trellis = trellis::Trellis::with_options(trellis::Hcc::new(&weights, BETA)?, &options)?;
+    let marginals = trellis.marginals_with(&options)?;
+    let map = trellis.map().tree.clone();
+    let n = names.len();
+    fn go<M: trellis::Model>(
+        t: &Tree,
+        m: &trellis::Marginals<M>,
+        n: usize,
+        names: &[String],
+    ) -> Value {
+        match t {
+            Tree::Leaf(i) => json!({ "name": names[*i], "height": 0.0 }),
+            Tree::Node(l, r) => {
+                let mask = t.mask().expect("at most 32 points");
+                let size = mask.count_ones() as f64;
+                json!({
+                    "height": (size - 1.0) / (n as f64 - 1.0),
+                    "p": m.p(mask),
+                    "children": [go(l, m, n, names), go(r, m, n, names)],
+                })
+            }
+        }
+    }
+    let clusters: Vec<Value> = marginals
+        .clusters(0.0)
+        .into_iter()
+        .take(10)
+        .map(|(c, p)| {
+            let members: Vec<&str> = trellis::members(c).map(|i| names[i].as_str()).collect();
+            json!({ "members": members, "p": p })
+        })
+        .collect();
+    Ok(json!({
+        "model": format!("hierarchical correlation clustering, centred RBF similarities (gamma = 1/{d}), beta = {BETA}"),
+        "n": n,
+        "log_z": trellis.log_z(),
+        "map": go(&map, &marginals, n, names),
+        "clusters": clusters,
+    }))
+}
