@@ -1,4 +1,4 @@
-.PHONY: ci test demo bench fmt
+.PHONY: ci test demo bench fmt fuzz
 
 # Exactly what CI runs.
 ci:
@@ -15,3 +15,7 @@ bench:
 
 fmt:
 	cargo fmt --all
+
+# Every fuzz target for FUZZ_SECONDS (default 120) each; needs the nightly toolchain.
+fuzz:
+	scripts/fuzz

@@ -14,6 +14,7 @@
 //!   tree-consistent families, Perturb-and-MAP);
 //! - `ginkgo`: the Ginkgo likelihood and the exact trellis on jets against the
 //!   reference answers (log Z, MAP, trees of non-zero likelihood);
+//! - `issue11_fuzz`: every input the fuzzers found, replayed through their checks.
 //! - `issue11_readers`: CSV and `.npy` readers (header rule, names, byte-order
 //!   mark, malformed headers, bounded reads) and sizes checked before allocating;
 //! - `issue11_limits`: A*'s memory budget, durations beyond the clock, the
@@ -41,6 +42,7 @@ mod data;
 mod ddt;
 mod flat;
 mod ginkgo;
+mod issue11_fuzz;
 mod issue11_limits;
 mod issue11_numerics;
 mod issue11_readers;
