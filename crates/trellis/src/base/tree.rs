@@ -48,6 +48,18 @@ pub(crate) const SERDE_NESTING: usize = 512;
 pub(crate) const BOM: char = '\u{feff}';
 
 /// `text` without a leading UTF-8 byte-order mark.
+/// `text` without a leading rooting comment `[&R]` or `[&U]` (any case,
+/// surrounding blanks included), as Newick writers put before the tree.
+pub(crate) fn strip_root_mark(text: &str) -> &str {
+    let t = text.trim_start();
+    for mark in ["[&R]", "[&r]", "[&U]", "[&u]"] {
+        if let Some(rest) = t.strip_prefix(mark) {
+            return rest.trim_start();
+        }
+    }
+    text
+}
+
 pub(crate) fn strip_bom(text: &str) -> &str {
     text.strip_prefix(BOM).unwrap_or(text)
 }
@@ -459,11 +471,13 @@ impl Tree {
 
     /// Parses a tree written as a nested JSON list (`[[0,1],2]`) or in Newick
     /// (`((0,1),2);`, leaf labels must be 0-based point indices; branch lengths
-    /// and internal labels are ignored). A leading byte-order mark and
-    /// surrounding whitespace are skipped.
+    /// and internal labels are ignored). A leading byte-order mark, a rooting
+    /// comment (`[&R]`, `[&U]`) and surrounding whitespace are skipped.
     pub fn parse(text: &str) -> Result<Tree> {
         let t = strip_bom(text).trim();
-        if t.starts_with('[') {
+        if t.starts_with("[&") {
+            Tree::from_newick(t)
+        } else if t.starts_with('[') {
             Tree::from_json_str(t)
         } else if t.starts_with('(') {
             Tree::from_newick(t)
@@ -629,6 +643,7 @@ impl Tree {
     /// with an explicit stack (any depth). Errors name the byte offset in
     /// `text` (after a byte-order mark, which is skipped).
     pub fn from_newick(text: &str) -> Result<Tree> {
+        let text = strip_root_mark(strip_bom(text));
         let mut p = NewickParser {
             s: text.as_bytes(),
             pos: if text.starts_with(BOM) {

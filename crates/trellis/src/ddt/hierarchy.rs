@@ -26,13 +26,15 @@ pub struct Hierarchy {
 impl Hierarchy {
     /// Parses Newick: `((a,b,c)x,(d,e));`. Internal labels and branch lengths are
     /// read and ignored; labels may be quoted with `'...'`. Any depth; a
-    /// leading byte-order mark is skipped. Errors name the byte offset in
+    /// leading byte-order mark and a rooting comment (`[&R]`, `[&U]`) are
+    /// skipped. Errors name the byte offset in
     /// `text`.
     ///
     /// # Errors
     ///
     /// Malformed Newick, an empty leaf name, or a leaf name used twice.
     pub fn parse_newick(text: &str) -> Result<Hierarchy> {
+        let text = crate::base::tree::strip_root_mark(crate::base::tree::strip_bom(text));
         let mut p = Parser {
             cursor: NewickParser {
                 s: text.as_bytes(),
