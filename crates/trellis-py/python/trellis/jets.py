@@ -306,5 +306,7 @@ def cluster_many(jets, client=None, chunk_size=1000, method="exact", likelihood=
     chunk_size = int(chunk_size)
     js = Jets(js.ids, js.leaves, js.offsets, js.params)  # truth trees stay here
     chunks = [js[a : a + chunk_size] for a in range(0, len(js), chunk_size)]
-    futures = client.map(_cluster_chunk, chunks, method=method, likelihood=likelihood, pure=False)
+    # Scattered first, so that the task graph stays small whatever the data.
+    futures = client.map(_cluster_chunk, client.scatter(chunks), method=method,
+                         likelihood=likelihood, pure=False)
     return [r for part in client.gather(futures) for r in part]
