@@ -1,53 +1,24 @@
-//! The compiled half of `trellis.interactive`: the Dirichlet diffusion tree
-//! sampler under triplet constraints (`trellis::ddt`, the library behind
-//! `trellis interactive`), its queries, and the triplet distance.
+//! The compiled half of `trellis.interactive`: a thin layer over
+//! [`trellis::ddt::Session`], the interactive loop for a person (the library
+//! behind `trellis interactive` and the web app), and the triplet distance.
+//!
+//! Everything random (the chain, the choice of shown points) and every query
+//! strategy is the library's; this file converts points, names and trees.
 
 use std::sync::Arc;
 
 use numpy::PyReadonlyArray2;
 use pyo3::prelude::*;
 use trellis::ddt::{
-    Chain, Dataset, Ddt, DdtTree, LcaDepths, Params, Rebuild, Strategy, Triplet, induced,
-    named_message, variance,
+    Answer, Dataset, Ddt, LcaDepths, Params, Query, QueryOptions, Rejection, Session, Strategy,
+    Triplet, snapshot, variance,
 };
 
 use crate::errors::{input, to_py};
 use crate::tree::PyTree;
 
-/// Trees kept from the end of each `run` for active queries (the paper's
-/// iterations between queries).
-const KEPT_SAMPLES: usize = 100;
-
-/// SplitMix64: the queries' own random numbers (the chain keeps its own).
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A uniform integer in `0..n` (`n >= 1`; the modulo bias is below 2^-40
-    /// for the sizes here).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    /// `k` distinct points of `0..n`, in random order (partial Fisher-Yates).
-    fn subset(&mut self, n: usize, k: usize) -> Vec<usize> {
-        let mut all: Vec<usize> = (0..n).collect();
-        let k = k.min(n);
-        for i in 0..k {
-            let j = i + self.below(n - i);
-            all.swap(i, j);
-        }
-        all.truncate(k);
-        all
-    }
-}
+/// Iterations run between two checks for Ctrl-C.
+const CHUNK: usize = 256;
 
 /// A variance (`sigma`, `sigma0`): a number, one number per feature, or a
 /// specification string (`"var/2"`, `"1/9"`).
@@ -78,70 +49,45 @@ fn variance_of(v: &Bound<'_, PyAny>, points: &Dataset, what: &str) -> PyResult<V
     Ok(out)
 }
 
-/// Edge counts between the leaves of `t` for the points of a subset
-/// (`pos[point]` is its index in the subset): `k × k`, row-major.
-fn pair_distances(t: &trellis::Tree, pos: &[usize], k: usize) -> Vec<u32> {
-    let mut out = vec![0u32; k * k];
-    // Each node's (subset index, depth below it) list, bottom-up.
-    t.fold(
-        |i| vec![(pos[i], 0u32)],
-        |mut a, mut b| {
-            for x in a.iter_mut().chain(b.iter_mut()) {
-                x.1 += 1;
+/// A strategy by name.
+fn strategy_of(name: &str) -> PyResult<Strategy> {
+    Strategy::from_name(name).ok_or_else(|| {
+        input(format!(
+            "strategy must be \"vanilla\", \"simple\", \"random\", \"active\", \"interleaved\" or \"smart\", not {name:?}"
+        ))
+    })
+}
+
+/// Heights in post-order (as [`PyTree`] keeps them) from values of the
+/// internal nodes of `tree` in pre-order (as the library gives `1 - t`).
+fn post_order(tree: &trellis::Tree, pre: &[f64]) -> Vec<f64> {
+    let mut out = Vec::with_capacity(pre.len());
+    let mut next = 0;
+    let mut stack = vec![(tree, None)];
+    while let Some((t, seen)) = stack.pop() {
+        match (t, seen) {
+            (trellis::Tree::Leaf(_), _) => {}
+            (trellis::Tree::Node(..), Some(i)) => out.push(pre[i]),
+            (trellis::Tree::Node(l, r), None) => {
+                stack.push((t, Some(next)));
+                next += 1;
+                stack.push((r, None));
+                stack.push((l, None));
             }
-            for &(i, di) in &a {
-                for &(j, dj) in &b {
-                    out[i * k + j] = di + dj;
-                    out[j * k + i] = di + dj;
-                }
-            }
-            a.extend(b);
-            a
-        },
-    );
+        }
+    }
     out
 }
 
-/// The tree-distance variance of a subset over sampled trees (the paper's
-/// Eq. 2): the largest variance of a pair's edge distance in the induced trees.
-fn distance_variance(samples: &[DdtTree], n: usize, subset: &[usize]) -> f64 {
-    if samples.len() < 2 {
-        return 0.0;
-    }
-    let k = subset.len();
-    let mut pos = vec![usize::MAX; n];
-    for (i, &p) in subset.iter().enumerate() {
-        pos[p] = i;
-    }
-    let (mut sum, mut sq) = (vec![0.0; k * k], vec![0.0; k * k]);
-    for s in samples {
-        let d = pair_distances(&induced(s, subset), &pos, k);
-        for (i, &x) in d.iter().enumerate() {
-            sum[i] += x as f64;
-            sq[i] += (x as f64) * (x as f64);
-        }
-    }
-    let m = samples.len() as f64;
-    sum.iter()
-        .zip(&sq)
-        .map(|(s, q)| q / m - (s / m) * (s / m))
-        .fold(0.0, f64::max)
-}
-
 /// A Dirichlet diffusion tree posterior sampler over points, under triplet
-/// constraints given by a user (Vikram & Dasgupta, ICML 2016): the library
-/// behind ``trellis interactive``.
+/// constraints given by a user (Vikram & Dasgupta, ICML 2016): the library's
+/// interactive session, behind ``trellis interactive`` and the web app.
 #[pyclass(module = "trellis", name = "Sampler")]
 pub struct Sampler {
-    chain: Chain,
+    session: Session,
     /// The points' names (their indices as text when none were given).
     names: Arc<Vec<String>>,
     named: bool,
-    subset_size: usize,
-    candidates: usize,
-    rng: SplitMix,
-    samples: Vec<DdtTree>,
-    queries: usize,
 }
 
 impl Sampler {
@@ -167,16 +113,51 @@ impl Sampler {
         }
     }
 
-    /// The tree induced on `subset`, over `0..k` with the subset's names.
-    fn shown(&self, subset: &[usize]) -> PyTree {
-        let t = induced(self.chain.tree(), subset);
+    /// `({a, b}, c)` in the points' names.
+    fn show(&self, t: &Triplet) -> String {
+        let n = &self.names;
+        format!("({{{:?}, {:?}}}, {:?})", n[t.a], n[t.b], n[t.c])
+    }
+
+    /// A refused answer as an `InputError`, in the points' names.
+    fn rejected(&self, t: &Triplet, r: Rejection) -> PyErr {
+        match r {
+            Rejection::Conflict(ts) => input(format!(
+                "the triplet {} conflicts with the triplets in force {}; nothing was changed",
+                self.show(t),
+                ts.iter()
+                    .map(|c| self.show(c))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            other => input(other.to_string()),
+        }
+    }
+
+    /// A query as a tree over its points `0..k`, named by the points' names.
+    fn shown(&self, q: &Query) -> PyTree {
+        let points = q.points();
         let mut pos = vec![usize::MAX; self.names.len()];
-        for (i, &p) in subset.iter().enumerate() {
+        for (i, &p) in points.iter().enumerate() {
             pos[p] = i;
         }
-        let t = t.relabel(|p| pos[p]);
-        let names = subset.iter().map(|&p| self.names[p].clone()).collect();
-        PyTree::new(t, Some(Arc::new(names)), None)
+        let tree = q.tree().relabel(|p| pos[p]);
+        let heights = post_order(&tree, q.one_minus_times());
+        let names = points.iter().map(|&p| self.names[p].clone()).collect();
+        PyTree::new(tree, Some(Arc::new(names)), Some(heights))
+    }
+
+    /// A triplet as a Python tuple of names (named points) or indices.
+    fn triplet_obj(&self, py: Python<'_>, t: &Triplet) -> PyResult<Py<PyAny>> {
+        Ok(if self.named {
+            let n = &self.names;
+            (n[t.a].clone(), n[t.b].clone(), n[t.c].clone())
+                .into_pyobject(py)?
+                .into_any()
+                .unbind()
+        } else {
+            (t.a, t.b, t.c).into_pyobject(py)?.into_any().unbind()
+        })
     }
 }
 
@@ -186,16 +167,18 @@ impl Sampler {
     /// per point (default: none; points are then named by their index as
     /// text in queries). ``sigma``: Brownian-motion variance per unit time
     /// (a number, one per feature, or ``"var/K"``: each feature's sample
-    /// variance over ``K``; default ``"var/2"`` as the CLI). ``sigma0``:
-    /// variance of the start location (default ``0.5``). ``c``: divergence
-    /// constant of ``a(t) = c / (1 - t)``. ``leaf_noise``: observation noise
-    /// in units of ``sigma``. ``seed``: the chain's and the queries' seed
-    /// (same seed, same run). ``rebuild``: how a violated triplet rebuilds
-    /// the tree (``"guided"`` or ``"balanced"``). ``subset_size`` and
-    /// ``candidates``: the size of a shown subset and the number of
-    /// candidate subsets of an active query.
+    /// variance over ``K``; default ``"var/2"`` as the CLI). ``seed``: the
+    /// chain's and the queries' seed (same seed, same run). ``c``:
+    /// divergence constant of ``a(t) = c / (1 - t)``. ``sigma0``: variance
+    /// of the start location (default ``0.5``). ``leaf_noise``: observation
+    /// noise in units of ``sigma``. ``rebuild``: how a violated triplet
+    /// rebuilds the tree (only ``"guided"``: the session's). ``subset_size``
+    /// and ``candidates``: the size of a shown subset and the number of
+    /// candidate subsets of an active query. ``strategy``: the session's
+    /// query strategy (``query`` may change it). ``samples``: trees kept from
+    /// the last iterations for active queries.
     #[new]
-    #[pyo3(signature = (points, names=None, sigma=None, seed=0, c=1.0, sigma0=None, leaf_noise=0.01, rebuild="guided", subset_size=10, candidates=20))]
+    #[pyo3(signature = (points, names=None, sigma=None, seed=0, c=1.0, sigma0=None, leaf_noise=0.01, rebuild="guided", subset_size=10, candidates=20, strategy="active", samples=100))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         points: PyReadonlyArray2<'_, f64>,
@@ -208,6 +191,8 @@ impl Sampler {
         rebuild: &str,
         subset_size: usize,
         candidates: usize,
+        strategy: &str,
+        samples: usize,
     ) -> PyResult<Sampler> {
         let view = points.as_array();
         let n = view.nrows();
@@ -240,15 +225,17 @@ impl Sampler {
                 "leaf_noise must be a number >= 0, not {leaf_noise}"
             )));
         }
-        let rebuild = match rebuild {
-            "guided" => Rebuild::Guided,
-            "balanced" => Rebuild::Balanced,
-            other => {
-                return Err(input(format!(
-                    "rebuild must be \"guided\" or \"balanced\", not {other:?}"
-                )));
+        match rebuild {
+            "guided" => {}
+            "balanced" => {
+                return Err(input(
+                    "rebuild=\"balanced\" is not available here: an interactive session rebuilds \"guided\"",
+                ));
             }
-        };
+            other => {
+                return Err(input(format!("rebuild must be \"guided\", not {other:?}")));
+            }
+        }
         if subset_size < 3 {
             return Err(input(format!(
                 "subset_size must be at least 3, not {subset_size}"
@@ -256,6 +243,12 @@ impl Sampler {
         }
         if candidates == 0 {
             return Err(input("candidates must be at least 1"));
+        }
+        let strategy = strategy_of(strategy)?;
+        if strategy == Strategy::Vanilla {
+            return Err(input(
+                "strategy \"vanilla\" asks no queries; use \"simple\", \"random\", \"active\", \"interleaved\" or \"smart\"",
+            ));
         }
         let params = Params {
             c,
@@ -265,44 +258,53 @@ impl Sampler {
             leaf_noise,
         };
         let model = Ddt::new(&data, params).map_err(to_py)?;
-        let mut chain = Chain::new(model, seed);
-        chain.set_rebuild(rebuild);
-        Ok(Sampler {
-            chain,
-            names: Arc::new(names),
-            named,
+        let options = QueryOptions {
             subset_size,
             candidates,
-            rng: SplitMix(seed ^ 0x0005_eed0_f0e1_e5e5),
-            samples: Vec::new(),
-            queries: 0,
+            samples,
+        };
+        let session =
+            Session::new(model, strategy, options, Vec::new(), None, seed).map_err(to_py)?;
+        Ok(Sampler {
+            session,
+            names: Arc::new(names),
+            named,
         })
     }
 
     /// Runs ``iterations`` Metropolis-Hastings iterations (an SPR and a time
     /// move each), the interpreter released; Ctrl-C stops early (the chain
-    /// keeps the iterations made). The last 100 trees are kept for active
-    /// queries.
+    /// keeps the iterations made).
     fn run(&mut self, py: Python<'_>, iterations: usize) -> PyResult<()> {
-        let chain = &mut self.chain;
-        let samples = &mut self.samples;
+        let session = &mut self.session;
         crate::run(py, None, None, move |o| {
-            let keep = iterations.min(KEPT_SAMPLES);
-            chain.run_with(iterations - keep, o)?;
-            samples.clear();
-            for _ in 0..keep {
-                chain.step();
-                samples.push(chain.tree().clone());
+            let mut done = 0;
+            while done < iterations {
+                if let Some(p) = o.progress {
+                    let progress = trellis::Progress {
+                        stage: "mcmc",
+                        done: done as u64,
+                        total: iterations as u64,
+                    };
+                    if p(progress).is_break() {
+                        break;
+                    }
+                }
+                let k = (iterations - done).min(CHUNK);
+                session.run(k);
+                done += k;
             }
             Ok(())
         })
     }
 
     /// Adds the triplet constraint ``({a, b}, c)``: ``a`` and ``b`` belong
-    /// together, apart from ``c`` (points by name or index). The tree is
-    /// rebuilt at once if it violates it. Raises ``InputError`` naming the
-    /// conflict when the constraints can no longer all hold (then nothing
-    /// changes). Returns whether the tree was rebuilt.
+    /// together, apart from ``c`` (points by name or index). It answers the
+    /// current query when that shows the three points; otherwise the whole
+    /// tree is shown and answered (the interleaved alternation restarts).
+    /// The tree is rebuilt at once if it violates it. Raises ``InputError``
+    /// naming the conflicting triplets when the constraints can no longer all
+    /// hold (then nothing changes). Returns whether the tree was rebuilt.
     fn add_triplet(
         &mut self,
         a: &Bound<'_, PyAny>,
@@ -312,62 +314,71 @@ impl Sampler {
         let (a, b, c) = (self.point(a)?, self.point(b)?, self.point(c)?);
         let t =
             Triplet::new(a, b, c).map_err(|_| input("a triplet needs three different points"))?;
-        self.chain
-            .add_constraint(t)
-            .map_err(|e| input(named_message(&e, &self.names)))
+        if let Some(ts) = self.session.conflicts(t) {
+            return Err(self.rejected(&t, Rejection::Conflict(ts)));
+        }
+        let rebuilt = !self.session.tree().satisfies(&t);
+        let shown = self
+            .session
+            .current()
+            .is_some_and(|q| [a, b, c].iter().all(|p| q.points().contains(p)));
+        let applied = if shown {
+            self.session.apply(Answer::Triplet(t))
+        } else {
+            let back = self.session.strategy();
+            self.session.set_strategy(Strategy::Smart).map_err(to_py)?;
+            self.session.query();
+            let applied = self.session.apply(Answer::Triplet(t));
+            self.session.set_strategy(back).map_err(to_py)?;
+            applied
+        };
+        applied.map_err(|r| self.rejected(&t, r))?;
+        Ok(rebuilt)
+    }
+
+    /// Takes back the last triplet given (the current tree stays; it
+    /// satisfies the remaining triplets) and returns it, or ``None`` when
+    /// there is none.
+    fn undo(&mut self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        while let Some(answer) = self.session.undo() {
+            if let Answer::Triplet(t) = answer {
+                return self.triplet_obj(py, &t).map(Some);
+            }
+        }
+        Ok(None)
     }
 
     /// The current tree: names, and heights ``1 - t`` (``t`` the DDT
     /// divergence times; leaves at 0, so branch lengths are time spans).
     #[getter]
-    fn tree(&self) -> PyResult<PyTree> {
-        let ddt = self.chain.tree();
-        let topology = ddt.topology();
-        let times = ddt.times();
-        // `times` is in pre-order of `topology`; heights go in post-order.
-        let mut pre = std::collections::HashMap::new();
-        let mut stack = vec![&topology];
-        while let Some(t) = stack.pop() {
-            if let trellis::Tree::Node(l, r) = t {
-                pre.insert(t as *const trellis::Tree, pre.len());
-                stack.push(r);
-                stack.push(l);
-            }
-        }
-        let heights = topology
-            .post_order()
-            .filter(|t| matches!(t, trellis::Tree::Node(..)))
-            .map(|t| 1.0 - times[pre[&(t as *const trellis::Tree)]])
-            .collect();
+    fn tree(&self) -> PyTree {
+        let (topology, one_minus_times) = snapshot(self.session.tree());
+        let heights = post_order(&topology, &one_minus_times);
         let names = self.named.then(|| self.names.clone());
-        Ok(PyTree::new(topology, names, Some(heights)))
+        PyTree::new(topology, names, Some(heights))
     }
 
-    /// The triplet constraints in force, ``(a, b, c)`` for ``({a, b}, c)``:
-    /// names when the points have names, else indices.
+    /// The triplet constraints in force, in the order given, ``(a, b, c)``
+    /// for ``({a, b}, c)``: names when the points have names, else indices.
     #[getter]
     fn triplets(&self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
-        self.chain
-            .constraints()
+        let mut seen = std::collections::HashSet::new();
+        self.session
+            .answers()
             .iter()
-            .map(|t| {
-                if self.named {
-                    let n = &self.names;
-                    Ok((n[t.a].clone(), n[t.b].clone(), n[t.c].clone())
-                        .into_pyobject(py)?
-                        .into_any()
-                        .unbind())
-                } else {
-                    Ok((t.a, t.b, t.c).into_pyobject(py)?.into_any().unbind())
-                }
+            .filter_map(|a| match a {
+                Answer::Triplet(t) => Some(t),
+                Answer::Accept => None,
             })
+            .filter(|t| seen.insert((t.a.min(t.b), t.a.max(t.b), t.c)))
+            .map(|t| self.triplet_obj(py, t))
             .collect()
     }
 
     /// ``ln p(T, t) + ln p(X | T, t)`` of the current state.
     #[getter]
     fn log_likelihood(&self) -> f64 {
-        self.chain.log_joint()
+        self.session.chain().log_joint()
     }
 
     /// Number of points.
@@ -376,55 +387,53 @@ impl Sampler {
         self.names.len()
     }
 
-    /// What to show the user next, by ``strategy`` (the CLI's names):
-    /// ``"simple"`` (three random points), ``"random"`` (``subset_size``
-    /// random points), ``"active"`` (of ``candidates`` random subsets, the
-    /// one whose tree distances varied most over the last ``run``),
-    /// ``"interleaved"`` (random and active alternately, random first),
-    /// ``"smart"`` (every point), ``"vanilla"`` (nothing: ``None``).
+    /// The session's query strategy.
+    #[getter]
+    fn strategy(&self) -> &'static str {
+        self.session.strategy().name()
+    }
+
+    /// Chain iterations run so far.
+    #[getter]
+    fn iterations(&self) -> u64 {
+        self.session.iterations()
+    }
+
+    /// What to show the user next, by ``strategy`` (the CLI's names; ``None``
+    /// for the session's, another name changes it): ``"simple"``,
+    /// ``"random"``, ``"active"``, ``"interleaved"``, ``"smart"``, or
+    /// ``"vanilla"`` (nothing: ``None``). A query left unanswered counts as
+    /// accepted when the next one is asked.
     ///
     /// Returns the current tree induced on the chosen points as a ``Tree``
-    /// over them, named by the points' names (or indices as text); answer
-    /// with ``add_triplet`` on a triplet it gets wrong.
-    fn query(&mut self, strategy: &str) -> PyResult<Option<PyTree>> {
-        let strategy = Strategy::from_name(strategy).ok_or_else(|| {
-            input(format!(
-                "strategy must be \"vanilla\", \"simple\", \"random\", \"active\", \"interleaved\" or \"smart\", not {strategy:?}"
-            ))
-        })?;
-        let n = self.names.len();
-        self.queries += 1;
-        let active = match strategy {
-            Strategy::Interleaved => self.queries % 2 == 0,
-            s => s == Strategy::Active,
+    /// over them with heights ``1 - t``, named by the points' names (or
+    /// indices as text); answer with ``add_triplet``.
+    #[pyo3(signature = (strategy=None))]
+    fn query(&mut self, strategy: Option<&str>) -> PyResult<Option<PyTree>> {
+        let strategy = match strategy {
+            Some(s) => strategy_of(s)?,
+            None => self.session.strategy(),
         };
-        let subset = match strategy {
-            Strategy::Vanilla => return Ok(None),
-            Strategy::Simple => self.rng.subset(n, 3),
-            Strategy::Smart => (0..n).collect(),
-            _ if active => {
-                let mut best: Option<(f64, Vec<usize>)> = None;
-                for _ in 0..self.candidates {
-                    let s = self.rng.subset(n, self.subset_size);
-                    let v = distance_variance(&self.samples, n, &s);
-                    if best.as_ref().is_none_or(|b| v > b.0) {
-                        best = Some((v, s));
-                    }
-                }
-                best.expect("at least one candidate").1
-            }
-            _ => self.rng.subset(n, self.subset_size),
-        };
-        let mut subset = subset;
-        subset.sort_unstable();
-        Ok(Some(self.shown(&subset)))
+        if strategy == Strategy::Vanilla {
+            return Ok(None);
+        }
+        if strategy != self.session.strategy() {
+            self.session.set_strategy(strategy).map_err(to_py)?;
+        } else if self.session.current().is_some() {
+            self.session
+                .apply(Answer::Accept)
+                .map_err(|r| input(r.to_string()))?;
+        }
+        let q = self.session.query().clone();
+        Ok(Some(self.shown(&q)))
     }
 
     fn __repr__(&self) -> String {
         format!(
-            "Sampler(n={}, triplets={})",
+            "Sampler(n={}, triplets={}, strategy={:?})",
             self.names.len(),
-            self.chain.constraints().len()
+            self.session.constraints().len(),
+            self.session.strategy().name()
         )
     }
 }

@@ -103,7 +103,8 @@ where
         let mut rx = rx;
         loop {
             // The receiver is not `Sync`: move it into the released section and back.
-            let (received, back) = py.detach(move || (rx.recv_timeout(Duration::from_millis(50)), rx));
+            let (received, back) =
+                py.detach(move || (rx.recv_timeout(Duration::from_millis(50)), rx));
             rx = back;
             match received {
                 Ok(result) => break Some(result),

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use trellis::flat::{FlatMarginals, FlatTrellis};
 use trellis::{
-    CorrelationClustering, Dasgupta, Dendrogram, Hcc, Mask, Marginals, Search, Trellis, Weights,
+    CorrelationClustering, Dasgupta, Dendrogram, Hcc, Marginals, Mask, Search, Trellis, Weights,
 };
 
 use crate::errors::{input, to_py};
@@ -25,7 +25,9 @@ impl HierModel {
     pub fn new(model: &str, w: &Weights, beta: f64) -> PyResult<HierModel> {
         match model {
             "hcc" => Hcc::new(w, beta).map(HierModel::Hcc).map_err(to_py),
-            "dasgupta" => Dasgupta::new(w, beta).map(HierModel::Dasgupta).map_err(to_py),
+            "dasgupta" => Dasgupta::new(w, beta)
+                .map(HierModel::Dasgupta)
+                .map_err(to_py),
             other => Err(input(format!(
                 "model must be \"hcc\" or \"dasgupta\", not {other:?}"
             ))),
@@ -158,7 +160,11 @@ impl HierarchyPosterior {
     }
 
     /// The posterior marginal of each cluster (sorted point lists).
-    pub fn cluster_probabilities(&self, py: Python<'_>, clusters: &[Vec<usize>]) -> PyResult<Vec<f64>> {
+    pub fn cluster_probabilities(
+        &self,
+        py: Python<'_>,
+        clusters: &[Vec<usize>],
+    ) -> PyResult<Vec<f64>> {
         let masks: Vec<Mask> = clusters
             .iter()
             .map(|c| {
@@ -204,8 +210,11 @@ impl HierarchyPosterior {
     /// The cost of the MAP tree (the model's cost, without ``beta``).
     #[getter]
     fn map_cost(&self) -> PyResult<f64> {
-        with_trellis!(&self.inner, |t, _m| trellis::tree_cost(t.model(), &t.map().tree)
-            .map_err(to_py))
+        with_trellis!(&self.inner, |t, _m| trellis::tree_cost(
+            t.model(),
+            &t.map().tree
+        )
+        .map_err(to_py))
     }
 
     /// The log-potential of the MAP tree, ``log φ(MAP)``.
@@ -218,7 +227,11 @@ impl HierarchyPosterior {
     /// and ``>= min_p``, most probable first: a list of ``(points, p)`` with
     /// ``points`` a sorted tuple of indices.
     #[pyo3(signature = (min_p=0.0))]
-    fn cluster_marginals<'py>(&self, py: Python<'py>, min_p: f64) -> PyResult<Vec<(Bound<'py, PyTuple>, f64)>> {
+    fn cluster_marginals<'py>(
+        &self,
+        py: Python<'py>,
+        min_p: f64,
+    ) -> PyResult<Vec<(Bound<'py, PyTuple>, f64)>> {
         if min_p.is_nan() {
             return Err(input("min_p must be a number"));
         }
@@ -279,11 +292,7 @@ impl HierarchyPosterior {
     }
 
     fn __repr__(&self) -> String {
-        format!(
-            "HierarchyPosterior(n={}, log_z={})",
-            self.n(),
-            self.log_z()
-        )
+        format!("HierarchyPosterior(n={}, log_z={})", self.n(), self.log_z())
     }
 }
 
@@ -387,7 +396,11 @@ impl PartitionPosterior {
     /// Every cluster (singletons included) with marginal probability ``> 0``
     /// and ``>= min_p``, most probable first: ``(points, p)`` pairs.
     #[pyo3(signature = (min_p=0.0))]
-    fn cluster_marginals<'py>(&self, py: Python<'py>, min_p: f64) -> PyResult<Vec<(Bound<'py, PyTuple>, f64)>> {
+    fn cluster_marginals<'py>(
+        &self,
+        py: Python<'py>,
+        min_p: f64,
+    ) -> PyResult<Vec<(Bound<'py, PyTuple>, f64)>> {
         if min_p.is_nan() {
             return Err(input("min_p must be a number"));
         }
@@ -407,7 +420,12 @@ impl PartitionPosterior {
     /// ``k`` exact samples, each an array of labels (as ``map_labels``);
     /// the same seed gives the same samples.
     #[pyo3(signature = (k, seed=0))]
-    fn sample<'py>(&self, py: Python<'py>, k: usize, seed: u64) -> PyResult<Vec<Bound<'py, PyArray1<i64>>>> {
+    fn sample<'py>(
+        &self,
+        py: Python<'py>,
+        k: usize,
+        seed: u64,
+    ) -> PyResult<Vec<Bound<'py, PyArray1<i64>>>> {
         check_samples(k, self.n())?;
         let n = self.n();
         let parts = crate::run(py, self.n_jobs, None, |_| Ok(self.trellis.samples(k, seed)))?;
@@ -443,7 +461,9 @@ fn exact_partition(
     let w = crate::weights(&weights)?;
     crate::check_names(names, w.n())?;
     let energy = CorrelationClustering::new(&w, beta).map_err(to_py)?;
-    let trellis = crate::run(py, n_jobs, max_memory, |o| FlatTrellis::with_options(energy, o))?;
+    let trellis = crate::run(py, n_jobs, max_memory, |o| {
+        FlatTrellis::with_options(energy, o)
+    })?;
     Ok(PartitionPosterior {
         trellis,
         marginals: OnceLock::new(),

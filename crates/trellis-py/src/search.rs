@@ -129,13 +129,11 @@ fn astar(
     let outcome = with_model!(&hm, |m| crate::run(py, n_jobs, max_memory, |o| {
         let options = trellis::Options { time_limit, ..*o };
         if approx {
-            let mut init: Vec<trellis::Tree> = baselines::beam_search(
-                &m.with_beta(1.0)?,
-                baselines::compact_beam_width(n),
-            )?
-            .into_iter()
-            .map(|s| s.tree)
-            .collect();
+            let mut init: Vec<trellis::Tree> =
+                baselines::beam_search(&m.with_beta(1.0)?, baselines::compact_beam_width(n))?
+                    .into_iter()
+                    .map(|s| s.tree)
+                    .collect();
             let d = baselines::distances_from_similarities(&w);
             if let Ok(t) = baselines::linkage(&d, n, Linkage::Average) {
                 init.push(t);

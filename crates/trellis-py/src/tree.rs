@@ -95,7 +95,11 @@ impl PyTree {
     /// A tree from nested lists of point indices, e.g. ``[[0, 1], [2, 3]]``.
     #[staticmethod]
     #[pyo3(signature = (obj, names=None))]
-    fn from_nested(py: Python<'_>, obj: &Bound<'_, PyAny>, names: Option<Vec<String>>) -> PyResult<PyTree> {
+    fn from_nested(
+        py: Python<'_>,
+        obj: &Bound<'_, PyAny>,
+        names: Option<Vec<String>>,
+    ) -> PyResult<PyTree> {
         let text: String = py
             .import("json")?
             .call_method1("dumps", (obj,))?
@@ -205,7 +209,11 @@ impl PyTree {
     /// trees from a model), ``"rank"``, or ``None`` for the tree's own when it
     /// has them, else ranks.
     #[pyo3(signature = (heights=None))]
-    fn to_linkage<'py>(&self, py: Python<'py>, heights: Option<&str>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    fn to_linkage<'py>(
+        &self,
+        py: Python<'py>,
+        heights: Option<&str>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let rows = self.dendrogram(heights)?.linkage().map_err(to_py)?;
         let rows: Vec<Vec<f64>> = rows.iter().map(|r| r.to_vec()).collect();
         if rows.is_empty() {

@@ -153,3 +153,50 @@ def test_triplet_distance_brute_force():
         brute_triplet_distance(x, trellis.Tree.from_newick("((e,(c,a)),(b,d));", names=list("abcde")), 5))
     with pytest.raises(trellis.InputError):
         triplet_distance(x, trellis.Tree.from_newick("((a,b),c);"))
+
+
+def test_undo_takes_back_the_last_triplet():
+    s = Sampler(blobs(), names=NAMES, seed=6).run(100)
+    assert s.undo() is None
+    s.add_triplet("p0", "p1", "p2")
+    s.add_triplet("p4", "p5", "p0")
+    # ({p0, p2}, p4) conflicts with neither; ({p0, p4}, p5) with the second only.
+    with pytest.raises(trellis.InputError, match="p4"):
+        s.add_triplet("p0", "p4", "p5")
+    assert s.undo() == ("p4", "p5", "p0")
+    assert s.triplets == [("p0", "p1", "p2")]
+    s.add_triplet("p0", "p4", "p5")
+    assert s.triplets == [("p0", "p1", "p2"), ("p0", "p4", "p5")]
+    for _ in range(10):
+        s.run(20)
+        assert satisfied(s.tree, 0, 1, 2) and satisfied(s.tree, 0, 4, 5)
+    assert s.undo() == ("p0", "p4", "p5") and s.undo() == ("p0", "p1", "p2") and s.undo() is None
+    assert s.triplets == []
+
+
+def test_answering_a_query():
+    s = Sampler(blobs(), names=NAMES, seed=7, subset_size=4, strategy="random").run(100)
+    assert s.strategy == "random"
+    q = s.query()
+    assert q.n == 4 and s.strategy == "random"
+    a, b, c = q.names[:3]
+    # The shown tree resolves (a, b, c) one way; the user insists on another
+    # that the tree does not satisfy: the tree is rebuilt, and satisfies it.
+    i, j, k = (NAMES.index(x) for x in (a, b, c))
+    pair = next(p for p in ((i, j, k), (i, k, j), (j, k, i)) if not satisfied(s.tree, *p))
+    assert s.add_triplet(*pair) is True
+    assert satisfied(s.tree, *pair)
+    assert s.triplets == [tuple(NAMES[p] for p in pair)]
+    # A triplet the tree satisfies already: nothing to rebuild.
+    held = next(p for p in itertools.permutations(range(12), 3) if satisfied(s.tree, *p) and p[:2] != pair[:2])
+    assert s.add_triplet(*held) is False
+    # Active queries score the trees kept during the runs; same seed, same queries.
+    shown = []
+    for _ in range(2):
+        t = Sampler(blobs(), names=NAMES, seed=8, subset_size=5, strategy="active").run(150)
+        shown.append([t.query().to_newick() for _ in range(3)] + [t.query("interleaved").to_newick()])
+    assert shown[0] == shown[1]
+    with pytest.raises(trellis.InputError, match="vanilla"):
+        Sampler(blobs(), strategy="vanilla")
+    with pytest.raises(trellis.InputError, match="guided"):
+        Sampler(blobs(), rebuild="balanced")

@@ -37,15 +37,24 @@ class Sampler:
     ``c``: the divergence constant of ``a(t) = c / (1 - t)`` (default 1).
     ``sigma0``: variance of the start location (default 0.5; same forms as
     ``sigma``). ``leaf_noise``: leaf observation noise in units of ``sigma``
-    (default 0.01). ``rebuild``: how a violated triplet rebuilds the tree,
-    ``"guided"`` (follow the current tree) or ``"balanced"`` (the reference
-    code's). ``subset_size`` and ``candidates``: points shown by random and
-    active queries, and the candidate subsets of an active query (the
-    paper's 10 and 20).
+    (default 0.01). ``rebuild``: how a violated triplet rebuilds the tree;
+    only ``"guided"`` (follow the current tree), the session's.
+    ``subset_size`` and ``candidates``: points shown by random and active
+    queries, and the candidate subsets of an active query (the paper's 10
+    and 20). ``strategy``: the query strategy (``"simple"``, ``"random"``,
+    ``"active"``, ``"interleaved"`` or ``"smart"``; ``query`` may change
+    it). ``samples``: the trees of the last iterations kept for active
+    queries (the paper's 100); they are kept while the strategy is active or
+    interleaved.
+
+    This is ``trellis::ddt::Session``, the loop behind ``trellis interactive``
+    and its web app: the chain, the queries and their random choices are the
+    library's.
     """
 
     def __init__(self, points, names=None, sigma="var/2", seed=0, c=1.0, sigma0=0.5,
-                 leaf_noise=0.01, rebuild="guided", subset_size=10, candidates=20):
+                 leaf_noise=0.01, rebuild="guided", subset_size=10, candidates=20,
+                 strategy="active", samples=100):
         try:
             x = np.ascontiguousarray(points, dtype=np.float64)
         except (TypeError, ValueError) as e:
@@ -61,6 +70,7 @@ class Sampler:
         self._s = _core.Sampler(
             x, None if names is None else [str(n) for n in names], sigma, int(seed), float(c),
             sigma0, float(leaf_noise), rebuild, int(subset_size), int(candidates),
+            strategy, int(samples),
         )
 
     @property
@@ -79,9 +89,11 @@ class Sampler:
     def add_triplet(self, a, b, c) -> bool:
         """Enforces ``({a, b}, c)`` (points by name or index): the tree is
         rebuilt at once if it violates it, and every later tree satisfies it.
-        Raises ``InputError`` naming the conflict when it contradicts the
-        triplets already given (nothing changes then). Returns whether the
-        tree was rebuilt."""
+        It answers the current query when that shows the three points, else
+        the whole tree is shown and answered (the interleaved alternation then
+        restarts). Raises ``InputError`` naming the conflicting triplets when
+        it contradicts the triplets already given (nothing changes then).
+        Returns whether the tree was rebuilt."""
         return self._s.add_triplet(*(int(p) if isinstance(p, np.integer) else p for p in (a, b, c)))
 
     @property
@@ -100,16 +112,35 @@ class Sampler:
         """``ln p(T, t) + ln p(X | T, t)`` of the current tree and times."""
         return self._s.log_likelihood
 
-    def query(self, strategy="random"):
-        """What to show the user, by ``strategy`` (the CLI's names):
-        ``"simple"`` three random points, ``"random"`` ``subset_size`` random
-        points, ``"active"`` the subset whose tree distances varied most over
-        the last 100 iterations of ``run`` (among ``candidates``),
-        ``"interleaved"`` random and active alternately, ``"smart"`` all
-        points, ``"vanilla"`` nothing (``None``). Returns the current tree
-        induced on those points: a ``Tree`` over them whose names are the
-        points' names (or indices as text)."""
+    @property
+    def strategy(self) -> str:
+        """The query strategy (set by the constructor or the last ``query``)."""
+        return self._s.strategy
+
+    @property
+    def iterations(self) -> int:
+        """MCMC iterations run so far."""
+        return self._s.iterations
+
+    def query(self, strategy=None):
+        """What to show the user, by ``strategy`` (the CLI's names; ``None``
+        for the current strategy, another name changes it): ``"simple"``
+        three random points not all in one triplet given, ``"random"``
+        ``subset_size`` random points, ``"active"`` the subset whose tree
+        distances varied most over the last ``samples`` iterations (among
+        ``candidates``), ``"interleaved"`` random and active alternately,
+        ``"smart"`` all points, ``"vanilla"`` nothing (``None``). A query
+        left unanswered counts as accepted when the next one is asked.
+        Returns the current tree induced on those points: a ``Tree`` over
+        them with heights ``1 - t``, whose names are the points' names (or
+        indices as text)."""
         return self._s.query(strategy)
+
+    def undo(self):
+        """Takes back the last triplet given and returns it as ``triplets``
+        lists it (``None`` when there is none). The current tree stays: it
+        satisfies the remaining triplets."""
+        return self._s.undo()
 
     def __repr__(self):
         return repr(self._s)
