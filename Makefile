@@ -5,7 +5,7 @@ ci:
 	bash .ci/run
 
 test:
-	cargo test --workspace
+	scripts/test-all
 
 demo:
 	cargo run --release -p trellis-cli -- demo

@@ -132,42 +132,60 @@ pub fn numeric(data: &[u8]) {
         return;
     }
     let n = 2 + (data[0] as usize % 6);
-    let Some(beta) = number(&data[1..9]) else { return };
+    let Some(beta) = number(&data[1..9]) else {
+        return;
+    };
     let rest = &data[9..];
     let mut rows = vec![vec![0.0; n]; n];
     let mut k = 0;
     for i in 0..n {
         for j in i + 1..n {
-            let w = rest
-                .get(8 * k..8 * k + 8)
-                .and_then(number)
-                .unwrap_or(0.0);
+            let w = rest.get(8 * k..8 * k + 8).and_then(number).unwrap_or(0.0);
             rows[i][j] = w;
             rows[j][i] = w;
             k += 1;
         }
     }
-    let Ok(w) = Weights::from_matrix(&Matrix::from_rows(rows).expect("square")) else { return };
+    let Ok(w) = Weights::from_matrix(&Matrix::from_rows(rows).expect("square")) else {
+        return;
+    };
 
     if let Ok(model) = Hcc::new(&w, beta)
         && let Ok(trellis) = Trellis::new(model)
     {
         let log_z = trellis.log_z();
         let map = trellis.map().log_potential;
-        assert!(log_z.is_finite() && map.is_finite(), "log Z {log_z}, MAP {map}");
+        assert!(
+            log_z.is_finite() && map.is_finite(),
+            "log Z {log_z}, MAP {map}"
+        );
         let trees = Tree::all(n);
         let ln_trees = (trees.len() as f64).ln();
-        assert!(map <= log_z + 1e-9 * (1.0 + map.abs()), "MAP {map} above log Z {log_z}");
-        assert!(log_z <= map + ln_trees + 1e-9 * (1.0 + map.abs()), "log Z {log_z}, MAP {map}");
+        assert!(
+            map <= log_z + 1e-9 * (1.0 + map.abs()),
+            "MAP {map} above log Z {log_z}"
+        );
+        assert!(
+            log_z <= map + ln_trees + 1e-9 * (1.0 + map.abs()),
+            "log Z {log_z}, MAP {map}"
+        );
         let brute = log_sum_exp(trees.iter().map(|t| trellis.tree_log_potential(t).unwrap()));
-        assert!(close(log_z, brute, map), "log Z {log_z} vs brute force {brute}");
+        assert!(
+            close(log_z, brute, map),
+            "log Z {log_z} vs brute force {brute}"
+        );
         let marginals = trellis.marginals().expect("marginals");
         let all = marginals.clusters(0.0);
         assert!(all.iter().all(|&(_, p)| (0.0..=1.0).contains(&p)));
         let total: f64 = all.iter().map(|&(_, p)| p).sum();
-        assert!((total - (n as f64 - 2.0)).abs() < 1e-6, "Σ P(S) = {total}, n = {n}");
+        assert!(
+            (total - (n as f64 - 2.0)).abs() < 1e-6,
+            "Σ P(S) = {total}, n = {n}"
+        );
         let sample = trellis.samples(1, 7).pop().expect("one sample");
-        sample.validate(n, true).expect("a hierarchy over the points");
+        sample
+            .validate(n, true)
+            .expect("a hierarchy over the points");
     }
 
     if let Ok(energy) = CorrelationClustering::new(&w, beta)
@@ -175,19 +193,30 @@ pub fn numeric(data: &[u8]) {
     {
         let log_z = flat.log_z();
         let map = flat.map().log_energy;
-        assert!(log_z.is_finite() && map.is_finite(), "flat log Z {log_z}, MAP {map}");
+        assert!(
+            log_z.is_finite() && map.is_finite(),
+            "flat log Z {log_z}, MAP {map}"
+        );
         let parts = partitions(n);
         let ln_parts = (parts.len() as f64).ln();
         assert!(map <= log_z + 1e-9 * (1.0 + map.abs()));
         assert!(log_z <= map + ln_parts + 1e-9 * (1.0 + map.abs()));
-        let brute = log_sum_exp(
-            parts
-                .iter()
-                .map(|p| p.iter().map(|&c| flat.log_energy_of(c).unwrap()).sum::<f64>()),
+        let brute = log_sum_exp(parts.iter().map(|p| {
+            p.iter()
+                .map(|&c| flat.log_energy_of(c).unwrap())
+                .sum::<f64>()
+        }));
+        assert!(
+            close(log_z, brute, map),
+            "flat log Z {log_z} vs brute force {brute}"
         );
-        assert!(close(log_z, brute, map), "flat log Z {log_z} vs brute force {brute}");
         let marginals = flat.marginals();
-        assert!(marginals.clusters(0.0).iter().all(|&(_, p)| (0.0..=1.0).contains(&p)));
+        assert!(
+            marginals
+                .clusters(0.0)
+                .iter()
+                .all(|&(_, p)| (0.0..=1.0).contains(&p))
+        );
         for i in 0..n {
             let p = marginals.pairwise(i, i).unwrap_or(1.0);
             assert!((0.0..=1.0 + 1e-9).contains(&p));

@@ -226,6 +226,21 @@ impl PyTree {
         self.n()
     }
 
+    /// Pickling: the tree as nested-list JSON text, its names and heights.
+    #[allow(clippy::type_complexity)]
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(
+        Bound<'py, PyAny>,
+        (String, Option<Vec<String>>, Option<Vec<f64>>),
+    )> {
+        let text = serde_json::to_string(&self.tree)
+            .map_err(|e| input(format!("the tree cannot be written: {e}")))?;
+        let restore = py.import("trellis._core")?.getattr("_tree_from_state")?;
+        Ok((restore, (text, self.names(), self.heights.clone())))
+    }
+
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
         match other.cast::<PyTree>() {
             Ok(o) => self.tree.clone().canonical() == o.get().tree.clone().canonical(),
@@ -257,6 +272,18 @@ impl PyTree {
     }
 }
 
+/// Rebuilds a pickled `Tree` (see `Tree.__reduce__`).
+#[pyfunction]
+fn _tree_from_state(
+    text: &str,
+    names: Option<Vec<String>>,
+    heights: Option<Vec<f64>>,
+) -> PyResult<PyTree> {
+    let tree = trellis::Tree::from_json_str(text).map_err(to_py)?;
+    Ok(PyTree::new(tree, names.map(Arc::new), heights))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyTree>()
+    m.add_class::<PyTree>()?;
+    m.add_function(wrap_pyfunction!(_tree_from_state, m)?)
 }

@@ -19,6 +19,7 @@ from ._core import (
     Tree,
     TrellisError,
 )
+from . import interactive, jets
 
 __all__ = [
     "AstarResult",
@@ -35,6 +36,8 @@ __all__ = [
     "exact_hierarchy",
     "exact_partition",
     "greedy",
+    "interactive",
+    "jets",
     "linkage",
     "similarity",
 ]

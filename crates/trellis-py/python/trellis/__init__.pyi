@@ -15,6 +15,7 @@ from ._core import (
     Tree as Tree,
     TrellisError as TrellisError,
 )
+from . import interactive as interactive, jets as jets
 from .sklearn import TrellisFlat as TrellisFlat, TrellisHierarchical as TrellisHierarchical
 
 __all__ = [
@@ -32,6 +33,8 @@ __all__ = [
     "exact_hierarchy",
     "exact_partition",
     "greedy",
+    "interactive",
+    "jets",
     "linkage",
     "similarity",
 ]

@@ -133,3 +133,67 @@ def linkage(
     method: str = "average",
     names: Sequence[str] | None = None,
 ) -> Tree: ...
+
+# trellis.jets: the jets collections in the flat form (meta as JSON text,
+# ids, leaves, offsets, params, truth trees) and their clustering.
+_Flat = tuple[
+    str,
+    list[str],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.float64],
+    list[Tree | None],
+]
+
+def jets_read(path: str) -> _Flat: ...
+def jets_simulate(n_jets: int, min_leaves: int, max_leaves: int | None, seed: int, preset: str) -> _Flat: ...
+def jets_preset_params(preset: str) -> tuple[float, float, float]: ...
+def jets_cluster(
+    leaves: npt.NDArray[np.float64],
+    offsets: npt.NDArray[np.int64],
+    params: npt.NDArray[np.float64],
+    ids: Sequence[str],
+    method: str = "exact",
+    likelihood: str = "current",
+    n_jobs: int | None = None,
+    max_memory: float | None = None,
+) -> tuple[npt.NDArray[np.float64], list[Tree], npt.NDArray[np.float64] | None]: ...
+
+# trellis.interactive
+_Point = int | str
+
+@final
+class Sampler:
+    def __new__(
+        cls,
+        points: npt.NDArray[np.float64],
+        names: Sequence[str] | None = None,
+        sigma: float | str | Sequence[float] | None = None,
+        seed: int = 0,
+        c: float = 1.0,
+        sigma0: float | str | Sequence[float] | None = None,
+        leaf_noise: float = 0.01,
+        rebuild: str = "guided",
+        subset_size: int = 10,
+        candidates: int = 20,
+        strategy: str = "active",
+        samples: int = 100,
+    ) -> Sampler: ...
+    def run(self, iterations: int) -> None: ...
+    def add_triplet(self, a: _Point, b: _Point, c: _Point) -> bool: ...
+    def undo(self) -> tuple[Any, Any, Any] | None: ...
+    @property
+    def tree(self) -> Tree: ...
+    @property
+    def triplets(self) -> list[tuple[Any, Any, Any]]: ...
+    @property
+    def log_likelihood(self) -> float: ...
+    @property
+    def n(self) -> int: ...
+    @property
+    def strategy(self) -> str: ...
+    @property
+    def iterations(self) -> int: ...
+    def query(self, strategy: str | None = None) -> Tree | None: ...
+
+def triplet_distance(tree_a: Tree, tree_b: Tree) -> float: ...

@@ -501,6 +501,16 @@ mod tests {
             })
             .unwrap();
         assert_eq!(plain, "((0,1),2);");
+        // Lengths, support and the rooting comment read back.
+        let full = d
+            .to_newick(&Newick {
+                support: Some(&[0.93, 1.0]),
+                ..Newick::default()
+            })
+            .unwrap();
+        assert_eq!(Tree::parse(&full).unwrap(), *d.tree());
+        let h = crate::ddt::Hierarchy::parse_newick(&s).unwrap();
+        assert_eq!(h.to_tree(&names).unwrap(), *d.tree());
     }
 
     #[test]

@@ -739,7 +739,7 @@ impl NewickParser<'_> {
 
     /// Skips whitespace and leading bracketed comments such as the
     /// rooted-tree mark `[&R]` (an unclosed `[` is left for the error).
-    fn skip_comments(&mut self) {
+    pub(crate) fn skip_comments(&mut self) {
         loop {
             self.skip_ws();
             if self.peek() != Some(b'[') {

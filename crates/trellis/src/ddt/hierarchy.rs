@@ -26,7 +26,8 @@ pub struct Hierarchy {
 impl Hierarchy {
     /// Parses Newick: `((a,b,c)x,(d,e));`. Internal labels and branch lengths are
     /// read and ignored; labels may be quoted with `'...'`. Any depth; a
-    /// leading byte-order mark is skipped. Errors name the byte offset in
+    /// leading byte-order mark and a rooting comment (`[&R]`, `[&U]`) are
+    /// skipped. Errors name the byte offset in
     /// `text`.
     ///
     /// # Errors
@@ -48,6 +49,7 @@ impl Hierarchy {
                 root: 0,
             },
         };
+        p.skip_comments();
         let root = p.tree()?;
         p.skip_ws();
         if p.peek() == Some(b';') {
