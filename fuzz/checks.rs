@@ -2,7 +2,7 @@
 //! replays every input the fuzzer ever found (`fuzz/regressions/<target>/`,
 //! run by `crates/trellis/tests/issue11_fuzz.rs`). Each check takes any
 //! bytes: a refusal is fine, a panic or a broken invariant is a finding.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::needless_range_loop)]
 
 use trellis::flat::FlatTrellis;
 use trellis::ginkgo::JetsFile;

@@ -142,6 +142,25 @@ fn check_samples(k: usize, n: usize) -> PyResult<()> {
     Ok(())
 }
 
+/// The marginals of `t`, computed on first use (one outside pass, with the
+/// interpreter released and Ctrl-C checked).
+fn marginals_of<'a, M: trellis::Model + Send + Sync>(
+    py: Python<'_>,
+    t: &Trellis<M>,
+    cell: &'a OnceLock<Marginals<M>>,
+    n_jobs: Option<i64>,
+    max_memory: Option<f64>,
+) -> PyResult<&'a Marginals<M>>
+where
+    M::Summary: Send + Sync,
+{
+    if cell.get().is_none() {
+        let m = crate::run(py, n_jobs, max_memory, |o| t.marginals_with(o))?;
+        let _ = cell.set(m);
+    }
+    Ok(cell.get().expect("set above"))
+}
+
 impl HierarchyPosterior {
     /// The marginals (computed on first use, one outside pass).
     fn with_marginals<R: Send>(
@@ -150,11 +169,7 @@ impl HierarchyPosterior {
         f: impl FnOnce(&dyn Fn(Mask) -> f64) -> R,
     ) -> PyResult<R> {
         with_trellis!(&self.inner, |t, cell| {
-            if cell.get().is_none() {
-                let m = crate::run(py, self.n_jobs, self.max_memory, |o| t.marginals_with(o))?;
-                let _ = cell.set(m);
-            }
-            let m = cell.get().expect("set above");
+            let m = marginals_of(py, t, cell, self.n_jobs, self.max_memory)?;
             Ok(f(&|s| m.p(s)))
         })
     }
@@ -236,11 +251,7 @@ impl HierarchyPosterior {
             return Err(input("min_p must be a number"));
         }
         with_trellis!(&self.inner, |t, cell| {
-            if cell.get().is_none() {
-                let m = crate::run(py, self.n_jobs, self.max_memory, |o| t.marginals_with(o))?;
-                let _ = cell.set(m);
-            }
-            let m = cell.get().expect("set above");
+            let m = marginals_of(py, t, cell, self.n_jobs, self.max_memory)?;
             m.clusters(min_p)
                 .into_iter()
                 .map(|(s, p)| Ok((mask_tuple(py, s)?, p)))
@@ -269,11 +280,9 @@ impl HierarchyPosterior {
             }
         };
         with_trellis!(&self.inner, |t, cell| {
-            if cell.get().is_none() {
-                let m = crate::run(py, self.n_jobs, self.max_memory, |o| t.marginals_with(o))?;
-                let _ = cell.set(m);
-            }
-            cell.get().expect("set above").subtree(&tree).map_err(to_py)
+            marginals_of(py, t, cell, self.n_jobs, self.max_memory)?
+                .subtree(&tree)
+                .map_err(to_py)
         })
     }
 

@@ -7,7 +7,7 @@ use numpy::{PyArray2, PyReadonlyArray2};
 use pyo3::prelude::*;
 use trellis::astar::{self as search, ApproxOptions};
 use trellis::baselines::{self, Linkage};
-use trellis::{Dendrogram, Similarity, Weights};
+use trellis::{Similarity, Weights};
 
 use crate::errors::{input, to_py};
 use crate::posterior::{HierModel, model_tree, with_model};
@@ -251,27 +251,11 @@ fn linkage(
         _ => return Err(input("give exactly one of points and distances")),
     };
     let names = crate::check_names(names, n)?.map(Arc::new);
-    let steps = crate::run(py, None, None, |_| baselines::linkage_steps(&d, n, method))?;
-    let rows: Vec<[f64; 4]> = steps
-        .iter()
-        .map(|s| {
-            [
-                s.left.min(s.right) as f64,
-                s.left.max(s.right) as f64,
-                s.height,
-                s.size as f64,
-            ]
-        })
-        .collect();
-    if n == 1 {
-        return Ok(PyTree::new(trellis::Tree::Leaf(0), names, Some(vec![])));
-    }
-    let d = Dendrogram::from_linkage(&rows).map_err(to_py)?;
-    Ok(PyTree::new(
-        d.tree().clone(),
-        names,
-        Some(d.heights().to_vec()),
-    ))
+    let d = crate::run(py, None, None, |_| {
+        baselines::linkage_dendrogram(&d, n, method)
+    })?;
+    let heights = d.heights().to_vec();
+    Ok(PyTree::new(d.into_tree(), names, Some(heights)))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -188,6 +188,11 @@ impl Dendrogram {
         &self.tree
     }
 
+    /// The tree, without the heights.
+    pub fn into_tree(self) -> Tree {
+        self.tree
+    }
+
     /// The height of each internal node, in the tree's post-order.
     pub fn heights(&self) -> &[f64] {
         &self.heights

@@ -601,20 +601,7 @@ pub fn linkage_steps(dist: &[f64], n: usize, method: Linkage) -> Result<Vec<Link
 ///
 /// As [`linkage_steps`].
 pub fn linkage(dist: &[f64], n: usize, method: Linkage) -> Result<Tree> {
-    let steps = linkage_steps(dist, n, method)?;
-    let mut trees: Vec<Option<Tree>> = (0..n).map(|i| Some(Tree::Leaf(i))).collect();
-    for s in &steps {
-        let (l, r) = (trees[s.left].take(), trees[s.right].take());
-        trees.push(Some(Tree::node(
-            l.expect("each cluster merges once"),
-            r.expect("each cluster merges once"),
-        )));
-    }
-    Ok(trees
-        .pop()
-        .flatten()
-        .expect("the last cluster is the root")
-        .canonical())
+    Ok(linkage_dendrogram(dist, n, method)?.into_tree())
 }
 
 /// The dendrogram of a linkage clustering (see [`linkage_steps`]): its
@@ -627,34 +614,15 @@ pub fn linkage(dist: &[f64], n: usize, method: Linkage) -> Result<Tree> {
 /// As [`linkage_steps`].
 pub fn linkage_dendrogram(dist: &[f64], n: usize, method: Linkage) -> Result<Dendrogram> {
     let steps = linkage_steps(dist, n, method)?;
-    let mut trees: Vec<Option<Tree>> = (0..n).map(|i| Some(Tree::Leaf(i))).collect();
-    for s in &steps {
-        let (l, r) = (trees[s.left].take(), trees[s.right].take());
-        trees.push(Some(Tree::node(
-            l.expect("each cluster merges once"),
-            r.expect("each cluster merges once"),
-        )));
+    if steps.is_empty() {
+        return Dendrogram::new(Tree::Leaf(0), Vec::new());
     }
-    let tree = trees.pop().flatten().expect("the last cluster is the root");
-    // The tree's post-order visits a cluster after both of its parts, as the
-    // merges do, but not in the same order: match each node to its merge.
-    let mut height_of = HashMap::with_capacity(steps.len());
-    let mut min = (0..n).collect::<Vec<_>>();
-    for s in &steps {
-        let m = min[s.left].min(min[s.right]);
-        min.push(m);
-        height_of.insert((m, s.size), s.height);
-    }
-    let mut heights = Vec::with_capacity(steps.len());
-    tree.fold(
-        |i| (i, 1usize),
-        |(lm, ls), (rm, rs)| {
-            let key = (lm.min(rm), ls + rs);
-            heights.push(height_of[&key]);
-            key
-        },
-    );
-    Ok(Dendrogram::new(tree, heights)?.canonical())
+    // The merges are SciPy's linkage rows.
+    let rows: Vec<[f64; 4]> = steps
+        .iter()
+        .map(|s| [s.left as f64, s.right as f64, s.height, s.size as f64])
+        .collect();
+    Ok(Dendrogram::from_linkage(&rows)?.canonical())
 }
 
 /// Euclidean distances between the rows of `points` (row-major `n × n`),
