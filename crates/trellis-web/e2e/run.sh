@@ -10,9 +10,9 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 cd "$root"
 
-points="${POINTS:-$root/../shared/data/ibhc/iris.csv}"
+points="${POINTS:-$root/examples/iris.csv}"
 if [ ! -f "$points" ]; then
-  echo "e2e: the Iris data $points is missing (shared/ beside the repository; or set POINTS)" >&2
+  echo "e2e: the Iris data $points is missing (examples/iris.csv; or set POINTS)" >&2
   exit 1
 fi
 

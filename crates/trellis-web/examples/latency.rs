@@ -6,7 +6,7 @@
 //! it contradicts the constraints). Prints the median and the worst.
 //!
 //! ```sh
-//! cargo run --release -p trellis-web --example latency -- ../shared/data/ibhc/iris.csv [ANSWERS] [STRATEGY]
+//! cargo run --release -p trellis-web --example latency -- examples/iris.csv [ANSWERS] [STRATEGY]
 //! ```
 
 use std::io::{Read, Write};
@@ -43,7 +43,7 @@ fn main() -> anyhow::Result<()> {
     let points = args
         .first()
         .map(String::as_str)
-        .unwrap_or("../shared/data/ibhc/iris.csv");
+        .unwrap_or("examples/iris.csv");
     let answers: usize = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(100);
     let strategy = match args.get(2) {
         Some(s) => Strategy::from_name(s).ok_or_else(|| anyhow::anyhow!("unknown strategy {s}"))?,
