@@ -76,7 +76,7 @@ impl Hierarchy {
         self.names.iter().flatten().map(String::as_str).collect()
     }
 
-    /// The tree as a binary [`Tree`] over `names` (leaf `i` is the point
+    /// The tree as a binary [`Tree`](crate::Tree) over `names` (leaf `i` is the point
     /// called `names[i]`; every name must be a leaf and every leaf a name).
     /// Nodes with one child are skipped. Iterative: any depth.
     ///
