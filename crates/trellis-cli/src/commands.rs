@@ -336,9 +336,34 @@ fn weights_posterior(
     weights: &Weights,
     beta: f64,
     progress: bool,
+    need: Need,
 ) -> Result<Box<dyn Posterior>> {
     if sparse.sparse.is_some() {
         return Ok(Box::new(sparse.weights(args, weights, beta)?));
+    }
+    if need != Need::All {
+        let n = weights.n();
+        let splits = total_splits(n) as u64;
+        note_long(
+            &format!("exact inference over {n} points evaluates"),
+            splits as f64,
+            WARN_SPLITS_PER_S,
+        );
+        let bar = Bar::new(progress, splits);
+        let callback = bar.callback();
+        let options = options(memory_limit(args), callback.as_ref());
+        return Ok(with_cost_model!(args.model, weights, beta, |model| {
+            Box::new(match need {
+                Need::Map => Single {
+                    map: Some(Trellis::map_only(&model, &options)?),
+                    log_z: None,
+                },
+                _ => Single {
+                    map: None,
+                    log_z: Some(Trellis::log_z_only(&model, &options)?),
+                },
+            }) as Box<dyn Posterior>
+        }));
     }
     Ok(with_cost_model!(
         args.model,
@@ -350,6 +375,47 @@ fn weights_posterior(
             progress
         )) as Box<dyn Posterior>
     ))
+}
+
+/// What a command needs of the dense trellis of a weight matrix: `map` and
+/// `logz` compute their one quantity alone (a single pass for hierarchical
+/// correlation clustering); every other command keeps the whole trellis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Need {
+    All,
+    Map,
+    LogZ,
+}
+
+/// The MAP tree or log Z computed alone (see [`Need`]).
+struct Single {
+    map: Option<ScoredTree>,
+    log_z: Option<f64>,
+}
+
+impl Posterior for Single {
+    fn log_z(&self) -> f64 {
+        self.log_z.expect("log Z is computed for `logz`")
+    }
+
+    fn map(&self) -> Result<ScoredTree> {
+        Ok(self
+            .map
+            .clone()
+            .expect("the MAP tree is computed for `map`"))
+    }
+
+    fn each_sample(&self, _: usize, _: u64, _: &mut dyn FnMut(Tree) -> Result<()>) -> Result<()> {
+        bail!("samples need the whole trellis")
+    }
+
+    fn clusters(&self, _: f64) -> Result<Vec<ClusterJson>> {
+        bail!("marginals need the whole trellis")
+    }
+
+    fn support(&self, _: &[Vec<usize>]) -> Result<Vec<f64>> {
+        bail!("support values need the whole trellis")
+    }
 }
 
 /// The inference of a jet's model: the dense trellis, or a sparse one with
@@ -380,6 +446,7 @@ fn run<T: Serialize + Send>(
     args: &ModelArgs,
     sparse: &SparseArgs,
     workload: Workload,
+    need: Need,
     beta: f64,
     progress: bool,
     output: impl Fn(usize) -> u128,
@@ -430,7 +497,7 @@ fn run<T: Serialize + Send>(
             })
         }
         Input::Weights(w) => {
-            let post = weights_posterior(args, sparse, &w, beta, progress)?;
+            let post = weights_posterior(args, sparse, &w, beta, progress, need)?;
             weights(&w, &*post)
         }
     }
@@ -470,10 +537,12 @@ pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
     // rounding cannot make the answer depend on it, then report -beta * cost.
     // Support values are marginals at --beta.
     let beta = if a.support { args.beta } else { 1.0 };
+    let need = if a.support { Need::All } else { Need::Map };
     run(
         args,
         sparse,
         workload,
+        need,
         beta,
         progress,
         |_| 0,
@@ -571,6 +640,7 @@ pub fn logz(a: &LogzArgs, progress: bool) -> Result<String> {
         args,
         sparse,
         Workload::Inside,
+        Need::LogZ,
         args.beta,
         progress,
         |_| 0,
@@ -644,6 +714,7 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
         args,
         sparse,
         Workload::Marginals,
+        Need::All,
         args.beta,
         progress,
         // The dense trellis lists up to every subset; a sparse one its vertices.
@@ -700,6 +771,7 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
         args,
         sparse,
         Workload::Inside,
+        Need::All,
         args.beta,
         progress,
         |n| {
@@ -829,6 +901,7 @@ pub fn infer(a: &InferArgs, progress: bool) -> Result<String> {
         args,
         sparse,
         Workload::Marginals,
+        Need::All,
         args.beta,
         progress,
         |n| {

@@ -91,8 +91,8 @@ where
             };
             let options = Options {
                 memory_limit,
-                time_limit: None,
                 progress: Some(&check),
+                ..Options::default()
             };
             let result = match pool {
                 Some(p) => p.install(|| f(&options)),

@@ -177,9 +177,19 @@ struct Row {
     threads: usize,
     model: String,
     kernel: &'static str,
+    /// The vector path of the blocked kernel (`TRELLIS_KERNEL` or the best).
+    path: String,
     splits: u64,
+    /// `Trellis::map_only`: the MAP tree alone.
+    map_s: f64,
+    /// `Trellis::log_z_only`: log Z alone.
+    logz_s: f64,
+    /// `Trellis::new`: MAP and log Z of every cluster (what marginals and samples need).
     inside_s: f64,
-    splits_per_s: f64,
+    /// Nanoseconds per split per core of each.
+    map_ns: f64,
+    logz_ns: f64,
+    inside_ns: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     outside_s: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -217,6 +227,9 @@ pub fn absolute(w: &Weights) -> Result<Weights> {
 fn measure<M: Model>(model: M, args: &BenchArgs, n: usize) -> Result<Row> {
     let splits = total_splits(n) as u64;
     let model = &model;
+    let options = trellis::Options::default();
+    let (map_s, _) = best_of(args.repeats, || Ok(Trellis::map_only(model, &options)?))?;
+    let (logz_s, _) = best_of(args.repeats, || Ok(Trellis::log_z_only(model, &options)?))?;
     let (inside_s, trellis) = best_of(args.repeats, || Ok(Trellis::new(model)?))?;
     let outside_s = if args.marginals {
         let (s, _) = best_of(args.repeats, || Ok(trellis.marginals().map(|_| ())?))?;
@@ -225,14 +238,21 @@ fn measure<M: Model>(model: M, args: &BenchArgs, n: usize) -> Result<Row> {
         None
     };
     let terms = (3u64.pow(n as u32) + 1 - (2u64 << n)) as f64;
+    let threads = rayon::current_num_threads();
+    let ns = |s: f64| s * 1e9 * threads as f64 / splits as f64;
     Ok(Row {
         n,
-        threads: rayon::current_num_threads(),
+        threads,
         model: format!("{:?}", args.model).to_lowercase(),
         kernel: if args.general { "general" } else { "separable" },
+        path: trellis::KernelPath::choose(None)?.to_string(),
         splits,
+        map_s,
+        logz_s,
         inside_s,
-        splits_per_s: splits as f64 / inside_s,
+        map_ns: ns(map_s),
+        logz_ns: ns(logz_s),
+        inside_ns: ns(inside_s),
         outside_s,
         outside_terms_per_s: outside_s.map(|s| terms / s),
     })
@@ -262,13 +282,15 @@ pub fn run(args: &BenchArgs) -> Result<String> {
     let mut out = String::new();
     if !args.json {
         out += &format!(
-            "exact trellis passes, {} model, {} kernel, {} threads, best of {} runs\n",
+            "exact trellis passes, {} model, {} kernel ({} path), {} threads, best of {} runs\n",
             format!("{:?}", args.model).to_lowercase(),
             if args.general { "general" } else { "separable" },
+            trellis::KernelPath::choose(None)?,
             rayon::current_num_threads(),
             args.repeats.max(1)
         );
-        out += "   N          splits   MAP+logZ (s)     splits/s";
+        out += "(ns = nanoseconds per split per core; MAP+logZ = every cluster's, as marginals and samples need)\n";
+        out += "   N          splits    MAP (s)     ns   logZ (s)     ns  MAP+logZ (s)     ns";
         if args.marginals {
             out += "   marginals (s)      terms/s";
         }
@@ -295,8 +317,15 @@ pub fn run(args: &BenchArgs) -> Result<String> {
             out += &(serde_json::to_string(&row)? + "\n");
         } else {
             out += &format!(
-                "{:>4} {:>15} {:>14.6} {:>12.3e}",
-                row.n, row.splits, row.inside_s, row.splits_per_s
+                "{:>4} {:>15} {:>10.4} {:>6.3} {:>10.4} {:>6.3} {:>13.4} {:>6.3}",
+                row.n,
+                row.splits,
+                row.map_s,
+                row.map_ns,
+                row.logz_s,
+                row.logz_ns,
+                row.inside_s,
+                row.inside_ns
             );
             if let (Some(s), Some(r)) = (row.outside_s, row.outside_terms_per_s) {
                 out += &format!(" {s:>15.6} {r:>12.3e}");

@@ -132,7 +132,7 @@ pub use base::set::{
 };
 pub use base::tree::{NewickOptions, ScoredTree, Tree, newick_label};
 pub use base::weights::{Matrix, SYMMETRY_TOLERANCE, Similarity, Weights};
-pub use dense::{Marginals, Sampler, Trellis, num_positive_trees};
+pub use dense::{KernelPath, Marginals, Sampler, Trellis, num_positive_trees};
 pub use error::{Error, ErrorKind, Result};
 pub use models::{
     Cluster, CorrelationClustering, Dasgupta, Energy, General, Hcc, Model, Search, Separable,

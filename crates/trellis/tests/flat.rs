@@ -173,7 +173,7 @@ fn cc_mag(w: &[Vec<f64>], beta: f64, c: Mask) -> f64 {
 }
 
 /// Everything the brute force knows about one energy over `n <= 8` points.
-struct FlatBrute {
+pub(crate) struct FlatBrute {
     n: usize,
     /// `log E` of every mask (index 0 unused).
     e: Vec<f64>,
@@ -250,7 +250,7 @@ impl FlatBrute {
         }
     }
 
-    fn cc(w: &[Vec<f64>], beta: f64) -> FlatBrute {
+    pub(crate) fn cc(w: &[Vec<f64>], beta: f64) -> FlatBrute {
         FlatBrute::new(w.len(), |c| cc_log_e(w, beta, c), |c| cc_mag(w, beta, c))
     }
 
@@ -483,7 +483,7 @@ impl<F: Fn(&[usize]) -> f64 + Sync> Energy for PointsEnergy<F> {
 // Checking a trellis against the brute force.
 
 #[allow(clippy::needless_range_loop)] // (i, j) index two matrices
-fn check_against_brute<E: Energy>(name: &str, t: &FlatTrellis<E>, b: &FlatBrute) {
+pub(crate) fn check_against_brute<E: Energy>(name: &str, t: &FlatTrellis<E>, b: &FlatBrute) {
     let n = b.n;
     let (tl, tp) = (b.tol_log(), b.tol_p());
     let tpair = tp + BELL[n] as f64 * EPS;

@@ -452,6 +452,40 @@ fn size_only_separable_model_closed_form_n25() {
     check_size_model("separable size model n=25", &t, &cf, mag, false);
 }
 
+/// Issue 12: the closed-form check at N = 25 for a size-only model whose
+/// factor is the same at every size, so the blocked kernel runs it: the fused
+/// pass behind `Trellis::new` (MAP values, then weights: 2 × 4.2e11 splits),
+/// and the MAP and log Z passes alone. About 3 minutes on 2 cores in all:
+/// `cargo test --release -p trellis --test tests -- --ignored n25_blocked`.
+#[test]
+#[ignore = "a few minutes: run with -- --ignored n25_blocked"]
+fn size_only_constant_factor_closed_form_n25_blocked() {
+    let n = 25;
+    let mut g = oracle::Gen(2512);
+    let p: Vec<f64> = (0..=n).map(|_| 3.0 * (2.0 * g.unit() - 1.0)).collect();
+    let c: Vec<f64> = (0..=n).map(|_| 3.0 * (2.0 * g.unit() - 1.0)).collect();
+    let model = SizeSeparable::new(n, -1.0, vec![1.0; n + 1], p, c);
+    let cf = closed_form(n, |a, b| model.f(a, b));
+    let mag = (n - 1) as f64 * model.max_mag();
+    let tol = tol_log(mag, n) + 4.0 * EPS * cf.log_z[n].abs();
+    let options = trellis::Options::default();
+    let log_z = Trellis::log_z_only(&model, &options).unwrap();
+    assert!(
+        (log_z - cf.log_z[n]).abs() <= tol,
+        "log_z_only {log_z} vs {}",
+        cf.log_z[n]
+    );
+    let map = Trellis::map_only(&model, &options).unwrap();
+    assert!(
+        (map.log_potential - cf.map[n]).abs() <= tol,
+        "map_only {} vs {}",
+        map.log_potential,
+        cf.map[n]
+    );
+    let t = Trellis::new(&model).unwrap();
+    check_size_model("constant-factor size model n=25", &t, &cf, mag, false);
+}
+
 // ---------------------------------------------------------------------------
 // Very large |log ψ| (beyond 2^28 · ln 2 ≈ 1.86e8 in total). The crate docs say
 // that `log Z` "does not overflow for any n <= 30 and any finite potentials"

@@ -23,6 +23,9 @@
 //!   both trellises and both kernels, and the models' overflow checks;
 //! - `issue11_trees`: trees of any depth (parsing, printing, walks and drops on
 //!   a small stack), byte-order marks, and what jets files check;
+//! - `issue12_kernel`: the blocked kernel on every vector path against brute
+//!   force, the general kernel and each other (bit for bit), its fallback
+//!   beyond its range, the flat trellis on every path, progress and cancelling;
 //! - `issue14_session`: `ddt::Session`, the interactive loop for a person
 //!   (queries, checked answers, named conflicts, undo, resuming);
 //! - `numerics`: invariants and closed forms beyond brute force (`n` up to 18);
@@ -47,6 +50,7 @@ mod issue11_limits;
 mod issue11_numerics;
 mod issue11_readers;
 mod issue11_trees;
+mod issue12_kernel;
 mod issue14_session;
 mod numerics;
 mod oracle;

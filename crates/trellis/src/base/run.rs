@@ -41,6 +41,10 @@ pub struct Options<'a> {
     pub time_limit: Option<Duration>,
     /// Called between batches of work; may cancel.
     pub progress: Option<ProgressFn<'a>>,
+    /// The vector path of the blocked dense kernel
+    /// ([`KernelPath`](crate::KernelPath)); `None` takes the one named by the
+    /// `TRELLIS_KERNEL` environment variable, else the fastest the CPU has.
+    pub kernel: Option<crate::KernelPath>,
 }
 
 impl std::fmt::Debug for Options<'_> {
@@ -49,6 +53,7 @@ impl std::fmt::Debug for Options<'_> {
             .field("memory_limit", &self.memory_limit)
             .field("time_limit", &self.time_limit)
             .field("progress", &self.progress.is_some())
+            .field("kernel", &self.kernel)
             .finish()
     }
 }

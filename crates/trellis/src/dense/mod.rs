@@ -28,7 +28,13 @@
 //! The model is first tabulated over all subsets (see `potentials.rs`): the
 //! summary of every subset, or for a separable model its tables `P` and `C`.
 //!
-//! Two kernels implement it. For a separable model (see [`crate::models`])
+//! Three kernels implement it. For a separable model whose factor does not
+//! depend on the cluster size (hierarchical correlation clustering), the
+//! cache-blocked, vectorised kernel of `blocked.rs` runs the MAP pass and the
+//! partition-function pass separately over 8-byte tables
+//! ([`Trellis::map_only`] and [`Trellis::log_z_only`] run one of them,
+//! [`Trellis::new`] both), falling back to the kernels below when its range
+//! does not hold the weights. For any other separable model (see [`crate::models`])
 //! `log ψ = f_k · (P(S) + C(L) + C(R))` with `f_k = scale·σ(k)` for clusters of
 //! size `k`, so
 //!
@@ -53,12 +59,14 @@
 //! MAP ties are broken deterministically: the first best split in the
 //! enumeration order (decreasing `L`) wins.
 
+pub(crate) mod blocked;
 pub(crate) mod kernel;
 pub(crate) mod levels;
 mod outside;
 pub(crate) mod potentials;
 mod sample;
 
+pub use blocked::KernelPath;
 pub use outside::Marginals;
 pub use sample::Sampler;
 
@@ -68,6 +76,7 @@ use num_bigint::BigUint;
 
 use crate::base::count;
 use crate::base::memory::{self, INSIDE_PEAK_BYTES};
+use crate::base::par;
 use crate::base::run::{Options, Ticker};
 use crate::base::scaled::{RelativeSum, Scaled, ZERO_EXP, relative_of};
 use crate::base::set::{Mask, for_each_split, full, lowest, splits_of_size, total_splits};
@@ -132,6 +141,46 @@ fn bytes_needed<M: Model + ?Sized>(model: &M) -> (u64, u64) {
     )
 }
 
+/// Refuses a trellis whose tables would exceed the memory limit.
+fn check_memory<M: Model + ?Sized>(model: &M, options: &Options<'_>) -> Result<()> {
+    let n = model.num_points();
+    let (peak, _) = bytes_needed(model);
+    memory::check_dense(
+        n,
+        peak.saturating_mul(1u64 << n.min(63)),
+        options.memory_limit,
+    )
+}
+
+/// The tree below `cluster` whose every split is `best(S)`.
+fn map_tree_by(cluster: Mask, best: &impl Fn(Mask) -> Mask) -> Tree {
+    if cluster.count_ones() == 1 {
+        return Tree::Leaf(cluster.trailing_zeros() as usize);
+    }
+    let l = best(cluster);
+    Tree::node(map_tree_by(l, best), map_tree_by(cluster ^ l, best))
+}
+
+/// A first scale for the weight pass without the MAP keys: the line through
+/// the centres of the single points' keys and of the whole set's, whose key
+/// is estimated by the greedy tree (a lower bound of the MAP value).
+fn greedy_scale<M: Model + ?Sized>(
+    model: &M,
+    n: usize,
+    sep: SeparableTables<'_>,
+) -> Result<blocked::Scale> {
+    let f = sep.factors[1];
+    let singles = (0..n).map(|i| f * sep.child[1 << i]);
+    let (lo, hi) = singles.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), k| {
+        (lo.min(k), hi.max(k))
+    });
+    let greedy = crate::baselines::greedy(model)?.log_potential;
+    let whole = f * sep.child[full(n) as usize] + greedy + blocked::log_double_factorial(n) / 2.0;
+    let first = (lo + hi) / 2.0;
+    let a = (whole - first) / (n - 1) as f64;
+    Ok(blocked::Scale { a, b: first - a })
+}
+
 impl<M: Model> Trellis<M> {
     /// Runs the inside pass (partition function and MAP of every cluster).
     pub fn new(model: M) -> Result<Trellis<M>> {
@@ -142,14 +191,14 @@ impl<M: Model> Trellis<M> {
     /// `"inside"`, counting splits; it may cancel).
     pub fn with_options(model: M, options: &Options<'_>) -> Result<Trellis<M>> {
         let n = model.num_points();
-        let (peak, _) = bytes_needed(&model);
-        memory::check_dense(
-            n,
-            peak.saturating_mul(1u64 << n.min(63)),
-            options.memory_limit,
-        )?;
-        let mut ticker = Ticker::new(options, "inside", total_splits(n) as u64)?;
+        check_memory(&model, options)?;
         let potentials = Potentials::new(&model);
+        // The blocked kernel runs two passes (MAP, then the weights).
+        let passes = match potentials.scaled() {
+            Some(sep) if sep.constant_factor() => 2,
+            _ => 1,
+        };
+        let mut ticker = Ticker::new(options, "inside", passes * total_splits(n) as u64)?;
         let size = 1usize << n;
         let mut rel = vec![0.0; size];
         let mut map = vec![f64::NEG_INFINITY; size];
@@ -157,7 +206,11 @@ impl<M: Model> Trellis<M> {
             map[1 << i] = 0.0;
         }
         match potentials.scaled() {
-            Some(sep) => inside_separable(n, sep, &mut rel, &mut map, &mut ticker)?,
+            Some(sep) => {
+                if !inside_blocked(n, sep, options, &mut rel, &mut map, &mut ticker)? {
+                    inside_separable(n, sep, &mut rel, &mut map, &mut ticker)?
+                }
+            }
             None => inside_general(n, &model, &potentials, &mut rel, &mut map, &mut ticker)?,
         }
         check_root(map[size - 1] + rel[size - 1], map[size - 1])?;
@@ -180,6 +233,69 @@ impl<M: Model> Trellis<M> {
         Ok(Trellis {
             inner: Arc::new(inside),
         })
+    }
+
+    /// The MAP tree alone, with its log-potential: for a separable model with
+    /// a constant factor (hierarchical correlation clustering) one max-plus
+    /// pass over 8-byte keys (see `blocked.rs`), about half the work of
+    /// [`Trellis::new`]; for any other model the full inside pass. The same
+    /// tree and value as `Trellis::new(model)?.map()`.
+    pub fn map_only(model: &M, options: &Options<'_>) -> Result<ScoredTree> {
+        let n = model.num_points();
+        check_memory(model, options)?;
+        if n >= 2 {
+            let potentials = Potentials::new(model);
+            if let Some(sep) = potentials.scaled().filter(|s| s.constant_factor()) {
+                let path = KernelPath::choose(options.kernel)?;
+                let mut ticker = Ticker::new(options, "inside", total_splits(n) as u64)?;
+                let keys = blocked::keys(n, sep, path, None, &mut ticker)?;
+                let split = |l: Mask, r: Mask| keys[l as usize] + keys[r as usize];
+                let best = |s: Mask| blocked::best_split(s, split);
+                let root = full(n);
+                let l = best(root);
+                return Ok(ScoredTree {
+                    tree: map_tree_by(root, &best),
+                    log_potential: sep.factors[n] * sep.parent[root as usize] + split(l, root ^ l),
+                });
+            }
+        }
+        Ok(Trellis::with_options(model, options)?.map().clone())
+    }
+
+    /// `log Z` alone: for a separable model with a constant factor one
+    /// sum-product pass over 8-byte weights (see `blocked.rs`) at a scale
+    /// fitted to the greedy tree (and, should its entries leave their range,
+    /// a second try at the scale fitted to the MAP keys); for any other
+    /// model, or weights the blocked kernel cannot hold, the full inside pass.
+    pub fn log_z_only(model: &M, options: &Options<'_>) -> Result<f64> {
+        let n = model.num_points();
+        check_memory(model, options)?;
+        if n >= 2 {
+            let potentials = Potentials::new(model);
+            if let Some(sep) = potentials.scaled().filter(|s| s.constant_factor()) {
+                let path = KernelPath::choose(options.kernel)?;
+                let mut ticker = Ticker::new(options, "inside", total_splits(n) as u64)?;
+                let root = full(n);
+                let f = sep.factors[1];
+                let log_z = |w: &[f64], scale| {
+                    blocked::log_z_of(w[root as usize], root, f, sep.child, scale)
+                };
+                let guess = greedy_scale(model, n, sep)?;
+                if let Some(w) = blocked::weights(n, sep, guess, path, &mut ticker)? {
+                    return Ok(log_z(&w, guess));
+                }
+                let keys = blocked::keys(n, sep, path, None, &mut ticker)?;
+                if let Some(scale) =
+                    blocked::Scale::from_keys(n, &keys, blocked::log_double_factorial)
+                {
+                    drop(keys);
+                    if let Some(w) = blocked::weights(n, sep, scale, path, &mut ticker)? {
+                        return Ok(log_z(&w, scale));
+                    }
+                }
+            }
+        }
+        Ok(Trellis::with_options(model, options)?.log_z())
     }
 
     pub(crate) fn inside(&self) -> &Arc<Inside<M>> {
@@ -361,11 +477,7 @@ impl<M: Model> Inside<M> {
 
     /// The MAP tree over `cluster` (non-empty, inside the points).
     fn map_tree_of(&self, cluster: Mask) -> Tree {
-        if cluster.count_ones() == 1 {
-            return Tree::Leaf(cluster.trailing_zeros() as usize);
-        }
-        let l = self.best_split(cluster);
-        Tree::node(self.map_tree_of(l), self.map_tree_of(cluster ^ l))
+        map_tree_by(cluster, &|s| self.best_split(s))
     }
 
     /// The left part of the MAP split of `s` (|s| ≥ 2). The inside pass keeps
@@ -374,28 +486,16 @@ impl<M: Model> Inside<M> {
     /// arithmetic as the inside pass and the same tie rule (the largest `L`).
     fn best_split(&self, s: Mask) -> Mask {
         let map = &self.map;
-        let mut best = f64::NEG_INFINITY;
-        let mut arg = 0;
-        let mut scan = |l: Mask, v: f64| {
-            if v > best || arg == 0 {
-                best = v;
-                arg = l;
-            }
-        };
         match self.potentials.scaled() {
             Some(sep) => {
                 let f = sep.factors[s.count_ones() as usize];
                 let key = |t: Mask| f * sep.child[t as usize] + map[t as usize];
-                for_each_split(s, |l, r| scan(l, key(l) + key(r)));
+                blocked::best_split(s, |l, r| key(l) + key(r))
             }
-            None => for_each_split(s, |l, r| {
-                scan(
-                    l,
-                    self.log_potential(l, r) + map[l as usize] + map[r as usize],
-                )
+            None => blocked::best_split(s, |l, r| {
+                self.log_potential(l, r) + map[l as usize] + map[r as usize]
             }),
         }
-        arg
     }
 }
 
@@ -535,6 +635,41 @@ fn inside_level(
             t.0[s as usize] = r;
         },
     )
+}
+
+/// The blocked inside pass (see `blocked.rs`) of a separable model with a
+/// constant factor: the MAP pass fills `map`, the weight pass at the scale
+/// fitted to its keys fills `rel`. False (tables untouched but `map`) when
+/// the kernel does not apply or the weights leave its range: then the
+/// level-order kernel runs.
+fn inside_blocked(
+    n: usize,
+    sep: SeparableTables<'_>,
+    options: &Options<'_>,
+    rel: &mut [f64],
+    map: &mut [f64],
+    ticker: &mut Ticker<'_>,
+) -> Result<bool> {
+    if n < 2 || !sep.constant_factor() {
+        return Ok(false);
+    }
+    let path = KernelPath::choose(options.kernel)?;
+    let keys = blocked::keys(n, sep, path, Some(&mut *map), ticker)?;
+    let Some(scale) = blocked::Scale::from_keys(n, &keys, blocked::log_double_factorial) else {
+        return Ok(false);
+    };
+    drop(keys);
+    let Some(weights) = blocked::weights(n, sep, scale, path, ticker)? else {
+        return Ok(false);
+    };
+    let f = sep.factors[1];
+    par::update_indexed(rel, |s, r| {
+        if s > 0 {
+            let log_z = blocked::log_z_of(weights[s], s as Mask, f, sep.child, scale);
+            *r = log_z - map[s];
+        }
+    });
+    Ok(true)
 }
 
 fn inside_separable(

@@ -26,9 +26,14 @@
 //!
 //! Energies are per cluster, so any [`Energy`] is tabulated once (the
 //! summaries of all `2^n` subsets, then one `log E` each) and every model
-//! runs the same kernel: the scaled-arithmetic sweep of the hierarchical
-//! trellis (one multiply-add and one add per term, no `exp`; see
-//! `dense/kernel.rs`), level by level in parallel.
+//! runs the same kernels: first the cache-blocked, vectorised kernel of the
+//! hierarchical trellis (`dense/blocked.rs`: a MAP pass, then a pass over
+//! 8-byte weights scaled by a factor affine in the subset size; there the
+//! cluster holds the *highest* point of `S`, which makes every term a
+//! product of two blocks), and when the weights leave its range the
+//! scaled-arithmetic sweep (one multiply-add and one add per term, no `exp`;
+//! see `dense/kernel.rs`), level by level in parallel. `M(S)` and `Z(S)` do
+//! not depend on which point fixes the cluster.
 //!
 //! # Any temperature
 //!
@@ -78,9 +83,11 @@ use rand::{Rng, RngExt};
 
 use crate::base::count::bell;
 use crate::base::memory;
+use crate::base::par;
 use crate::base::run::{Options, Ticker};
 use crate::base::scaled::{RelativeSum, Scaled, ZERO_EXP, relative_of};
 use crate::base::set::{Mask, for_each_split, full, lowest, members};
+use crate::dense::blocked::{self, KernelPath};
 use crate::dense::kernel::{
     Cell, Factors, Fast, SEPARABLE_LOG_LIMIT, level_max_exp, sweep, sweep_fast,
 };
@@ -147,7 +154,6 @@ impl<E: Energy> FlatTrellis<E> {
         let summary = std::mem::size_of::<E::Summary>() as u64;
         let per_subset = FLAT_BYTES.max(summary + 24);
         memory::check_dense(n, per_subset << n.min(63), options.memory_limit)?;
-        let mut ticker = Ticker::new(options, "inside", (3u64.pow(n as u32) - 1) / 2)?;
         let size = 1usize << n;
         let mut cells = vec![Cell::ZERO; size];
         {
@@ -176,6 +182,9 @@ impl<E: Energy> FlatTrellis<E> {
                 }
             });
         }
+        // The blocked kernel runs two passes (MAP, then the weights).
+        let terms = (3u64.pow(n as u32) - 1) / 2;
+        let mut ticker = Ticker::new(options, "inside", if scaled { 2 * terms } else { terms })?;
         let mut t = FlatTrellis {
             energy,
             n,
@@ -189,7 +198,9 @@ impl<E: Energy> FlatTrellis<E> {
             },
         };
         if scaled {
-            t.inside(&mut ticker)?;
+            if !t.inside_blocked(options, &mut ticker)? {
+                t.inside(&mut ticker)?;
+            }
         } else {
             t.inside_log_space(&mut ticker)?;
         }
@@ -207,6 +218,45 @@ impl<E: Energy> FlatTrellis<E> {
             log_energy: t.map[size - 1],
         };
         Ok(t)
+    }
+
+    /// The blocked inside pass (see `dense/blocked.rs`): the MAP values, then
+    /// the weights at the scale fitted to them, with every cluster holding
+    /// the highest point of its subset. False when the weights leave the
+    /// blocked kernel's range (then the level-order kernel runs).
+    fn inside_blocked(&mut self, options: &Options<'_>, ticker: &mut Ticker<'_>) -> Result<bool> {
+        let n = self.n;
+        let size = 1usize << n;
+        let path = KernelPath::choose(options.kernel)?;
+        let cells = &self.cells;
+        let log_e = par::collect_range(size, true, |c| if c == 0 { 0.0 } else { cells[c].key });
+        let keys = blocked::flat_keys(n, &log_e, path, ticker)?;
+        // ln Bell(k) ≤ k ln k bounds the relative part of log Z.
+        let slack = |k: usize| k as f64 * (k.max(1) as f64).ln();
+        let Some(scale) = blocked::Scale::from_keys(n, &keys, slack) else {
+            return Ok(false);
+        };
+        let size_of = |c: usize| (c as Mask).count_ones() as f64;
+        let e_hat = par::collect_range(size, true, |c| {
+            if c == 0 {
+                0.0
+            } else {
+                (log_e[c] - scale.a * size_of(c)).exp()
+            }
+        });
+        drop(log_e);
+        if !blocked::energies_in_range(&e_hat) {
+            return Ok(false);
+        }
+        let Some(weights) = blocked::flat_weights(n, &e_hat, scale, path, ticker)? else {
+            return Ok(false);
+        };
+        let (a, b) = (scale.a, scale.b);
+        par::update_indexed(&mut self.rel, |s, r| {
+            *r = weights[s].ln() + a * size_of(s) + b - keys[s];
+        });
+        self.map = keys;
+        Ok(true)
     }
 
     /// The inside pass in scaled arithmetic (see `dense/kernel.rs`).

@@ -1,0 +1,1098 @@
+//! The cache-blocked, vectorised inside pass of the dense trellises.
+//!
+//! # What it computes
+//!
+//! For a separable model whose factor does not depend on the cluster size
+//! (`log ψ(L, R) = f · (P(S) + C(L) + C(R))`, hierarchical correlation
+//! clustering and any user model declaring that form), the inside pass of
+//! `mod.rs` becomes two recurrences over the subsets of the points, each in
+//! its own semiring:
+//!
+//! ```text
+//! K(S) = f·(C(S) + P(S)) + max_L [ K(L) + K(S∖L) ]     K({i}) = f·C({i})       (max-plus)
+//! G(S) = e^{f·(C(S) + P(S)) + b} · Σ_L G(L) · G(S∖L)    G({i}) = e^{f·C({i}) - a - b}
+//! ```
+//!
+//! `K(S) = f·C(S) + log M(S)` is the key of the MAP pass (one 8-byte value per
+//! subset) and `G(S) = e^{f·C(S)} Z(S) · e^{-(a|S| + b)}` the scaled weight of
+//! the partition-function pass: the factor `e^{-(a|S|+b)}` is affine in the
+//! subset's size, so the product of two children carries the parent's scale
+//! up to the constant `e^{-b}` folded into the parent's own term. No table
+//! entry needs an exponent of its own, and the two passes run separately:
+//! `map` computes only `K`, `logz` only `G`, and a trellis kept for marginals
+//! or samples runs both.
+//!
+//! # The blocked schedule
+//!
+//! A mask is `(high << bits) | low` with `bits` = 8 low bits (fewer for small
+//! `n`), so a *block* (the `2^bits` subsets sharing a high part) is 2 KiB of
+//! one table and sits in L1. Blocks are processed by increasing popcount of
+//! their high part `H`; the blocks of one popcount are independent and run in
+//! parallel. For each block:
+//!
+//! 1. **Cross pairs**: for every `H_L ⊊ H` holding the lowest bit of `H` (so
+//!    every unordered split is met once) and `H_R = H ∖ H_L`, the complete
+//!    subset convolution of block `H_L` with block `H_R` over the low bits:
+//!    `acc(H, x ∪ y) ⊕= v(H_L, x) ⊗ v(H_R, y)` for all disjoint `x`, `y`.
+//!    Both input blocks are final (smaller high popcount) and in L1: `3^bits`
+//!    terms on `2 · 2^bits` inputs, compute-bound.
+//! 2. **In-block pairs**: the splits whose one side has no high bit,
+//!    `L = (H, x ∖ y)`, `R = (∅, y)`, `y ≠ ∅`, walking the low parts in
+//!    increasing order so that every `(H, x')` with `x' ⊊ x` is final; then the
+//!    cell is finalised (the parent's own term).
+//!
+//! Block 0 (no high bit) is the plain recurrence over the low bits. The work
+//! is exactly the level-order pass's `(3^n - 2^(n+1) + 1)/2` splits; the
+//! memory `O(2^n)` 8-byte entries per pass, read block by block.
+//!
+//! The convolution of two 8-entry chunks puts the lowest 3 low bits in 8
+//! lanes, two vectors of 4: for each right lane `y` the left chunk is
+//! permuted by `t ↦ t ⊕ y` (lanes not holding `y` get the semiring's zero)
+//! and combined with the broadcast right entry, 27 useful lane pairs in 12
+//! vector products. The permutations of a left chunk (8 vectors) are made
+//! once and reused for every right chunk it meets.
+//!
+//! # Vector paths
+//!
+//! The kernel is written once over a 4-lane vector type and compiled twice:
+//! with AVX2 intrinsics in a function compiled for AVX2, and with plain
+//! arrays for the baseline target. The path is chosen at run time
+//! ([`KernelPath`]): AVX2 when the CPU has it, or the one named by
+//! `TRELLIS_KERNEL` (`avx2`, `portable`) or by [`crate::Options::kernel`].
+//! Both paths perform the same floating-point operations in the same order
+//! (no fused multiply-add), so they give bit-identical answers. There is no
+//! AVX-512 path: the machines this crate is built and tested on have no
+//! AVX-512, so such a path could not be tested. `unsafe` appears only in the
+//! AVX2 lanes and their call, each block with the reason it is sound.
+//!
+//! # Range
+//!
+//! `G` is a plain `f64`. The scale `(a, b)` is fitted to the keys (`log G(S)
+//! = K(S) + r(S) - a|S| - b` with `0 ≤ r(S) ≤ ln((2|S|-3)!!)`), and every entry
+//! must land in `[2^-480, 2^480]`: then every product of two entries is a
+//! normal number (full relative precision) and no sum of up to `2^29` of
+//! them overflows. A pass whose entries leave that window reports it, and
+//! the caller falls back to the exact scaled kernel of `mod.rs` (extreme β,
+//! weights whose keys spread over more than about 600 nats at one size).
+
+use crate::base::par;
+use crate::base::run::Ticker;
+use crate::base::set::{Mask, for_each_split, total_splits};
+use crate::dense::potentials::SeparableTables;
+use crate::error::{Error, Result};
+
+/// Lanes of one chunk: the lowest 3 low bits.
+const LANES: usize = 8;
+
+/// Low bits of a block for `n ≥ 12` points.
+const BLOCK_BITS: usize = 8;
+
+/// Smallest entry of the weight pass, `2^-480` (see the module docs).
+const G_MIN: f64 = 1.0
+    / (1u128 << 120) as f64
+    / (1u128 << 120) as f64
+    / (1u128 << 120) as f64
+    / (1u128 << 120) as f64;
+
+/// Largest entry of the weight pass, `2^480`.
+const G_MAX: f64 = 1.0 / G_MIN;
+
+/// Widest spread, in nats, of `log G` the scale fit accepts (the window is
+/// `960 ln 2 ≈ 665` nats; the rest is margin for the relative parts).
+const FIT_WIDTH: f64 = 600.0;
+
+/// A vector path of the blocked kernel.
+///
+/// There is no AVX-512 path: the machines this crate is tested on lack
+/// AVX-512, and an untested vector path has no place in an exact tool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KernelPath {
+    /// 256-bit vectors (x86-64 with AVX2).
+    Avx2,
+    /// The baseline target (SSE2 on x86-64; any CPU).
+    Portable,
+}
+
+impl KernelPath {
+    /// Every path, fastest first.
+    pub const ALL: [KernelPath; 2] = [KernelPath::Avx2, KernelPath::Portable];
+
+    /// The path's name as `TRELLIS_KERNEL` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelPath::Avx2 => "avx2",
+            KernelPath::Portable => "portable",
+        }
+    }
+
+    /// Whether this CPU can run the path.
+    pub fn available(self) -> bool {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            KernelPath::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            #[cfg(not(target_arch = "x86_64"))]
+            KernelPath::Avx2 => false,
+            KernelPath::Portable => true,
+        }
+    }
+
+    /// The fastest path this CPU has.
+    pub fn best() -> KernelPath {
+        KernelPath::ALL
+            .into_iter()
+            .find(|p| p.available())
+            .unwrap_or(KernelPath::Portable)
+    }
+
+    /// The path to run: `requested`, else the one `TRELLIS_KERNEL` names,
+    /// else [`KernelPath::best`]. An error for a path the CPU lacks or an
+    /// unknown name.
+    pub fn choose(requested: Option<KernelPath>) -> Result<KernelPath> {
+        let path = match requested {
+            Some(p) => p,
+            None => match std::env::var("TRELLIS_KERNEL") {
+                Ok(name) if !name.is_empty() => KernelPath::ALL
+                    .into_iter()
+                    .find(|p| p.name() == name)
+                    .ok_or_else(|| {
+                        Error::parameter(format!(
+                            "TRELLIS_KERNEL={name:?} names no kernel path (use avx2 or portable)"
+                        ))
+                    })?,
+                _ => KernelPath::best(),
+            },
+        };
+        if !path.available() {
+            return Err(Error::parameter(format!(
+                "the {} kernel path needs a CPU feature this machine lacks",
+                path.name()
+            )));
+        }
+        Ok(path)
+    }
+}
+
+impl std::fmt::Display for KernelPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Four lanes of `f64`: the vector unit of the kernel (an `__m256d` on the
+/// AVX2 path, an array on the portable one). A chunk of 8 entries is two
+/// of them: `lo` (lanes `t = 0..4`) and `hi` (`t = 4..8`).
+trait Quad: Copy {
+    fn load(x: &[f64; 4]) -> Self;
+    fn store(self, x: &mut [f64; 4]);
+    fn splat(x: f64) -> Self;
+    fn add(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+    /// Lane-wise `if o > self { o } else { self }`.
+    fn max(self, o: Self) -> Self;
+    /// Lane `q` takes lane `q ⊕ Y` (`Y = 1, 2, 3`).
+    fn swap<const Y: i32>(self) -> Self;
+    /// Lane `q` of `self` where `q ⊇ Y`, of `zero` elsewhere.
+    fn keep<const Y: i32>(self, zero: Self) -> Self;
+}
+
+/// The portable lanes.
+#[derive(Clone, Copy)]
+struct Plain([f64; 4]);
+
+impl Quad for Plain {
+    #[inline(always)]
+    fn load(x: &[f64; 4]) -> Self {
+        Plain(*x)
+    }
+    #[inline(always)]
+    fn store(self, x: &mut [f64; 4]) {
+        *x = self.0;
+    }
+    #[inline(always)]
+    fn splat(x: f64) -> Self {
+        Plain([x; 4])
+    }
+    #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        Plain(std::array::from_fn(|q| self.0[q] + o.0[q]))
+    }
+    #[inline(always)]
+    fn mul(self, o: Self) -> Self {
+        Plain(std::array::from_fn(|q| self.0[q] * o.0[q]))
+    }
+    #[inline(always)]
+    fn max(self, o: Self) -> Self {
+        Plain(std::array::from_fn(|q| {
+            if o.0[q] > self.0[q] {
+                o.0[q]
+            } else {
+                self.0[q]
+            }
+        }))
+    }
+    #[inline(always)]
+    fn swap<const Y: i32>(self) -> Self {
+        Plain(std::array::from_fn(|q| self.0[q ^ Y as usize]))
+    }
+    #[inline(always)]
+    fn keep<const Y: i32>(self, zero: Self) -> Self {
+        let y = Y as usize;
+        Plain(std::array::from_fn(|q| {
+            if q & y == y { self.0[q] } else { zero.0[q] }
+        }))
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    //! The AVX2 lanes. Every function here is inlined into `block_avx2`,
+    //! compiled with AVX2 enabled and run only where the CPU reports AVX2
+    //! (see `run_block`); that is what makes each `unsafe` block sound.
+    use std::arch::x86_64::*;
+
+    use super::Quad;
+
+    #[derive(Clone, Copy)]
+    pub(super) struct Avx2(__m256d);
+
+    impl Quad for Avx2 {
+        #[inline(always)]
+        fn load(x: &[f64; 4]) -> Self {
+            // SAFETY: `x` is 4 readable f64 (unaligned load); AVX2 is
+            // present (module docs).
+            Avx2(unsafe { _mm256_loadu_pd(x.as_ptr()) })
+        }
+        #[inline(always)]
+        fn store(self, x: &mut [f64; 4]) {
+            // SAFETY: `x` is 4 writable f64; AVX2 is present (module docs).
+            unsafe { _mm256_storeu_pd(x.as_mut_ptr(), self.0) }
+        }
+        #[inline(always)]
+        fn splat(x: f64) -> Self {
+            // SAFETY: AVX2 is present (module docs).
+            Avx2(unsafe { _mm256_set1_pd(x) })
+        }
+        #[inline(always)]
+        fn add(self, o: Self) -> Self {
+            // SAFETY: AVX2 is present (module docs).
+            Avx2(unsafe { _mm256_add_pd(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn mul(self, o: Self) -> Self {
+            // SAFETY: AVX2 is present (module docs).
+            Avx2(unsafe { _mm256_mul_pd(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn max(self, o: Self) -> Self {
+            // `maxpd a, b` returns b unless a > b: `max(o, self)` is
+            // `if o > self { o } else { self }`, as the portable lanes.
+            // SAFETY: AVX2 is present (module docs).
+            Avx2(unsafe { _mm256_max_pd(o.0, self.0) })
+        }
+        #[inline(always)]
+        fn swap<const Y: i32>(self) -> Self {
+            // SAFETY: AVX2 is present (module docs).
+            Avx2(unsafe {
+                match Y {
+                    1 => _mm256_permute_pd::<0b0101>(self.0),
+                    2 => _mm256_permute4x64_pd::<0x4E>(self.0),
+                    _ => _mm256_permute4x64_pd::<0x1B>(self.0),
+                }
+            })
+        }
+        #[inline(always)]
+        fn keep<const Y: i32>(self, zero: Self) -> Self {
+            // SAFETY: AVX2 is present (module docs).
+            Avx2(unsafe {
+                match Y {
+                    1 => _mm256_blend_pd::<0b1010>(zero.0, self.0),
+                    2 => _mm256_blend_pd::<0b1100>(zero.0, self.0),
+                    _ => _mm256_blend_pd::<0b1000>(zero.0, self.0),
+                }
+            })
+        }
+    }
+}
+
+/// A semiring of the passes: `⊗` combines a split's two children, `⊕`
+/// accumulates splits; `ZERO` is `⊕`'s identity and absorbs `⊗`.
+trait Semiring {
+    const ZERO: f64;
+    fn times(a: f64, b: f64) -> f64;
+    fn plus(a: f64, b: f64) -> f64;
+    fn vtimes<V: Quad>(a: V, b: V) -> V;
+    fn vplus<V: Quad>(a: V, b: V) -> V;
+}
+
+/// `(max, +)`: the MAP pass.
+struct MaxPlus;
+
+impl Semiring for MaxPlus {
+    const ZERO: f64 = f64::NEG_INFINITY;
+    #[inline(always)]
+    fn times(a: f64, b: f64) -> f64 {
+        a + b
+    }
+    #[inline(always)]
+    fn plus(a: f64, b: f64) -> f64 {
+        if b > a { b } else { a }
+    }
+    #[inline(always)]
+    fn vtimes<V: Quad>(a: V, b: V) -> V {
+        a.add(b)
+    }
+    #[inline(always)]
+    fn vplus<V: Quad>(a: V, b: V) -> V {
+        a.max(b)
+    }
+}
+
+/// `(+, ·)`: the partition-function pass.
+struct SumProduct;
+
+impl Semiring for SumProduct {
+    const ZERO: f64 = 0.0;
+    #[inline(always)]
+    fn times(a: f64, b: f64) -> f64 {
+        a * b
+    }
+    #[inline(always)]
+    fn plus(a: f64, b: f64) -> f64 {
+        a + b
+    }
+    #[inline(always)]
+    fn vtimes<V: Quad>(a: V, b: V) -> V {
+        a.mul(b)
+    }
+    #[inline(always)]
+    fn vplus<V: Quad>(a: V, b: V) -> V {
+        a.add(b)
+    }
+}
+
+type Chunk = [f64; LANES];
+
+/// The two halves of a chunk.
+#[inline(always)]
+fn halves(c: &Chunk) -> (&[f64; 4], &[f64; 4]) {
+    let (lo, hi) = c.split_at(4);
+    (
+        lo.try_into().expect("4 lanes"),
+        hi.try_into().expect("4 lanes"),
+    )
+}
+
+/// The left chunk's half `h` permuted for every right lane `y = 0..4`:
+/// lane `q` holds `h[q ⊕ y]` where `y ⊆ q`, else the zero.
+#[inline(always)]
+fn permutations<V: Quad>(h: V, zero: V) -> [V; 4] {
+    [
+        h,
+        h.swap::<1>().keep::<1>(zero),
+        h.swap::<2>().keep::<2>(zero),
+        h.swap::<3>().keep::<3>(zero),
+    ]
+}
+
+/// Cross pairs of one block: `acc(x ∪ y) ⊕= left(x) ⊗ right(y)` over the
+/// disjoint low parts, chunk by chunk (`left`, `right`, `acc` hold `2^bits`
+/// entries as chunks of 8).
+///
+/// Output lane `t = 4h + q` of chunk `x_u ∪ y_u` gathers, over the right
+/// lanes `y = 4y_h + y_q ⊆ t`, `left[x_u][t ⊕ y] ⊗ right[y_u][y]`: for `y < 4`
+/// the low half of the left chunk feeds the low half and the high half the
+/// high half, both permuted by `y`; for `y ≥ 4` only the high half gets
+/// terms, from the low half permuted by `y - 4`. The terms are combined as a
+/// balanced tree in a fixed order, so every path gives the same bits.
+#[inline(always)]
+fn cross<S: Semiring, V: Quad>(acc: &mut [Chunk], left: &[Chunk], right: &[Chunk], zero: f64) {
+    let chunks = acc.len();
+    let (left, right) = (&left[..chunks], &right[..chunks]);
+    let top = chunks - 1;
+    let z = V::splat(zero);
+    let t = |a: V, b: f64| S::vtimes(a, V::splat(b));
+    let p = |a: V, b: V| S::vplus(a, b);
+    for (xu, l) in left.iter().enumerate() {
+        let (l_lo, l_hi) = halves(l);
+        let lo = permutations(V::load(l_lo), z);
+        let hi = permutations(V::load(l_hi), z);
+        let comp = !xu & top;
+        let mut yu = comp;
+        loop {
+            // `xu | yu` and `yu` are below `chunks`, a power of two.
+            let r = &right[yu & top];
+            let sum_lo = p(
+                p(t(lo[0], r[0]), t(lo[1], r[1])),
+                p(t(lo[2], r[2]), t(lo[3], r[3])),
+            );
+            let sum_hi = p(
+                p(
+                    p(t(hi[0], r[0]), t(hi[1], r[1])),
+                    p(t(hi[2], r[2]), t(hi[3], r[3])),
+                ),
+                p(
+                    p(t(lo[0], r[4]), t(lo[1], r[5])),
+                    p(t(lo[2], r[6]), t(lo[3], r[7])),
+                ),
+            );
+            let out = &mut acc[(xu | yu) & top];
+            let (o_lo, o_hi) = out.split_at_mut(4);
+            let (o_lo, o_hi): (&mut [f64; 4], &mut [f64; 4]) = (
+                o_lo.try_into().expect("4 lanes"),
+                o_hi.try_into().expect("4 lanes"),
+            );
+            p(V::load(o_lo), sum_lo).store(o_lo);
+            p(V::load(o_hi), sum_hi).store(o_hi);
+            if yu == 0 {
+                break;
+            }
+            yu = (yu - 1) & comp;
+        }
+    }
+}
+
+/// Everything one block needs besides the table.
+struct BlockJob<'a, F> {
+    bits: usize,
+    /// The finished table entries (blocks of smaller high popcount are final).
+    table: &'a [f64],
+    /// The cell's value from its accumulated splits (`acc` is the zero for a
+    /// single point).
+    finish: &'a F,
+    /// The recurrence.
+    shape: Shape<'a>,
+}
+
+/// The recurrence of a pass.
+#[derive(Clone, Copy)]
+pub(crate) enum Shape<'a> {
+    /// The hierarchical trellis: a subset is split into two children, the
+    /// one holding its lowest point first.
+    Tree,
+    /// The flat trellis: a subset is a cluster holding its *highest* point
+    /// (its value from `energies`) and a partition of the rest; `empty` is
+    /// the value of the empty set. With the highest point, the cluster of a
+    /// subset whose high part is not empty always has a high part, so every
+    /// term is a cross pair (the energy block of the cluster's high part
+    /// with the table block of the rest's), and no in-block step remains.
+    Flat { energies: &'a [f64], empty: f64 },
+}
+
+/// Block `h` of a table as chunks of 8.
+#[inline(always)]
+fn chunks(table: &[f64], h: usize, bits: usize) -> &[Chunk] {
+    table[h << bits..(h + 1) << bits].as_chunks::<LANES>().0
+}
+
+/// One block `high ≠ 0`: cross pairs, then in-block pairs and the finish.
+/// Writes the final entries to `out` and the accumulated splits to `raw`.
+#[inline(always)]
+fn block<S: Semiring, V: Quad, F: Fn(Mask, f64) -> f64>(
+    job: &BlockJob<'_, F>,
+    high: usize,
+    out: &mut [f64],
+    raw: &mut [f64],
+) {
+    let bits = job.bits;
+    let size = 1usize << bits;
+    let table = job.table;
+    let mut acc = vec![[S::ZERO; LANES]; size / LANES];
+    let zero = std::hint::black_box(S::ZERO);
+    // (No closures here: everything must inline into the caller compiled
+    // for the vector path's features.)
+
+    if let Shape::Flat { energies, .. } = job.shape {
+        // Clusters `(top | sub, x)`, `sub ⊆ rest`, with the rest `(rest ∖ sub, y)`.
+        let top = 1usize << (usize::BITS - 1 - high.leading_zeros());
+        let rest = high ^ top;
+        let mut sub = rest;
+        loop {
+            let hc = top | sub;
+            cross::<S, V>(
+                &mut acc,
+                chunks(energies, hc, bits),
+                chunks(table, high ^ hc, bits),
+                zero,
+            );
+            if sub == 0 {
+                break;
+            }
+            sub = (sub - 1) & rest;
+        }
+        for x in 0..size {
+            raw[x] = acc[x / LANES][x % LANES];
+            out[x] = (job.finish)(((high << bits) | x) as Mask, raw[x]);
+        }
+        return;
+    }
+    let low = high & high.wrapping_neg();
+    let rest = high ^ low;
+    // Left high parts `low | sub`, `sub ⊊ rest`.
+    if rest != 0 {
+        let mut sub = (rest - 1) & rest;
+        loop {
+            let hl = low | sub;
+            cross::<S, V>(
+                &mut acc,
+                chunks(table, hl, bits),
+                chunks(table, high ^ hl, bits),
+                zero,
+            );
+            if sub == 0 {
+                break;
+            }
+            sub = (sub - 1) & rest;
+        }
+    }
+    let row0 = &table[..size];
+    for x in 0..size {
+        let mut a = acc[x / LANES][x % LANES];
+        // R = (∅, y), y ≠ ∅, y ⊆ x; L = (high, x ∖ y) is final.
+        let mut y = x;
+        while y != 0 {
+            a = S::plus(a, S::times(out[x ^ y], row0[y]));
+            y = (y - 1) & x;
+        }
+        raw[x] = a;
+        out[x] = (job.finish)(((high << bits) | x) as Mask, a);
+    }
+}
+
+/// Block 0: the plain recurrence over the low bits (the empty set included
+/// for the flat trellis).
+fn block_zero<S: Semiring, F: Fn(Mask, f64) -> f64>(
+    bits: usize,
+    finish: &F,
+    shape: Shape<'_>,
+    out: &mut [f64],
+    raw: &mut [f64],
+) {
+    if let Shape::Flat { empty, .. } = shape {
+        out[0] = empty;
+        raw[0] = empty;
+    }
+    for x in 1..1usize << bits {
+        let mut a = S::ZERO;
+        match shape {
+            Shape::Tree => for_each_split(x as Mask, |l, r| {
+                a = S::plus(a, S::times(out[l as usize], out[r as usize]))
+            }),
+            Shape::Flat { energies, .. } => {
+                let top = 1usize << (usize::BITS - 1 - x.leading_zeros());
+                let rest = x ^ top;
+                let mut sub = rest;
+                loop {
+                    let c = top | sub;
+                    a = S::plus(a, S::times(energies[c], out[x ^ c]));
+                    if sub == 0 {
+                        break;
+                    }
+                    sub = (sub - 1) & rest;
+                }
+            }
+        }
+        raw[x] = a;
+        out[x] = finish(x as Mask, a);
+    }
+}
+
+/// [`block`] on one vector path.
+#[inline]
+fn run_block<S: Semiring, F: Fn(Mask, f64) -> f64>(
+    path: KernelPath,
+    job: &BlockJob<'_, F>,
+    high: usize,
+    out: &mut [f64],
+    raw: &mut [f64],
+) {
+    match path {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `pass` runs `Avx2` only when the CPU reports AVX2, the one
+        // feature `block_avx2` is compiled for.
+        KernelPath::Avx2 => unsafe { block_avx2::<S, F>(job, high, out, raw) },
+        _ => block::<S, Plain, F>(job, high, out, raw),
+    }
+}
+
+/// [`block`] with the AVX2 lanes, compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn block_avx2<S: Semiring, F: Fn(Mask, f64) -> f64>(
+    job: &BlockJob<'_, F>,
+    high: usize,
+    out: &mut [f64],
+    raw: &mut [f64],
+) {
+    block::<S, avx2::Avx2, F>(job, high, out, raw)
+}
+
+/// Low bits per block for `n` points: 8 from 12 points on; fewer below, so
+/// that small inputs (and the tests on them) still have high parts.
+pub(crate) fn block_bits(n: usize) -> usize {
+    if n <= 3 {
+        n
+    } else {
+        BLOCK_BITS.min((n - 3).max(3))
+    }
+}
+
+/// Blocks per parallel batch (each batch is followed by a progress report).
+const BATCH_BLOCKS: usize = 256;
+
+/// Runs one pass over the whole table in semiring `S`: `finish(s, acc)` makes
+/// the entry of subset `s` from its accumulated splits (the zero for a single
+/// point) and `keep(s, acc, value)` sees every entry once, in block order;
+/// it returns false to stop the pass (the result is then `Ok(false)`).
+/// Advances `ticker` by the splits done.
+fn pass<S: Semiring, F, K>(
+    n: usize,
+    bits: usize,
+    path: KernelPath,
+    shape: Shape<'_>,
+    finish: &F,
+    mut keep: K,
+    ticker: &mut Ticker<'_>,
+) -> Result<(Vec<f64>, bool)>
+where
+    F: Fn(Mask, f64) -> f64 + Sync,
+    K: FnMut(Mask, f64, f64) -> bool,
+{
+    // The feature-enabled copies run only where the CPU has the feature.
+    let path = if path.available() {
+        path
+    } else {
+        KernelPath::Portable
+    };
+    let size = 1usize << bits;
+    let highs = n - bits;
+    let mut table = vec![S::ZERO; 1usize << n];
+    let mut raw = vec![S::ZERO; size];
+    block_zero::<S, F>(bits, finish, shape, &mut table[..size], &mut raw);
+    let first = match shape {
+        Shape::Tree => 1,
+        Shape::Flat { .. } => 0,
+    };
+    for x in first..size {
+        if !keep(x as Mask, raw[x], table[x]) {
+            return Ok((table, false));
+        }
+    }
+    // Terms of block 0, and of each block of high popcount p.
+    let three = 3u64.pow(bits as u32);
+    let (work_zero, work_of) = match shape {
+        Shape::Tree => (
+            total_splits(bits) as u64,
+            // 2^(p-1) 3^bits - 2^bits splits.
+            (|p: usize, three: u64, size: u64| (1u64 << (p - 1)) * three - size)
+                as fn(usize, u64, u64) -> u64,
+        ),
+        Shape::Flat { .. } => (
+            (three - 1) / 2,
+            (|p: usize, three: u64, _: u64| (1u64 << (p - 1)) * three)
+                as fn(usize, u64, u64) -> u64,
+        ),
+    };
+    ticker.advance(work_zero)?;
+    let mut batch: Vec<usize> = Vec::with_capacity(BATCH_BLOCKS);
+    let mut results: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
+    for p in 1..=highs {
+        let work = work_of(p, three, size as u64);
+        let mut flush = |batch: &mut Vec<usize>, table: &mut Vec<f64>| -> Result<bool> {
+            {
+                let job = BlockJob {
+                    bits,
+                    table: &table[..],
+                    finish,
+                    shape,
+                };
+                par::map_into(
+                    &batch[..],
+                    batch.len() > 1,
+                    |high| {
+                        let (mut out, mut raw) = (vec![0.0; size], vec![0.0; size]);
+                        run_block::<S, F>(path, &job, high, &mut out, &mut raw);
+                        (out, raw)
+                    },
+                    &mut results,
+                );
+            }
+            for (&high, (out, raw)) in batch.iter().zip(results.drain(..)) {
+                table[high << bits..(high + 1) << bits].copy_from_slice(&out);
+                for x in 0..size {
+                    if !keep(((high << bits) | x) as Mask, raw[x], out[x]) {
+                        return Ok(false);
+                    }
+                }
+            }
+            ticker.advance(work * batch.len() as u64)?;
+            batch.clear();
+            Ok(true)
+        };
+        // High parts of popcount p in increasing order (Gosper's hack).
+        let mut high: u64 = (1u64 << p) - 1;
+        while high < 1u64 << highs {
+            batch.push(high as usize);
+            if batch.len() == BATCH_BLOCKS && !flush(&mut batch, &mut table)? {
+                return Ok((table, false));
+            }
+            let c = high & high.wrapping_neg();
+            let r = high + c;
+            high = (((r ^ high) >> 2) / c) | r;
+        }
+        if !batch.is_empty() && !flush(&mut batch, &mut table)? {
+            return Ok((table, false));
+        }
+    }
+    Ok((table, true))
+}
+
+/// The MAP keys `K(S)` of every subset (see the module docs), and with `map`
+/// given, `log M(S) = f P(S) + max_L [K(L) + K(S∖L)]` stored in it (the same
+/// floating-point values the level-order kernel computes).
+pub(crate) fn keys(
+    n: usize,
+    sep: SeparableTables<'_>,
+    path: KernelPath,
+    mut map: Option<&mut [f64]>,
+    ticker: &mut Ticker<'_>,
+) -> Result<Vec<f64>> {
+    let f = sep.factors[1];
+    let (parent, child) = (sep.parent, sep.child);
+    let finish = |s: Mask, acc: f64| {
+        let s = s as usize;
+        if s.is_power_of_two() {
+            f * child[s]
+        } else {
+            f * child[s] + (f * parent[s] + acc)
+        }
+    };
+    let keep = |s: Mask, acc: f64, _: f64| {
+        if let Some(map) = map.as_deref_mut() {
+            let s = s as usize;
+            map[s] = if s.is_power_of_two() {
+                0.0
+            } else {
+                f * parent[s] + acc
+            };
+        }
+        true
+    };
+    let (table, _) =
+        pass::<MaxPlus, _, _>(n, block_bits(n), path, Shape::Tree, &finish, keep, ticker)?;
+    Ok(table)
+}
+
+/// The affine scale `log G(S) = log g(S) - (a|S| + b)` of the weight pass.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Scale {
+    pub a: f64,
+    pub b: f64,
+}
+
+impl Scale {
+    /// The scale that centres the per-size ranges `[lo[k], hi[k]]` (`k =
+    /// 1..=n`, index 0 unused) of `log g`, with the slope minimising the
+    /// spread (a convex function of it: ternary search); `None` when the
+    /// spread is too wide for the weight pass.
+    pub fn fit(lo: &[f64], hi: &[f64]) -> Option<Scale> {
+        // The sizes present (an empty size class has lo = +∞).
+        let sizes: Vec<usize> = (0..lo.len()).filter(|&k| lo[k] <= hi[k]).collect();
+        let &first = sizes.first()?;
+        if sizes
+            .iter()
+            .any(|&k| !(lo[k].is_finite() && hi[k].is_finite()))
+        {
+            return None;
+        }
+        let spread = |a: f64| {
+            let (mut top, mut bottom) = (f64::NEG_INFINITY, f64::INFINITY);
+            for &k in &sizes {
+                top = top.max(hi[k] - a * k as f64);
+                bottom = bottom.min(lo[k] - a * k as f64);
+            }
+            (top - bottom, (top + bottom) / 2.0)
+        };
+        // The best slope lies between the slopes from the first size's centre.
+        let (mut x0, mut x1) = (0.0f64, 0.0f64);
+        let centre = (lo[first] + hi[first]) / 2.0;
+        for &k in &sizes[1..] {
+            for v in [lo[k], hi[k]] {
+                let s = (v - centre) / (k - first) as f64;
+                x0 = x0.min(s);
+                x1 = x1.max(s);
+            }
+        }
+        for _ in 0..200 {
+            let m0 = x0 + (x1 - x0) / 3.0;
+            let m1 = x1 - (x1 - x0) / 3.0;
+            if spread(m0).0 <= spread(m1).0 {
+                x1 = m1;
+            } else {
+                x0 = m0;
+            }
+        }
+        let a = (x0 + x1) / 2.0;
+        let (width, centre) = spread(a);
+        (width.is_finite() && width <= FIT_WIDTH).then_some(Scale { a, b: centre })
+    }
+
+    /// The fit from the MAP keys of every subset: `log Z(S) = K(S) + r(S)`
+    /// (up to a term the caller knows), `0 ≤ r(S) ≤ slack(|S|)` (the log of
+    /// the number of trees or partitions). Subsets whose key is the zero of
+    /// the max-plus pass (the empty set of the hierarchical trellis) are
+    /// left out.
+    pub fn from_keys(n: usize, keys: &[f64], slack: fn(usize) -> f64) -> Option<Scale> {
+        let (lo, hi) = par::fold_range(
+            keys.len(),
+            || (vec![f64::INFINITY; n + 1], vec![f64::NEG_INFINITY; n + 1]),
+            |(mut lo, mut hi), s| {
+                let k = (s as Mask).count_ones() as usize;
+                if keys[s] != MaxPlus::ZERO {
+                    lo[k] = lo[k].min(keys[s]);
+                    hi[k] = hi[k].max(keys[s]);
+                }
+                (lo, hi)
+            },
+            |(mut lo, mut hi), (lo2, hi2)| {
+                for k in 0..=n {
+                    lo[k] = lo[k].min(lo2[k]);
+                    hi[k] = hi[k].max(hi2[k]);
+                }
+                (lo, hi)
+            },
+        );
+        let hi: Vec<f64> = (0..=n).map(|k| hi[k] + slack(k)).collect();
+        Scale::fit(&lo, &hi)
+    }
+}
+
+/// `ln((2k-3)!!)`, the log of the number of trees over `k` points (0 for `k ≤ 2`).
+pub(crate) fn log_double_factorial(k: usize) -> f64 {
+    (2..k).map(|j| ((2 * j - 1) as f64).ln()).sum()
+}
+
+/// The weights `G(S)` of every subset at `scale` (see the module docs), or
+/// `None` when an entry leaves `[2^-480, 2^480]`.
+pub(crate) fn weights(
+    n: usize,
+    sep: SeparableTables<'_>,
+    scale: Scale,
+    path: KernelPath,
+    ticker: &mut Ticker<'_>,
+) -> Result<Option<Vec<f64>>> {
+    let f = sep.factors[1];
+    let (parent, child) = (sep.parent, sep.child);
+    let Scale { a, b } = scale;
+    let finish = |s: Mask, acc: f64| {
+        let s = s as usize;
+        if s.is_power_of_two() {
+            (f * child[s] - a - b).exp()
+        } else {
+            acc * (f * (child[s] + parent[s]) + b).exp()
+        }
+    };
+    let keep = |_: Mask, _: f64, v: f64| (G_MIN..=G_MAX).contains(&v);
+    let (table, ok) =
+        pass::<SumProduct, _, _>(n, block_bits(n), path, Shape::Tree, &finish, keep, ticker)?;
+    Ok(ok.then_some(table))
+}
+
+/// The flat trellis's MAP values `log M(S)` of every subset (`log M(∅) =
+/// 0`) from `log E` of every cluster: `M(S) = max_{C ∋ top(S)} E(C) M(S ∖ C)`
+/// with `top(S)` the highest point of `S`.
+pub(crate) fn flat_keys(
+    n: usize,
+    log_energies: &[f64],
+    path: KernelPath,
+    ticker: &mut Ticker<'_>,
+) -> Result<Vec<f64>> {
+    let shape = Shape::Flat {
+        energies: log_energies,
+        empty: 0.0,
+    };
+    let finish = |_: Mask, acc: f64| acc;
+    let keep = |_: Mask, _: f64, _: f64| true;
+    Ok(pass::<MaxPlus, _, _>(n, block_bits(n), path, shape, &finish, keep, ticker)?.0)
+}
+
+/// The flat trellis's weights `Z(S) e^{-(a|S| + b)}` of every subset from
+/// the scaled energies `E(C) e^{-a|C|}`, or `None` when an entry leaves
+/// `[2^-480, 2^480]` (see the module docs).
+pub(crate) fn flat_weights(
+    n: usize,
+    scaled_energies: &[f64],
+    scale: Scale,
+    path: KernelPath,
+    ticker: &mut Ticker<'_>,
+) -> Result<Option<Vec<f64>>> {
+    let shape = Shape::Flat {
+        energies: scaled_energies,
+        empty: (-scale.b).exp(),
+    };
+    let finish = |_: Mask, acc: f64| acc;
+    let keep = |_: Mask, _: f64, v: f64| (G_MIN..=G_MAX).contains(&v);
+    let (table, ok) =
+        pass::<SumProduct, _, _>(n, block_bits(n), path, shape, &finish, keep, ticker)?;
+    Ok(ok.then_some(table))
+}
+
+/// Whether every scaled energy is finite and below `2^480`, so that no
+/// product of the flat weight pass overflows.
+pub(crate) fn energies_in_range(scaled_energies: &[f64]) -> bool {
+    scaled_energies.iter().all(|&e| e <= G_MAX)
+}
+
+/// `log Z(S)` from the weight of `S` at `scale`.
+#[inline]
+pub(crate) fn log_z_of(weight: f64, s: Mask, f: f64, child: &[f64], scale: Scale) -> f64 {
+    weight.ln() + scale.a * s.count_ones() as f64 + scale.b - f * child[s as usize]
+}
+
+/// The left part of the best split of `s` (`|s| ≥ 2`) by `value(L, R)`: the
+/// first maximum in the order of [`for_each_split`] (decreasing `L`), the
+/// tie rule of the MAP pass.
+pub(crate) fn best_split(s: Mask, value: impl Fn(Mask, Mask) -> f64) -> Mask {
+    let mut best = f64::NEG_INFINITY;
+    let mut arg = 0;
+    for_each_split(s, |l, r| {
+        let v = value(l, r);
+        if v > best || arg == 0 {
+            best = v;
+            arg = l;
+        }
+    });
+    arg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The recurrence by the definition, one subset at a time.
+    fn reference<S: Semiring>(
+        n: usize,
+        leaf: impl Fn(Mask) -> f64,
+        own: impl Fn(Mask) -> f64,
+    ) -> Vec<f64>
+    where
+        S: Semiring,
+    {
+        let mut t = vec![S::ZERO; 1 << n];
+        for s in 1..(1u32 << n) {
+            if s.is_power_of_two() {
+                t[s as usize] = leaf(s);
+                continue;
+            }
+            let mut a = S::ZERO;
+            for_each_split(s, |l, r| {
+                a = S::plus(a, S::times(t[l as usize], t[r as usize]))
+            });
+            t[s as usize] = S::times(own(s), a);
+        }
+        t
+    }
+
+    fn run<S: Semiring>(
+        n: usize,
+        bits: usize,
+        path: KernelPath,
+        finish: impl Fn(Mask, f64) -> f64 + Sync,
+    ) -> Vec<f64> {
+        let options = crate::Options::default();
+        let mut ticker = Ticker::new(&options, "test", 1).unwrap();
+        pass::<S, _, _>(
+            n,
+            bits,
+            path,
+            Shape::Tree,
+            &finish,
+            |_, _, _| true,
+            &mut ticker,
+        )
+        .unwrap()
+        .0
+    }
+
+    fn value(s: Mask, salt: u32) -> f64 {
+        let h = (s.wrapping_mul(0x9E37_79B9) ^ salt).wrapping_mul(0x85EB_CA6B);
+        (h >> 8) as f64 / (1u32 << 24) as f64 - 0.5
+    }
+
+    #[test]
+    fn every_block_width_and_path_matches_the_definition() {
+        for n in 1..=11 {
+            for bits in (3.min(n)..=n.min(8)).chain([block_bits(n)]) {
+                let leaf = |s: Mask| value(s, 1);
+                let own = |s: Mask| value(s, 2);
+                let want_max = reference::<MaxPlus>(n, leaf, own);
+                let want_sum = reference::<SumProduct>(n, |s| leaf(s).exp(), |s| own(s).exp());
+                for path in KernelPath::ALL.into_iter().filter(|p| p.available()) {
+                    let got = run::<MaxPlus>(n, bits, path, |s, a| {
+                        if s.is_power_of_two() {
+                            leaf(s)
+                        } else {
+                            own(s) + a
+                        }
+                    });
+                    assert_eq!(got, want_max, "max n={n} bits={bits} {path}");
+                    let got = run::<SumProduct>(n, bits, path, |s, a| {
+                        if s.is_power_of_two() {
+                            leaf(s).exp()
+                        } else {
+                            own(s).exp() * a
+                        }
+                    });
+                    for s in 1..1usize << n {
+                        let (g, w) = (got[s], want_sum[s]);
+                        assert!(
+                            (g - w).abs() <= 1e-12 * w,
+                            "sum n={n} bits={bits} {path} s={s}: {g} vs {w}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_path_gives_the_same_bits() {
+        let n = 13;
+        let finish = |s: Mask, a: f64| {
+            if s.is_power_of_two() {
+                value(s, 3).exp()
+            } else {
+                value(s, 4).exp() * a * 0.25
+            }
+        };
+        let portable = run::<SumProduct>(n, block_bits(n), KernelPath::Portable, finish);
+        for path in KernelPath::ALL.into_iter().filter(|p| p.available()) {
+            assert_eq!(
+                run::<SumProduct>(n, block_bits(n), path, finish),
+                portable,
+                "{path}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_fit_centres_and_refuses_wide_spreads() {
+        // log g = 3k ± 10 at every size: slope 3, spread 20.
+        let lo: Vec<f64> = (0..=10).map(|k| 3.0 * k as f64 - 10.0).collect();
+        let hi: Vec<f64> = (0..=10).map(|k| 3.0 * k as f64 + 10.0).collect();
+        // Size 0 absent (as in the hierarchical trellis) or present: the same fit.
+        let (mut lo0, mut hi0) = (lo.clone(), hi.clone());
+        (lo0[0], hi0[0]) = (f64::INFINITY, f64::NEG_INFINITY);
+        let s0 = Scale::fit(&lo0, &hi0).unwrap();
+        assert!((s0.a - 3.0).abs() < 1e-6 && s0.b.abs() < 1e-5, "{s0:?}");
+        let s = Scale::fit(&lo, &hi).unwrap();
+        assert!((s.a - 3.0).abs() < 1e-6 && s.b.abs() < 1e-5, "{s:?}");
+        let hi: Vec<f64> = (0..=10).map(|k| 3.0 * k as f64 + 700.0).collect();
+        assert_eq!(Scale::fit(&lo, &hi), None);
+    }
+
+    #[test]
+    fn window_bounds_are_powers_of_two() {
+        assert_eq!(G_MIN, 2f64.powi(-480));
+        assert_eq!(G_MAX, 2f64.powi(480));
+    }
+}

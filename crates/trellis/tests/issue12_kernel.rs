@@ -1,0 +1,213 @@
+//! Issue 12: the blocked kernel (`dense/blocked.rs`) on every vector path
+//! this CPU has, against brute force, against the general (log-space)
+//! kernel, and path against path (bit for bit). The whole test binary also
+//! runs with `TRELLIS_KERNEL=portable` in CI, so every exactness test of the
+//! other modules passes on both paths.
+
+use trellis::flat::FlatTrellis;
+use trellis::{CorrelationClustering, General, Hcc, KernelPath, Options, Trellis};
+
+use crate::flat::{FlatBrute, check_against_brute};
+use crate::oracle::{self, Brute, NaiveHcc, lib_weights, random_weights};
+
+fn paths() -> Vec<KernelPath> {
+    let paths: Vec<KernelPath> = KernelPath::ALL
+        .into_iter()
+        .filter(|p| p.available())
+        .collect();
+    assert!(paths.contains(&KernelPath::Portable));
+    paths
+}
+
+fn on(path: KernelPath) -> Options<'static> {
+    Options {
+        kernel: Some(path),
+        ..Options::default()
+    }
+}
+
+fn close(what: &str, got: f64, want: f64, tol: f64) {
+    assert!(
+        (got - want).abs() <= tol,
+        "{what}: {got} vs {want} (tolerance {tol:e})"
+    );
+}
+
+#[test]
+fn one_quantity_commands_match_brute_force_on_every_path() {
+    for n in 1..=7 {
+        for seed in 0..3u64 {
+            let w = random_weights(n, 1200 + 10 * n as u64 + seed, 1.0);
+            for beta in [0.3, 1.0, 4.0] {
+                let brute = Brute::new(&NaiveHcc { w: w.clone(), beta });
+                let tol = brute.tol_log();
+                let hcc = Hcc::new(&lib_weights(&w), beta).unwrap();
+                for path in paths() {
+                    let what = format!("n={n} seed={seed} β={beta} {path}");
+                    let log_z = Trellis::log_z_only(&hcc, &on(path)).unwrap();
+                    close(&format!("log_z_only {what}"), log_z, brute.log_z, tol);
+                    let map = Trellis::map_only(&hcc, &on(path)).unwrap();
+                    close(
+                        &format!("map_only {what}"),
+                        map.log_potential,
+                        brute.map,
+                        tol,
+                    );
+                    let t = Trellis::with_options(&hcc, &on(path)).unwrap();
+                    let v = t.tree_log_potential(&map.tree).unwrap();
+                    close(&format!("the MAP tree's value {what}"), v, brute.map, tol);
+                    // The fused pass: every cluster marginal from the tables.
+                    close(&format!("log Z {what}"), t.log_z(), brute.log_z, tol);
+                    let m = t.marginals().unwrap();
+                    for s in 1..(1u32 << n) {
+                        let want = brute.log_marg[s as usize].exp();
+                        close(&format!("P({s:#b}) {what}"), m.p(s), want, brute.tol_p());
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn one_quantity_commands_match_the_general_kernel_and_the_trellis() {
+    // n = 9..=13 crosses the block widths (4 to 8 low bits, 5 high bits).
+    for n in 9..=13 {
+        let w = random_weights(n, 77 + n as u64, 1.0);
+        for beta in [0.5, 2.0] {
+            let hcc = Hcc::new(&lib_weights(&w), beta).unwrap();
+            let general = Trellis::new(General(&hcc)).unwrap();
+            let tol = 1e-11 * general.log_z().abs().max(1.0);
+            for path in paths() {
+                let what = format!("n={n} β={beta} {path}");
+                let map = Trellis::map_only(&hcc, &on(path)).unwrap();
+                let full = Trellis::with_options(&hcc, &on(path)).unwrap();
+                // The MAP pass adds the same floating-point keys as the
+                // level-order kernel: the same value, bit for bit, and tree.
+                assert_eq!(map.tree, full.map().tree, "{what}");
+                assert_eq!(map.log_potential, full.map().log_potential, "{what}");
+                close(&what, map.log_potential, general.map().log_potential, tol);
+                let log_z = Trellis::log_z_only(&hcc, &on(path)).unwrap();
+                close(&format!("log_z_only {what}"), log_z, general.log_z(), tol);
+                close(&format!("log Z {what}"), full.log_z(), general.log_z(), tol);
+                let (m, g) = (full.marginals().unwrap(), general.marginals().unwrap());
+                for s in [0b11u32, 0b101, (1 << (n - 1)) - 1, (1 << n) - 2] {
+                    close(&format!("P({s:#b}) {what}"), m.p(s), g.p(s), 1e-10);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_path_gives_the_same_bits() {
+    let n = 14;
+    let w = lib_weights(&random_weights(n, 1414, 1.0));
+    let hcc = Hcc::new(&w, 1.0).unwrap();
+    let cc = CorrelationClustering::new(&w, 1.0).unwrap();
+    let answers = |path| {
+        let t = Trellis::with_options(&hcc, &on(path)).unwrap();
+        let m = t.marginals().unwrap();
+        let f = FlatTrellis::with_options(&cc, &on(path)).unwrap();
+        (
+            Trellis::log_z_only(&hcc, &on(path)).unwrap().to_bits(),
+            Trellis::map_only(&hcc, &on(path)).unwrap(),
+            t.log_z().to_bits(),
+            (1..1u32 << n).map(|s| m.p(s).to_bits()).collect::<Vec<_>>(),
+            f.log_z().to_bits(),
+            f.map().clone(),
+        )
+    };
+    let portable = answers(KernelPath::Portable);
+    for path in paths() {
+        assert!(answers(path) == portable, "{path} differs from portable");
+    }
+}
+
+#[test]
+fn weights_beyond_the_blocked_range_fall_back_to_the_exact_kernel() {
+    // At these β the keys of one size spread over far more than the weight
+    // pass can hold: the level-order scaled kernel (β = 60) or the log-space
+    // kernel (β = 1e300) answers, exactly as without the blocked kernel.
+    let n = 10;
+    let w = random_weights(n, 4242, 1.0);
+    for beta in [60.0, 1e300] {
+        let hcc = Hcc::new(&lib_weights(&w), beta).unwrap();
+        let general = Trellis::new(General(&hcc)).unwrap();
+        let tol = 1e-12 * general.log_z().abs().max(1.0);
+        for path in paths() {
+            let what = format!("β={beta} {path}");
+            close(
+                &what,
+                Trellis::log_z_only(&hcc, &on(path)).unwrap(),
+                general.log_z(),
+                tol,
+            );
+            let map = Trellis::map_only(&hcc, &on(path)).unwrap();
+            assert_eq!(map.tree, general.map().tree, "{what}");
+            let t = Trellis::with_options(&hcc, &on(path)).unwrap();
+            close(&what, t.log_z(), general.log_z(), tol);
+        }
+    }
+}
+
+#[test]
+fn flat_trellis_matches_brute_force_on_every_path() {
+    for n in 1..=8 {
+        for seed in 0..2u64 {
+            let w = random_weights(n, 3100 + 10 * n as u64 + seed, 1.0);
+            for beta in [0.3, 1.0, 4.0] {
+                let brute = FlatBrute::cc(&w, beta);
+                let cc = CorrelationClustering::new(&lib_weights(&w), beta).unwrap();
+                for path in paths() {
+                    let t = FlatTrellis::with_options(&cc, &on(path)).unwrap();
+                    check_against_brute(&format!("cc n={n} β={beta} {path}"), &t, &brute);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_path_the_cpu_lacks_is_refused() {
+    for path in KernelPath::ALL {
+        let got = KernelPath::choose(Some(path));
+        assert_eq!(got.is_ok(), path.available(), "{path}");
+    }
+    assert_eq!(
+        KernelPath::choose(Some(KernelPath::Portable)).unwrap(),
+        KernelPath::Portable
+    );
+}
+
+#[test]
+fn progress_counts_both_passes_and_cancels() {
+    use std::ops::ControlFlow;
+    use std::sync::Mutex;
+    let n = 13;
+    let hcc = Hcc::new(&lib_weights(&random_weights(n, 5, 1.0)), 1.0).unwrap();
+    let seen = Mutex::new(Vec::new());
+    let record = |p: trellis::Progress<'_>| {
+        seen.lock().unwrap().push((p.done, p.total));
+        ControlFlow::Continue(())
+    };
+    let options = Options::default().with_progress(&record);
+    Trellis::with_options(&hcc, &options).unwrap();
+    let seen = seen.into_inner().unwrap();
+    let total = 2 * trellis::total_splits(n) as u64;
+    assert!(seen.iter().all(|&(_, t)| t == total), "{seen:?}");
+    assert_eq!(seen.last().unwrap().0, total, "both passes are counted");
+    assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0));
+    // Cancelling in the first pass stops with an error.
+    let stop = |p: trellis::Progress<'_>| {
+        if p.done > 0 {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    };
+    let options = Options::default().with_progress(&stop);
+    let err = Trellis::log_z_only(&hcc, &options).unwrap_err();
+    assert!(matches!(err.kind(), trellis::ErrorKind::Cancelled), "{err}");
+    let _ = oracle::all(n);
+}
