@@ -85,7 +85,7 @@ use crate::error::{Error, Result};
 const LANES: usize = 8;
 
 /// Low bits of a block for `n ≥ 12` points.
-const BLOCK_BITS: usize = 8;
+const BLOCK_BITS: usize = 10;
 
 /// Smallest entry of the weight pass, `2^-480` (see the module docs).
 const G_MIN: f64 = 1.0
@@ -407,47 +407,65 @@ fn permutations<V: Quad>(h: V, zero: V) -> [V; 4] {
 #[inline(always)]
 fn cross<S: Semiring, V: Quad>(acc: &mut [Chunk], left: &[Chunk], right: &[Chunk], zero: f64) {
     let chunks = acc.len();
-    let (left, right) = (&left[..chunks], &right[..chunks]);
-    let top = chunks - 1;
+    for (xu, l) in left[..chunks].iter().enumerate() {
+        spread::<S, V>(acc, xu, l, &right[..chunks], zero, true);
+    }
+}
+
+/// The contributions of the left chunk `l` (at chunk index `xu`) to every
+/// output chunk `xu ∪ yu`, `yu` disjoint from `xu` (and not empty unless
+/// `with_empty`): `acc[xu ∪ yu] ⊕= l ⊛ right[yu]` lane by lane (see
+/// [`cross`]).
+#[inline(always)]
+fn spread<S: Semiring, V: Quad>(
+    acc: &mut [Chunk],
+    xu: usize,
+    l: &Chunk,
+    right: &[Chunk],
+    zero: f64,
+    with_empty: bool,
+) {
+    let top = acc.len() - 1;
     let z = V::splat(zero);
     let t = |a: V, b: f64| S::vtimes(a, V::splat(b));
     let p = |a: V, b: V| S::vplus(a, b);
-    for (xu, l) in left.iter().enumerate() {
-        let (l_lo, l_hi) = halves(l);
-        let lo = permutations(V::load(l_lo), z);
-        let hi = permutations(V::load(l_hi), z);
-        let comp = !xu & top;
-        let mut yu = comp;
-        loop {
-            // `xu | yu` and `yu` are below `chunks`, a power of two.
-            let r = &right[yu & top];
-            let sum_lo = p(
-                p(t(lo[0], r[0]), t(lo[1], r[1])),
-                p(t(lo[2], r[2]), t(lo[3], r[3])),
-            );
-            let sum_hi = p(
-                p(
-                    p(t(hi[0], r[0]), t(hi[1], r[1])),
-                    p(t(hi[2], r[2]), t(hi[3], r[3])),
-                ),
-                p(
-                    p(t(lo[0], r[4]), t(lo[1], r[5])),
-                    p(t(lo[2], r[6]), t(lo[3], r[7])),
-                ),
-            );
-            let out = &mut acc[(xu | yu) & top];
-            let (o_lo, o_hi) = out.split_at_mut(4);
-            let (o_lo, o_hi): (&mut [f64; 4], &mut [f64; 4]) = (
-                o_lo.try_into().expect("4 lanes"),
-                o_hi.try_into().expect("4 lanes"),
-            );
-            p(V::load(o_lo), sum_lo).store(o_lo);
-            p(V::load(o_hi), sum_hi).store(o_hi);
-            if yu == 0 {
-                break;
-            }
-            yu = (yu - 1) & comp;
+    let (l_lo, l_hi) = halves(l);
+    let lo = permutations(V::load(l_lo), z);
+    let hi = permutations(V::load(l_hi), z);
+    let comp = !xu & top;
+    let mut yu = comp;
+    loop {
+        if yu == 0 && !with_empty {
+            break;
         }
+        // `xu | yu` and `yu` are below `chunks`, a power of two.
+        let r = &right[yu & top];
+        let sum_lo = p(
+            p(t(lo[0], r[0]), t(lo[1], r[1])),
+            p(t(lo[2], r[2]), t(lo[3], r[3])),
+        );
+        let sum_hi = p(
+            p(
+                p(t(hi[0], r[0]), t(hi[1], r[1])),
+                p(t(hi[2], r[2]), t(hi[3], r[3])),
+            ),
+            p(
+                p(t(lo[0], r[4]), t(lo[1], r[5])),
+                p(t(lo[2], r[6]), t(lo[3], r[7])),
+            ),
+        );
+        let out = &mut acc[(xu | yu) & top];
+        let (o_lo, o_hi) = out.split_at_mut(4);
+        let (o_lo, o_hi): (&mut [f64; 4], &mut [f64; 4]) = (
+            o_lo.try_into().expect("4 lanes"),
+            o_hi.try_into().expect("4 lanes"),
+        );
+        p(V::load(o_lo), sum_lo).store(o_lo);
+        p(V::load(o_hi), sum_hi).store(o_hi);
+        if yu == 0 {
+            break;
+        }
+        yu = (yu - 1) & comp;
     }
 }
 
@@ -544,17 +562,28 @@ fn block<S: Semiring, V: Quad, F: Fn(Mask, f64) -> f64>(
             sub = (sub - 1) & rest;
         }
     }
-    let row0 = &table[..size];
-    for x in 0..size {
-        let mut a = acc[x / LANES][x % LANES];
-        // R = (∅, y), y ≠ ∅, y ⊆ x; L = (high, x ∖ y) is final.
-        let mut y = x;
-        while y != 0 {
-            a = S::plus(a, S::times(out[x ^ y], row0[y]));
-            y = (y - 1) & x;
+    // In-block pairs R = (∅, y), y ≠ ∅, L = (high, x ∖ y), chunk by chunk in
+    // increasing order: the lanes of chunk `xu` take the terms with `y` in
+    // chunk 0 (lane by lane: they read lanes of the same chunk, already
+    // final), then the chunk, final, spreads its terms with `y` in the
+    // chunks `yu ≠ 0` to the chunks `xu ∪ yu` above it.
+    let row0 = table[..size].as_chunks::<LANES>().0;
+    for xu in 0..size / LANES {
+        for t in 0..LANES {
+            let x = xu * LANES + t;
+            let mut a = acc[xu][t];
+            let mut yl = t;
+            while yl != 0 {
+                a = S::plus(a, S::times(out[x ^ yl], row0[0][yl]));
+                yl = (yl - 1) & t;
+            }
+            raw[x] = a;
+            out[x] = (job.finish)(((high << bits) | x) as Mask, a);
         }
-        raw[x] = a;
-        out[x] = (job.finish)(((high << bits) | x) as Mask, a);
+        let chunk: Chunk = out[xu * LANES..(xu + 1) * LANES]
+            .try_into()
+            .expect("8 lanes");
+        spread::<S, V>(&mut acc, xu, &chunk, row0, zero, false);
     }
 }
 
