@@ -118,6 +118,19 @@ impl Scaled {
         Scaled::normalised(m.mant * rel.exp(), m.exp)
     }
 
+    /// `x · 2^exp` for a non-negative normal `x` (or 0): exact.
+    #[inline]
+    pub fn from_parts(x: f64, exp: i32) -> Scaled {
+        if x == 0.0 {
+            return Scaled::ZERO;
+        }
+        debug_assert!(x.is_normal() && x > 0.0, "from_parts({x})");
+        let bits = x.to_bits();
+        let e = ((bits >> 52) & 0x7ff) as i32 - 1023;
+        let mant = f64::from_bits((bits & ((1u64 << 52) - 1)) | (1023u64 << 52));
+        Scaled { mant, exp: e + exp }
+    }
+
     /// Natural logarithm (`-∞` for zero).
     #[inline]
     pub fn ln(self) -> f64 {

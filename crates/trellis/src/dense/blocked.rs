@@ -860,9 +860,19 @@ impl Scale {
                 x0 = m0;
             }
         }
-        let a = (x0 + x1) / 2.0;
+        // Whole powers of two: `e^(a|S| + b) = 2^(α|S| + β)` is then exact,
+        // so a weight times it is a scaled number with no rounding.
+        let ln2 = std::f64::consts::LN_2;
+        let a = ((x0 + x1) / 2.0 / ln2).round() * ln2;
         let (width, centre) = spread(a);
-        (width.is_finite() && width <= FIT_WIDTH).then_some(Scale { a, b: centre })
+        let b = (centre / ln2).round() * ln2;
+        (width.is_finite() && width <= FIT_WIDTH).then_some(Scale { a, b })
+    }
+
+    /// `(α, β)` with `a = α ln 2`, `b = β ln 2`.
+    pub fn exponents(&self) -> (i32, i32) {
+        let ln2 = std::f64::consts::LN_2;
+        ((self.a / ln2).round() as i32, (self.b / ln2).round() as i32)
     }
 
     /// The fit from the MAP keys of every subset: `log Z(S) = K(S) + r(S)`
@@ -956,13 +966,20 @@ pub(crate) fn flat_weights(
 ) -> Result<Option<Vec<f64>>> {
     let shape = Shape::Flat {
         energies: scaled_energies,
-        empty: (-scale.b).exp(),
+        empty: ldexp(1.0, -scale.exponents().1),
     };
     let finish = |_: Mask, acc: f64| acc;
     let keep = |_: Mask, _: f64, v: f64| (G_MIN..=G_MAX).contains(&v);
     let (table, ok) =
         pass::<SumProduct, _, _>(n, block_bits(n), path, shape, &finish, keep, ticker)?;
     Ok(ok.then_some(table))
+}
+
+/// `m · 2^e` without intermediate overflow (0 or `∞` beyond the range).
+pub(crate) fn ldexp(m: f64, e: i32) -> f64 {
+    let pow = |k: i32| f64::from_bits(((k.clamp(-1022, 1023) + 1023) as u64) << 52);
+    let half = e / 2;
+    m * pow(half) * pow(e - half)
 }
 
 /// Whether every scaled energy is finite and below `2^480`, so that no
@@ -1112,9 +1129,12 @@ mod tests {
         let (mut lo0, mut hi0) = (lo.clone(), hi.clone());
         (lo0[0], hi0[0]) = (f64::INFINITY, f64::NEG_INFINITY);
         let s0 = Scale::fit(&lo0, &hi0).unwrap();
-        assert!((s0.a - 3.0).abs() < 1e-6 && s0.b.abs() < 1e-5, "{s0:?}");
+        // Slope and offset in whole multiples of ln 2 (see `fit`): the slope
+        // 3 rounds to 4 ln 2, leaving residuals from -10 to 12.27 (centre
+        // 1.13, or 1.25 without size 0), which round to 2 ln 2.
+        assert_eq!(s0.exponents(), (4, 2), "{s0:?}");
         let s = Scale::fit(&lo, &hi).unwrap();
-        assert!((s.a - 3.0).abs() < 1e-6 && s.b.abs() < 1e-5, "{s:?}");
+        assert_eq!(s.exponents(), (4, 2), "{s:?}");
         let hi: Vec<f64> = (0..=10).map(|k| 3.0 * k as f64 + 700.0).collect();
         assert_eq!(Scale::fit(&lo, &hi), None);
     }

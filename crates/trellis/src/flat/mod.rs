@@ -130,6 +130,15 @@ pub struct FlatTrellis<E> {
     /// `log M(S)`, the MAP value of every subset.
     map: Vec<f64>,
     map_partition: ScoredPartition,
+    /// The partition-function weights of the blocked kernel, when it ran.
+    weights: Option<BlockedWeights>,
+}
+
+/// `Z(S) = weights[S] · 2^(α|S| + β)` (see `dense/blocked.rs`).
+struct BlockedWeights {
+    weights: Vec<f64>,
+    alpha: i32,
+    beta: i32,
 }
 
 impl<E> std::fmt::Debug for FlatTrellis<E> {
@@ -196,6 +205,7 @@ impl<E: Energy> FlatTrellis<E> {
                 clusters: Vec::new(),
                 log_energy: 0.0,
             },
+            weights: None,
         };
         if scaled {
             if !t.inside_blocked(options, &mut ticker)? {
@@ -236,15 +246,19 @@ impl<E: Energy> FlatTrellis<E> {
         let Some(scale) = blocked::Scale::from_keys(n, &keys, slack) else {
             return Ok(false);
         };
+        drop(log_e);
         let size_of = |c: usize| (c as Mask).count_ones() as f64;
+        // E(c) 2^(-α|c|), exactly the scaled energy of the cell times a power of two.
+        let (alpha, beta) = scale.exponents();
         let e_hat = par::collect_range(size, true, |c| {
-            if c == 0 {
+            let cell = &cells[c];
+            if c == 0 || cell.mant == 0.0 {
                 0.0
             } else {
-                (log_e[c] - scale.a * size_of(c)).exp()
+                let k = (c as Mask).count_ones() as i32;
+                blocked::ldexp(cell.mant, cell.exp.saturating_sub(alpha * k))
             }
         });
-        drop(log_e);
         if !blocked::energies_in_range(&e_hat) {
             return Ok(false);
         }
@@ -256,6 +270,11 @@ impl<E: Energy> FlatTrellis<E> {
             *r = weights[s].ln() + a * size_of(s) + b - keys[s];
         });
         self.map = keys;
+        self.weights = Some(BlockedWeights {
+            weights,
+            alpha,
+            beta,
+        });
         Ok(true)
     }
 
@@ -392,11 +411,18 @@ impl<E: Energy> FlatTrellis<E> {
         self.map[s as usize] + self.rel[s as usize].max(0.0)
     }
 
-    /// `Z(S)` in scaled arithmetic, rebuilt from its MAP value and relative
-    /// part exactly as the scaled kernel used it.
+    /// `Z(S)` in scaled arithmetic, exactly as the kernel that ran summed it:
+    /// the blocked kernel's weight times its power of two, or rebuilt from
+    /// the MAP value and relative part as the scaled kernel rebuilt it.
     #[inline]
     pub(crate) fn z_scaled(&self, s: Mask) -> Scaled {
-        Scaled::from_relative(self.map[s as usize], self.rel[s as usize])
+        match &self.weights {
+            Some(w) => Scaled::from_parts(
+                w.weights[s as usize],
+                w.alpha * s.count_ones() as i32 + w.beta,
+            ),
+            None => Scaled::from_relative(self.map[s as usize], self.rel[s as usize]),
+        }
     }
 
     /// `E(c)` in scaled arithmetic, as the scaled kernel used it (zero after
