@@ -23,6 +23,8 @@
 //!   both trellises and both kernels, and the models' overflow checks;
 //! - `issue11_trees`: trees of any depth (parsing, printing, walks and drops on
 //!   a small stack), byte-order marks, and what jets files check;
+//! - `issue12_beam`: beam search's default width (the A* paper's), its memory
+//!   estimate checked before allocating, and brute force at an unbounded width;
 //! - `issue14_session`: `ddt::Session`, the interactive loop for a person
 //!   (queries, checked answers, named conflicts, undo, resuming);
 //! - `numerics`: invariants and closed forms beyond brute force (`n` up to 18);
@@ -47,6 +49,7 @@ mod issue11_limits;
 mod issue11_numerics;
 mod issue11_readers;
 mod issue11_trees;
+mod issue12_beam;
 mod issue14_session;
 mod numerics;
 mod oracle;
