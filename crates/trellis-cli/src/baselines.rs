@@ -49,7 +49,7 @@ pub struct BeamArgs {
     pub model: ModelArgs,
     /// Beam width: partial clusterings kept per level [default: N(N-1)/2 up to 40 points,
     /// 1000 above, as in the A* paper]. Time grows about linearly and memory at most
-    /// quadratically with the width (about 130 MB at width 1000 and 200 points).
+    /// quadratically with the width (about 100 MB at width 1000 and 200 points).
     #[arg(long, value_name = "W")]
     pub width: Option<usize>,
     #[command(flatten)]

@@ -61,7 +61,10 @@ fn the_estimate_is_checked_before_allocating() {
         other => panic!("{other:?}"),
     }
     let text = e.to_string();
-    assert!(text.contains("beam search over 30 points at width 200"), "{text}");
+    assert!(
+        text.contains("beam search over 30 points at width 200"),
+        "{text}"
+    );
     // At the limit it runs, with the result of the search without a limit.
     let options = Options::default().with_memory_limit(needed);
     assert_eq!(
@@ -97,7 +100,10 @@ fn check_exhaustive<M: trellis::Model>(model: &M, n: usize) {
     let beams = beam_search(model, 1 << 20).unwrap();
     let found = beams[0].log_potential;
     let tol = 1e-9 * best.abs().max(1.0);
-    assert!((found - best).abs() <= tol, "n {n}: beam {found}, brute force {best}");
+    assert!(
+        (found - best).abs() <= tol,
+        "n {n}: beam {found}, brute force {best}"
+    );
     // The tree returned has the value reported.
     let value = tree_log_potential(model, &beams[0].tree).unwrap();
     assert!((value - found).abs() <= tol, "n {n}");

@@ -276,9 +276,8 @@ impl<M: Model + ?Sized> Search<'_, M> {
         let active = &state.active;
         let total = pairs(active.len());
         let keep = need.saturating_mul(2).max(self.capacity).min(total).max(1);
-        let rank = |x: &(Cand, usize), y: &(Cand, usize)| {
-            y.0.psi.total_cmp(&x.0.psi).then(x.1.cmp(&y.1))
-        };
+        let rank =
+            |x: &(Cand, usize), y: &(Cand, usize)| y.0.psi.total_cmp(&x.0.psi).then(x.1.cmp(&y.1));
         let mut best: Vec<(Cand, usize)> = Vec::with_capacity((2 * keep).min(total));
         let mut order = 0;
         for j in 1..active.len() {

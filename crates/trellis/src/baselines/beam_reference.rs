@@ -204,7 +204,6 @@ pub(super) fn beam_search<M: Model + ?Sized>(model: &M, width: usize) -> Result<
         .collect())
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::beam_search as reference;
