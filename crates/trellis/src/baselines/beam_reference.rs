@@ -213,6 +213,7 @@ mod tests {
 
     /// Symmetric weights from a seeded xorshift: continuous in [-1, 1], or
     /// few distinct values (many ties, zero-cost merges) when `levels > 0`.
+    #[allow(clippy::needless_range_loop)]
     fn weights(n: usize, seed: u64, levels: u32, nonnegative: bool) -> Weights {
         let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
         let mut unit = move || {
