@@ -38,8 +38,10 @@ fn memory_grows_with_the_width_not_the_square_of_the_points() {
     assert!(beam_memory(200, 100) < beam_memory(200, 1000));
     // Width 1 (greedy) on 10,000 points stays small.
     assert!(beam_memory(10_000, 1) < 64 << 20);
-    // Beyond every partial clustering, a wider beam holds no more states.
-    assert_eq!(beam_memory(5, 1 << 20), beam_memory(5, 1 << 30));
+    // A width beyond any memory is refused before anything is allocated.
+    let w = lib_weights(&random_weights(8, 1, 1.0));
+    let e = beam_search(&Hcc::new(&w, 1.0).unwrap(), 1 << 60).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::TooMuchMemory { .. }), "{e}");
 }
 
 #[test]

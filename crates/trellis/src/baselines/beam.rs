@@ -57,37 +57,24 @@ const CAND_BYTES: u64 = 16;
 /// its entry in the duplicate table).
 const STATE_BYTES: u64 = 160;
 
-/// The most states a level can hold: the width, or fewer when fewer merge
-/// sequences exist (`Π C(n - t, 2)` over the levels so far).
-fn max_states(n: usize, width: usize) -> u64 {
-    let mut sequences = 1u64;
-    let mut most = 1u64;
-    for m in (2..=n).rev() {
-        sequences = sequences.saturating_mul(pairs(m) as u64);
-        most = most.max(sequences.min(width as u64));
-        if sequences >= width as u64 {
-            break;
-        }
-    }
-    most
-}
-
 /// Bytes of a built cluster besides its points: its entry, summary and
 /// children, and its entry in the table that finds it by its children.
 const CLUSTER_BYTES: u64 = 128;
 
 /// An upper bound of the bytes [`beam_search`] holds at once over `n` points
-/// with `width` states per level (`S`: the most states a level can hold, at
-/// most `width`): two levels of `S` states, each with its active clusters
-/// (4 bytes each) and up to `min(2·width, N(N-1)/2)` ranked candidate merges
-/// (16 bytes each); the clusters built, at most `n + S·(n-1)`; and the points
+/// with `width` states per level (`S = width`: fewer states are kept when
+/// fewer distinct partial clusterings exist, but a huge width is refused
+/// rather than trusted to find few): two levels of `S` states, each with its
+/// active clusters (4 bytes each) and up to `min(2·width, N(N-1)/2)` ranked
+/// candidate merges (16 bytes each); the clusters built, at most
+/// `n + S·(n-1)`; and the points
 /// of the clusters alive in the states (each state partitions the `n`
 /// points, in two levels); a level's scores of new merges and a list being
 /// rebuilt. `O(width · (width + n))`: linear in the width for a fixed list
 /// length, and without the `N²` score cache of every pair of clusters.
 pub fn beam_memory(n: usize, width: usize) -> u64 {
     let width = width.max(1);
-    let states = max_states(n, width);
+    let states = width as u64;
     let list = list_capacity(n, width) as u64;
     let n = n as u64;
     let per_state = STATE_BYTES + 4 * n + CAND_BYTES * list;
