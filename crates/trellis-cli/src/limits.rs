@@ -54,15 +54,11 @@ pub fn tree_bytes(n: usize) -> u128 {
     2 * n * node + 12 * n
 }
 
-/// Bytes of beam search over `n` points with `width` states per level: the
-/// states (their active clusters and the keys that deduplicate them) and the
-/// proposals, up to `min(width, N(N-1)/2)` per state.
+/// Bytes of beam search over `n` points with `width` states per level (the
+/// library's estimate: two levels of states with their active clusters and
+/// ranked candidate merges, and the clusters built).
 pub fn beam_bytes(n: usize, width: usize) -> u128 {
-    let (n, width) = (n as u128, width as u128);
-    let pairs = (n * n.saturating_sub(1) / 2).max(1);
-    let state = 2 * 32 + 2 * 4 * n + 48;
-    let proposal = 48;
-    width * state + width * width.min(pairs) * proposal
+    trellis::baselines::beam_memory(n, width) as u128
 }
 
 /// Bytes of the clusters listed by `marginals` for `n` points (every

@@ -11,6 +11,7 @@ mod issue11_limits;
 mod issue11_numerics;
 mod issue11_readers;
 mod issue11_trees;
+mod issue12_beamjets;
 mod issue12_kernel;
 mod issue13_trees;
 mod jets;

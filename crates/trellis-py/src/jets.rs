@@ -158,7 +158,9 @@ fn cluster_one(
         }
         Method::Beam => {
             let width = baselines::default_beam_width(jet.len());
-            let tree = baselines::beam_search(&model, width)?.swap_remove(0).tree;
+            let tree = baselines::beam_search_with(&model, width, options)?
+                .swap_remove(0)
+                .tree;
             let ll = tree_log_potential(&model, &tree)?;
             (tree, ll, f64::NAN, model)
         }

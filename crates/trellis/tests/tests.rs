@@ -23,6 +23,8 @@
 //!   both trellises and both kernels, and the models' overflow checks;
 //! - `issue11_trees`: trees of any depth (parsing, printing, walks and drops on
 //!   a small stack), byte-order marks, and what jets files check;
+//! - `issue12_beam`: beam search's default width (the A* paper's), its memory
+//!   estimate checked before allocating, and brute force at an unbounded width;
 //! - `issue12_kernel`: the blocked kernel on every vector path against brute
 //!   force, the general kernel and each other (bit for bit), its fallback
 //!   beyond its range, the flat trellis on every path, progress and cancelling;
@@ -50,6 +52,7 @@ mod issue11_limits;
 mod issue11_numerics;
 mod issue11_readers;
 mod issue11_trees;
+mod issue12_beam;
 mod issue12_kernel;
 mod issue14_session;
 mod numerics;

@@ -198,7 +198,8 @@ def greedy(weights, model="hcc", beta=1.0, names=None):
 def beam(weights, model="hcc", beta=1.0, width=None, names=None):
     """Beam search for the model's best tree (a ``Tree``).
 
-    ``width``: partial hierarchies kept per step (default ``n(n-1)/2``);
+    ``width``: partial hierarchies kept per step (default ``n(n-1)/2`` up to
+    40 points, 1000 above, as in the A* paper);
     ``weights``, ``model``, ``beta`` and ``names`` as in ``exact_hierarchy``.
     """
     return _core.beam(

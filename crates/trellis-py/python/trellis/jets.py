@@ -257,8 +257,8 @@ def cluster(jets, method="exact", likelihood="current", n_jobs=None, params=None
     ``(n, 4)`` arrays, or an awkward array of jets of particle records.
     ``method``: ``"exact"`` (the MAP tree of the exact trellis, with ``log_z``;
     up to 30 leaves; as ``trellis map --jets``), ``"greedy"`` (as ``trellis
-    greedy --jets``), ``"beam"`` (width ``n(n-1)/2``, as ``trellis beam
-    --jets``) or ``"astar"`` (exact A* with the admissible heuristic h0, as
+    greedy --jets``), ``"beam"`` (width ``n(n-1)/2`` up to 40 leaves, 1000
+    above, as ``trellis beam --jets``) or ``"astar"`` (exact A* with the admissible heuristic h0, as
     ``trellis astar --jets``). ``likelihood``: ``"current"`` (the Ginkgo
     likelihood, ``--model ginkgo``) or ``"legacy"`` (the paper-era one,
     ``--model ginkgo-legacy``). ``n_jobs``: threads (default every core);

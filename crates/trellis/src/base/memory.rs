@@ -9,7 +9,13 @@
 //!
 //! The limit is the caller's ([`Options::memory_limit`](crate::Options)) or,
 //! without one, the memory the operating system reports as available; the
-//! errors say which ([`ErrorKind::OutOfMemory`]'s `capped`).
+//! errors say which ([`ErrorKind::OutOfMemory`]'s `capped`). The available
+//! memory is read once and reused for 0.1 s ([`available_memory`]), so that
+//! thousands of small problems (the jets of a jets file) do not each pay for
+//! reading it.
+
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, ErrorKind, Result};
 
@@ -66,9 +72,48 @@ pub fn memory_needed(n: usize, workload: Workload) -> u64 {
     per_subset.saturating_mul(1u64 << n)
 }
 
+/// How long one reading of the available memory is reused.
+///
+/// Reading `/proc/meminfo` costs a file open and a dozen reads (tens of
+/// microseconds of system time), which dominated the memory check of small
+/// problems run by the thousand (a jets file checks every jet). One reading
+/// serves every check within this interval, from any thread: shorter than the
+/// time the operating system itself takes to account for large allocations
+/// (pages count only once touched), so no check becomes less strict than the
+/// figure is accurate.
+const AVAILABLE_REUSE: Duration = Duration::from_millis(100);
+
+/// The last reading of the available memory and when it was taken.
+static AVAILABLE: Mutex<Option<(Instant, Option<u64>)>> = Mutex::new(None);
+
 /// Memory the operating system reports as available (Linux `MemAvailable`),
-/// or `None` where it cannot be read.
+/// or `None` where it cannot be read. Read at most once per 0.1 s per process
+/// (every call within that interval returns the same reading).
 pub fn available_memory() -> Option<u64> {
+    reading(&AVAILABLE, Instant::now(), read_available)
+}
+
+/// The reading in `cache` if it was taken less than [`AVAILABLE_REUSE`]
+/// before `now`, otherwise a new one from `read` (stored).
+fn reading(
+    cache: &Mutex<Option<(Instant, Option<u64>)>>,
+    now: Instant,
+    read: impl FnOnce() -> Option<u64>,
+) -> Option<u64> {
+    // The cache holds plain data: a panic elsewhere cannot leave it invalid.
+    let mut cache = cache.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((at, value)) = *cache {
+        if now.saturating_duration_since(at) < AVAILABLE_REUSE {
+            return value;
+        }
+    }
+    let value = read();
+    *cache = Some((now, value));
+    value
+}
+
+/// `MemAvailable` of `/proc/meminfo`, in bytes.
+fn read_available() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -149,5 +194,32 @@ mod tests {
             check_memory(0, Workload::Inside, None).unwrap_err().kind(),
             ErrorKind::Empty
         ));
+    }
+
+    #[test]
+    fn one_reading_serves_the_interval() {
+        let cache = Mutex::new(None);
+        let reads = std::cell::Cell::new(0);
+        let read = |v| {
+            reads.set(reads.get() + 1);
+            Some(v)
+        };
+        let t0 = Instant::now();
+        assert_eq!(reading(&cache, t0, || read(7)), Some(7));
+        // Within the interval: the first reading, without reading again.
+        let soon = t0 + AVAILABLE_REUSE / 2;
+        assert_eq!(reading(&cache, soon, || read(8)), Some(7));
+        assert_eq!(reads.get(), 1);
+        // After it: a new reading.
+        let later = t0 + AVAILABLE_REUSE;
+        assert_eq!(reading(&cache, later, || read(9)), Some(9));
+        assert_eq!(reads.get(), 2);
+        // An unreadable figure is reused as well, and replaced in time.
+        let cache = Mutex::new(None);
+        assert_eq!(reading(&cache, t0, || None), None);
+        assert_eq!(reading(&cache, soon, || read(5)), None);
+        assert_eq!(reading(&cache, later, || read(5)), Some(5));
+        // The process-wide reading agrees with the operating system's.
+        assert_eq!(available_memory().is_some(), read_available().is_some());
     }
 }

@@ -54,8 +54,11 @@
 //! 4. the best `width` proposals survive.
 //!
 //! The final states (at most `width`, complete trees) are returned best first.
-//! The paper's default width is `N(N-1)/2` ([`default_beam_width`]);
-//! StandardHC's experiment scripts use `min(3N, N(N-1)/2)`. With `width = 1`
+//! The default width ([`default_beam_width`]) is the A* paper's (§5, "Data
+//! and Methods"): `N(N-1)/2` for up to 40 points, 1000 above. (The trellis
+//! paper used `N(N-1)/2` at every size, which grows time and memory as `N²`
+//! with the width; StandardHC's experiment scripts use `min(3N, N(N-1)/2)`,
+//! [`compact_beam_width`].) With `width = 1`
 //! beam search is greedy (same order, same ties). A wider beam is usually
 //! better but not always: the greedy path itself can be pruned when other
 //! partial clusterings score higher early on, so the result can be worse than
@@ -84,14 +87,33 @@
 //! the returned best tree) can therefore differ from the reference's when
 //! `λ_root ≠ λ`; when they are equal the two agree.
 //!
-//! *Complexity.* Per level and state with `m` active clusters, `O(m²)` cached
-//! scores are read and the best `width` selected (`O(m²)` expected), then
-//! `width · width` proposals are sorted: `O(width · n³ + width² · n log width)`
-//! time over the run. Merged clusters are shared between states (a cluster is
-//! identified by its two children), so each distinct pair of clusters is scored
-//! once: at most `n(n-1)/2 + width · n²` evaluations of `log ψ`. Memory: the
-//! states, `O(width · n)`, plus the score cache, `O(n² + width · n²)`. With the
-//! default width `N(N-1)/2` this is `O(n⁵)` time, meant for small `n` (tens of points).
+//! *How the levels are computed.* Ranking every pair of every state at every
+//! level costs `O(width · n³)` score reads over the run, and caching the
+//! scores of every pair of clusters ever built holds `O(width · n²)` of them
+//! (1.2 GB at 100 points with `width = N(N-1)/2`). Instead each state keeps a
+//! *candidate list*: its best merges in the greedy order, at most
+//! `2 · width` of them, complete down to a bound (every pair not listed ranks
+//! after every listed one). A child state inherits its parent's list without
+//! the pairs of the two merged clusters, plus the merges of the new cluster
+//! that rank above the bound (scored once per level and pair); a list that
+//! runs out before `width` merges were taken from it is rebuilt from all the
+//! state's pairs. The best proposals over all states are taken lazily from a
+//! heap of the states' list heads, and only until `width` states are kept,
+//! so most lists are read only at their head. Clusters that no state holds
+//! any more are dropped (rebuilt from their children if merged again). The
+//! result is the same as ranking everything at every level: the same
+//! proposals in the same order, the same duplicates dropped (this is tested
+//! against the direct implementation).
+//!
+//! *Complexity.* Per level, each kept state costs `O(list + m·c)` to build
+//! (its inherited list and `m` new scores, each a [`Summarize::merge`](crate::Summarize::merge)
+//! of cost `c`; `O(|A|·|B|)` for the pairwise-weight models), and each
+//! proposal taken `O(log width)`; a rebuild costs `O(m²·c)` (about a fifth
+//! of the time on 200 points of random `hcc` weights at width 1000).
+//! Memory is `O(width · (width + n))` ([`beam_memory`], checked before
+//! anything is allocated): an estimate of 96 MiB at width 1000 and 200 points
+//! (84 MB measured), where ranking with a cache of every pair's score took
+//! 9.8 GB and more at the width `N(N-1)/2` (see `docs/benchmarks.md`).
 //!
 //! # Linkage clustering ([`linkage`])
 //!
@@ -139,15 +161,21 @@
 //! # Ok::<(), trellis::Error>(())
 //! ```
 
-use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet};
-
 use crate::base::dendrogram::Dendrogram;
 use crate::base::set::Points;
 use crate::base::tree::{ScoredTree, Tree};
 use crate::base::weights::{SYMMETRY_TOLERANCE, Weights};
 use crate::error::{Error, ErrorKind, Result};
 use crate::models::{Cluster, Model};
+
+mod beam;
+#[cfg(test)]
+mod beam_reference;
+
+pub use beam::{
+    LARGE_WIDTH, SMALL_POINTS, beam_memory, beam_search, beam_search_with, compact_beam_width,
+    default_beam_width,
+};
 
 /// A cluster being agglomerated: its points (sorted) and summary.
 #[derive(Clone, Debug)]
@@ -268,212 +296,6 @@ pub fn greedy<M: Model + ?Sized>(model: &M) -> Result<ScoredTree> {
         tree: trees.pop().expect("one cluster left").canonical(),
         log_potential: total,
     })
-}
-
-/// The paper's default beam width, `N(N-1)/2` (at least 1).
-pub fn default_beam_width(n: usize) -> usize {
-    (n * n.saturating_sub(1) / 2).max(1)
-}
-
-/// The beam width for large inputs, `min(3N, N(N-1)/2)`: the width of the
-/// reference's experiment pipeline, used to build sparse trellises and the
-/// initial trees of approximate A* (the paper's `N(N-1)/2` costs `O(N⁵)`).
-pub fn compact_beam_width(n: usize) -> usize {
-    default_beam_width(n).min(3 * n).max(1)
-}
-
-/// A cluster built during beam search, shared by every state that holds it.
-struct Built<S> {
-    part: Part<S>,
-    /// Children ids; `None` for a leaf (its id is the point).
-    children: Option<(u32, u32)>,
-}
-
-/// Clusters and pair scores shared by the beam states.
-struct Shared<'m, M: Model + ?Sized> {
-    model: &'m M,
-    clusters: Vec<Built<M::Summary>>,
-    /// `(earlier, later)` in the merging state's list -> merged cluster id.
-    by_children: HashMap<(u32, u32), u32>,
-    /// `(earlier, later)` -> `log ψ`.
-    scores: HashMap<(u32, u32), f64>,
-}
-
-impl<M: Model + ?Sized> Shared<'_, M> {
-    fn score(&mut self, a: u32, b: u32) -> f64 {
-        let clusters = &self.clusters;
-        let model = self.model;
-        *self.scores.entry((a, b)).or_insert_with(|| {
-            score(
-                model,
-                &clusters[a as usize].part,
-                &clusters[b as usize].part,
-            )
-        })
-    }
-
-    fn merge(&mut self, a: u32, b: u32) -> u32 {
-        if let Some(&id) = self.by_children.get(&(a, b)) {
-            return id;
-        }
-        let part = merged(
-            self.model,
-            &self.clusters[a as usize].part,
-            &self.clusters[b as usize].part,
-        );
-        let id = u32::try_from(self.clusters.len()).expect("fewer than 2^32 clusters");
-        self.clusters.push(Built {
-            part,
-            children: Some((a, b)),
-        });
-        self.by_children.insert((a, b), id);
-        id
-    }
-
-    fn tree(&self, id: u32) -> Tree {
-        match self.clusters[id as usize].children {
-            None => Tree::Leaf(id as usize),
-            Some((a, b)) => Tree::node(self.tree(a), self.tree(b)),
-        }
-    }
-}
-
-/// A partial clustering: the active clusters in list order and the sum of `log ψ` so far.
-struct State {
-    active: Vec<u32>,
-    log_potential: f64,
-}
-
-/// A proposed merge of positions `i < j` of state `state`.
-#[derive(Clone, Copy)]
-struct Proposal {
-    /// `log ψ` of the merge.
-    psi: f64,
-    /// The state's score plus `psi`.
-    value: f64,
-    state: usize,
-    /// Enumeration index within the state (the greedy order).
-    order: usize,
-    i: usize,
-    j: usize,
-}
-
-/// Within a state, better first: higher `log ψ`, then earlier in the greedy
-/// order. (Ranking by `psi` rather than by the cumulative value is the same
-/// order, except that adding the state's score can round two different `psi`
-/// to the same value; this way width 1 is exactly greedy.)
-fn better_in_state(a: &Proposal, b: &Proposal) -> Ordering {
-    b.psi.total_cmp(&a.psi).then(a.order.cmp(&b.order))
-}
-
-/// Across states, better first: higher value, then lower state rank, then
-/// earlier in the greedy order.
-fn better(a: &Proposal, b: &Proposal) -> Ordering {
-    b.value
-        .total_cmp(&a.value)
-        .then(a.state.cmp(&b.state))
-        .then(a.order.cmp(&b.order))
-}
-
-/// Beam search with `width` states per level; the final states best first
-/// (see the [module docs](self)). A `width` of 0 counts as 1, which gives the
-/// greedy tree. At most `width` results; fewer when exact-equal scores were
-/// merged or fewer complete trees exist.
-///
-/// Every merge, the root included, is scored by the model's own potential
-/// (unlike StandardHC, which ranks the root merge with the non-root rate).
-/// Fails only on a model without points.
-pub fn beam_search<M: Model + ?Sized>(model: &M, width: usize) -> Result<Vec<ScoredTree>> {
-    let n = model.num_points();
-    check_points(n)?;
-    let width = width.max(1);
-    let mut shared = Shared {
-        model,
-        clusters: leaves(model)
-            .into_iter()
-            .map(|part| Built {
-                part,
-                children: None,
-            })
-            .collect(),
-        by_children: HashMap::new(),
-        scores: HashMap::new(),
-    };
-    let mut states = vec![State {
-        active: (0..n as u32).collect(),
-        log_potential: 0.0,
-    }];
-    let mut local: Vec<Proposal> = Vec::new();
-    let mut proposals: Vec<Proposal> = Vec::new();
-    for _level in 1..n {
-        proposals.clear();
-        for (s, state) in states.iter().enumerate() {
-            local.clear();
-            let active = &state.active;
-            for j in 1..active.len() {
-                for i in 0..j {
-                    let psi = shared.score(active[i], active[j]);
-                    let mut value = state.log_potential + psi;
-                    if value.is_nan() {
-                        value = f64::NEG_INFINITY;
-                    }
-                    local.push(Proposal {
-                        psi,
-                        value,
-                        state: s,
-                        order: local.len(),
-                        i,
-                        j,
-                    });
-                }
-            }
-            if local.len() > width {
-                local.select_nth_unstable_by(width - 1, better_in_state);
-                local.truncate(width);
-            }
-            proposals.extend_from_slice(&local);
-        }
-        proposals.sort_unstable_by(better);
-        let mut next: Vec<State> = Vec::with_capacity(width);
-        let mut kept: HashSet<Vec<u32>> = HashSet::new();
-        for p in &proposals {
-            if next.len() == width {
-                break;
-            }
-            let parent = &states[p.state].active;
-            let id = shared.merge(parent[p.i], parent[p.j]);
-            let mut active = Vec::with_capacity(parent.len() - 1);
-            active.extend(
-                parent
-                    .iter()
-                    .enumerate()
-                    .filter(|&(k, _)| k != p.i && k != p.j)
-                    .map(|(_, &c)| c),
-            );
-            let mut key = active.clone();
-            key.push(id);
-            key.sort_unstable();
-            if !kept.insert(key) {
-                continue; // another merge order of a partial clustering already kept
-            }
-            for &c in &active {
-                shared.score(c, id);
-            }
-            active.push(id);
-            next.push(State {
-                active,
-                log_potential: p.value,
-            });
-        }
-        states = next;
-    }
-    Ok(states
-        .iter()
-        .map(|s| ScoredTree {
-            tree: shared.tree(s.active[0]).canonical(),
-            log_potential: s.log_potential,
-        })
-        .collect())
 }
 
 /// The cluster-distance update of a linkage method (see the [module docs](self)).
