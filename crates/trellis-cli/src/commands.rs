@@ -377,9 +377,10 @@ fn weights_posterior(
     ))
 }
 
-/// What a command needs of the dense trellis of a weight matrix: `map` and
-/// `logz` compute their one quantity alone (a single pass for hierarchical
-/// correlation clustering); every other command keeps the whole trellis.
+/// What a command needs of the dense trellis: `map` and `logz` compute their
+/// one quantity alone (a single pass for hierarchical correlation
+/// clustering, and a MAP pass without partition-function terms for jets);
+/// every other command keeps the whole trellis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Need {
     All,
@@ -425,9 +426,21 @@ fn jet_posterior(
     sparse: &SparseArgs,
     jet: &Jet,
     index: usize,
+    need: Need,
 ) -> Result<Box<dyn Posterior>> {
     if sparse.sparse.is_some() {
         return Ok(Box::new(sparse.jet(jet, args, index)?));
+    }
+    if need == Need::Map {
+        let options = trellis::Options {
+            memory_limit: memory_limit(args),
+            ..trellis::Options::default()
+        };
+        let map = Trellis::map_only(&Ginkgo::new(jet, variant(args)), &options)?;
+        return Ok(Box::new(Single {
+            map: Some(map),
+            log_z: None,
+        }));
     }
     let t = dense_trellis(jet, variant(args))?;
     Ok(Box::new(Dense::new(t, memory_limit(args), false)))
@@ -492,7 +505,7 @@ fn run<T: Serialize + Send>(
         Input::Jets(file) => {
             let work = |j: &Jet| if dense { dense_work(j) } else { 1 };
             per_jet(&file, progress && dense, work, |index, j| {
-                let post = jet_posterior(args, sparse, j, index)?;
+                let post = jet_posterior(args, sparse, j, index, need)?;
                 Ok(with_sparsity(jet(j, &*post, index)?, &*post))
             })
         }

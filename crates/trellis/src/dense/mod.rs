@@ -161,6 +161,48 @@ fn map_tree_by(cluster: Mask, best: &impl Fn(Mask) -> Mask) -> Tree {
     Tree::node(map_tree_by(l, best), map_tree_by(cluster ^ l, best))
 }
 
+/// The MAP tree of a model without a separable form (Ginkgo jets, user
+/// models): the level-order max-plus pass alone, `log M(S) = max_L [log ψ(L,
+/// S∖L) + log M(L) + log M(S∖L)]`, with no partition-function term (no `exp`
+/// per split), then the same scan and tie rule as the full trellis.
+fn map_general<M: Model + ?Sized>(
+    model: &M,
+    potentials: &Potentials<M::Summary>,
+    options: &Options<'_>,
+) -> Result<ScoredTree> {
+    let n = model.num_points();
+    let mut ticker = Ticker::new(options, "inside", total_splits(n) as u64)?;
+    let mut map = vec![f64::NEG_INFINITY; 1usize << n];
+    for i in 0..n {
+        map[1 << i] = 0.0;
+    }
+    let value = |map: &[f64], l: Mask, r: Mask| {
+        potentials.log_potential(model, l, r) + map[l as usize] + map[r as usize]
+    };
+    for k in 2..=n {
+        solve_level(
+            n,
+            k,
+            splits_of_size(k),
+            &mut map,
+            &mut ticker,
+            |map, s| {
+                let mut best = f64::NEG_INFINITY;
+                for_each_split(s, |l, r| best = best.max(value(map, l, r)));
+                best
+            },
+            |map, s, v| map[s as usize] = v,
+        )?;
+    }
+    let root = full(n);
+    check_root(map[root as usize], map[root as usize])?;
+    let best = |s: Mask| blocked::best_split(s, |l, r| value(&map, l, r));
+    Ok(ScoredTree {
+        tree: map_tree_by(root, &best),
+        log_potential: map[root as usize],
+    })
+}
+
 /// A first scale for the weight pass without the MAP keys: the line through
 /// the centres of the single points' keys and of the whole set's, whose key
 /// is estimated by the greedy tree (a lower bound of the MAP value).
@@ -238,7 +280,9 @@ impl<M: Model> Trellis<M> {
     /// The MAP tree alone, with its log-potential: for a separable model with
     /// a constant factor (hierarchical correlation clustering) one max-plus
     /// pass over 8-byte keys (see `blocked.rs`), about half the work of
-    /// [`Trellis::new`]; for any other model the full inside pass. The same
+    /// [`Trellis::new`]; for a model without a separable form (Ginkgo jets,
+    /// user models) the level-order max-plus pass alone (no `exp` per split);
+    /// for other separable models (Dasgupta) the full inside pass. The same
     /// tree and value as `Trellis::new(model)?.map()`.
     pub fn map_only(model: &M, options: &Options<'_>) -> Result<ScoredTree> {
         let n = model.num_points();
@@ -257,6 +301,9 @@ impl<M: Model> Trellis<M> {
                     tree: map_tree_by(root, &best),
                     log_potential: sep.factors[n] * sep.parent[root as usize] + split(l, root ^ l),
                 });
+            }
+            if let Potentials::General(_) = potentials {
+                return map_general(model, &potentials, options);
             }
         }
         Ok(Trellis::with_options(model, options)?.map().clone())
