@@ -186,6 +186,8 @@ struct Row {
     logz_s: f64,
     /// `Trellis::new`: MAP and log Z of every cluster (what marginals and samples need).
     inside_s: f64,
+    /// Splits per second of `Trellis::new`.
+    splits_per_s: f64,
     /// Nanoseconds per split per core of each.
     map_ns: f64,
     logz_ns: f64,
@@ -250,6 +252,7 @@ fn measure<M: Model>(model: M, args: &BenchArgs, n: usize) -> Result<Row> {
         map_s,
         logz_s,
         inside_s,
+        splits_per_s: splits as f64 / inside_s,
         map_ns: ns(map_s),
         logz_ns: ns(logz_s),
         inside_ns: ns(inside_s),
