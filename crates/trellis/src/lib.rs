@@ -127,8 +127,8 @@ pub use base::memory::{MAX_POINTS, Workload, available_memory, check_memory, mem
 pub use base::random;
 pub use base::run::{Options, Progress, ProgressFn};
 pub use base::set::{
-    MAX_SET_POINTS, Mask, PointIter, Points, Set, full, full_set, mask_of, members, set_points,
-    splits_of_size, total_splits,
+    MAX_SET_POINTS, Mask, PointIter, Points, Set, SetRepr, WideSet, full, full_set, mask_of,
+    members, set_points, splits_of_size, total_splits,
 };
 pub use base::tree::{NewickOptions, ScoredTree, Tree, newick_label};
 pub use base::weights::{Matrix, SYMMETRY_TOLERANCE, Similarity, Weights};
