@@ -592,6 +592,8 @@ pub fn approximate_with<S: SetRepr, M: Search + ?Sized>(
         sparse.added = 0;
         let mut search = Engine::<M, S>::new(model, search_budget(run), deadline, weight);
         search.progress = run.progress;
+        search.progress_base = explored;
+        search.progress_total = options.max_explored;
         if let Some(max) = options.max_explored {
             if explored >= max {
                 break;

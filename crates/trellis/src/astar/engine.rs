@@ -331,6 +331,10 @@ pub(super) struct Engine<'m, M: Search + ?Sized, S: SetRepr> {
     scratch: Vec<(S, S)>,
     /// Called every [`PROGRESS_EVERY`] explored vertices; may cancel.
     pub(super) progress: Option<ProgressFn<'m>>,
+    /// Explored vertices of earlier rounds and the total budget, for the
+    /// progress reports of a search in rounds.
+    pub(super) progress_base: u64,
+    pub(super) progress_total: Option<u64>,
 }
 
 /// Explored vertices between progress reports.
@@ -362,6 +366,8 @@ impl<'m, M: Search + ?Sized, S: SetRepr> Engine<'m, M, S> {
             peak: 0,
             scratch: Vec::new(),
             progress: None,
+            progress_base: 0,
+            progress_total: None,
         };
         search.root = search.vertex(S::full(n));
         search
@@ -612,8 +618,8 @@ impl<'m, M: Search + ?Sized, S: SetRepr> Engine<'m, M, S> {
             if self.explored % PROGRESS_EVERY == 0 {
                 let p = Progress {
                     stage: "search",
-                    done: self.explored,
-                    total: self.max_explored,
+                    done: self.progress_base + self.explored,
+                    total: self.progress_total.unwrap_or(self.max_explored),
                 };
                 if f(p) == ControlFlow::Break(()) {
                     return Err(Error::new(ErrorKind::Cancelled));
