@@ -78,7 +78,8 @@ pub struct AstarArgs {
     /// for every pair of negatively weighted clusters, so on hcc they start from poor
     /// trees and, beyond about 100 points, cost more time than they return; for the
     /// Ginkgo jets beam search and greedy (linkage has no meaning for momenta)
-    /// [default: average,complete,ward for weights; beam,greedy for jets].
+    /// [default: average,complete,ward for weights, and beam when --beam-width is
+    /// given; beam,greedy for jets].
     #[arg(
         long,
         requires = "approx",
@@ -273,6 +274,13 @@ fn init_kinds(args: &AstarArgs, jets: bool) -> Vec<InitKind> {
         args.init.clone()
     } else if jets {
         vec![InitKind::Beam, InitKind::Greedy]
+    } else if args.beam_width.is_some() {
+        vec![
+            InitKind::Average,
+            InitKind::Complete,
+            InitKind::Ward,
+            InitKind::Beam,
+        ]
     } else {
         vec![InitKind::Average, InitKind::Complete, InitKind::Ward]
     }

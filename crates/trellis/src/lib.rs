@@ -44,7 +44,7 @@
 //! | `dense` | the dense hierarchical trellis: inside pass and kernel, outside pass ([`Marginals`]), [`Sampler`] |
 //! | [`flat`] | the flat trellis: partitions instead of hierarchies |
 //! | [`sparse`] | exact inference restricted to a family of clusters, hierarchical or flat |
-//! | [`astar`] | A* search for the MAP tree, exact and approximate, up to 128 points |
+//! | [`astar`] | A* search for the MAP tree, exact (up to 128 points) and approximate (any number) |
 //! | [`baselines`] | greedy and beam search on any model; classic linkage |
 //! | [`ginkgo`] | the jet shower model: likelihood, simulator, jets files, sparse trellises for jets |
 //! | [`ddt`] | Dirichlet diffusion tree MCMC with triplet constraints (interactive clustering) |
