@@ -39,6 +39,9 @@
 //! # docs/astar.md (Results), docs/figures/astar/*.svg
 //! cargo run --release -p trellis-repro -- astar --aloi ../shared/data/aloi --svg docs/figures/astar
 //!
+//! # docs/astar.md (Beyond 128 points), docs/figures/astar/fig9-aloi-wide.svg
+//! cargo run --release -p trellis-repro -- astar-wide --aloi ../shared/data/aloi --jets 0 --all-linkages --svg docs/figures/astar
+//!
 //! # the "Exact A* against the DP" tables of docs/benchmarks.md and docs/astar.md
 //! cargo run --release -p trellis-repro -- astar-bench --model hcc --sizes 10,14,16,18,20 --repeats 2
 //! cargo run --release -p trellis-repro -- astar-bench --model ginkgo --sizes 10,12,13,14 --repeats 2
