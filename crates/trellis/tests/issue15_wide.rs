@@ -93,6 +93,7 @@ fn wide_sets_agree_with_u128() {
 
 /// Weights of a hierarchical mixture: points in 2-level groups, positive
 /// inside a subgroup, weaker inside a group, negative across, plus noise.
+#[allow(clippy::needless_range_loop)]
 pub fn mixture(n: usize, seed: u64) -> Weights {
     let mut g = Gen(seed);
     let mut w = vec![vec![0.0; n]; n];
