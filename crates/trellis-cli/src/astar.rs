@@ -7,6 +7,9 @@
 //! vertex would pass it, the approximate one returns its best tree so far.
 //! The sizes of the approximate search's flags (`--samples`, `--beam-width`)
 //! are checked before anything runs.
+//!
+//! Exact A* takes at most 128 points; approximate A* any number (its
+//! clusters are wide bitsets beyond 128 points, with the same results).
 
 use std::time::Duration;
 
@@ -16,7 +19,7 @@ use serde::Serialize;
 use trellis::astar::{self, ApproxOptions, Candidates, Outcome};
 use trellis::baselines::{self as agglomerative, Linkage};
 use trellis::ginkgo::{Ginkgo, Heuristic, Jet, Variant};
-use trellis::{Model, Options, Search, Tree, Weights};
+use trellis::{Model, Options, ProgressFn, Search, Tree, Weights};
 
 use crate::batch::per_jet;
 use crate::commands::{
@@ -37,6 +40,21 @@ pub enum HeuristicKind {
     H1,
 }
 
+/// An initial tree of approximate A*.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InitKind {
+    /// Average linkage on d = max(w) - w (the paper's greedy baseline for weights).
+    Average,
+    /// Complete linkage on the same distances.
+    Complete,
+    /// Ward linkage on the same distances.
+    Ward,
+    /// Greedy agglomeration by the model's own split score.
+    Greedy,
+    /// The final beams of beam search (width --beam-width) by the model's score.
+    Beam,
+}
+
 #[derive(Args, Debug)]
 pub struct AstarArgs {
     #[command(flatten)]
@@ -48,13 +66,30 @@ pub struct AstarArgs {
     #[arg(long, value_enum)]
     pub heuristic: Option<HeuristicKind>,
 
-    /// Approximate A*: search a sparse trellis that starts from the beam-search trees
-    /// (and, for weights, the average-linkage tree) and grows by sampled splits, in
-    /// rounds. Never worse than its initial trees; "exact" is false.
+    /// Approximate A*: search a sparse trellis that starts from the --init trees and
+    /// grows by sampled splits, in rounds. Never worse than its initial trees; "exact"
+    /// is false. Any number of points (exact A* stops at 128).
     #[arg(long)]
     pub approx: bool,
 
-    /// Beam width of the initial trees [default: min(3N, N(N-1)/2)].
+    /// Initial trees of the approximate search, comma-separated. Which fit which model
+    /// (measured, docs/astar.md): for hcc and dasgupta the linkage trees (average,
+    /// complete, ward): greedy and beam search merge by a myopic split cost that is 0
+    /// for every pair of negatively weighted clusters, so on hcc they start from poor
+    /// trees and, beyond about 100 points, cost more time than they return; for the
+    /// Ginkgo jets beam search and greedy (linkage has no meaning for momenta)
+    /// [default: average,complete,ward for weights, and beam when --beam-width is
+    /// given; beam,greedy for jets].
+    #[arg(
+        long,
+        requires = "approx",
+        value_enum,
+        value_delimiter = ',',
+        value_name = "T,..."
+    )]
+    pub init: Vec<InitKind>,
+
+    /// Beam width of the beam-search initial trees [default: min(3N, N(N-1)/2)].
     #[arg(long, requires = "approx", value_name = "W")]
     pub beam_width: Option<usize>,
 
@@ -113,8 +148,10 @@ pub struct AstarArgs {
     pub seed: u64,
 
     /// Print one JSON object {"n", "log_potential", "cost", "tree", "explored", "exact"}
-    /// (plus "splits", "vertices", "iterations", "rounds", "heuristic"); with --jets one
-    /// per jet per line, with "id".
+    /// (plus "splits", "vertices", "iterations", "rounds", "heuristic", and the memory:
+    /// "sets" ("u128" up to 128 points, else "wide"), "bytes_per_vertex",
+    /// "bytes_per_split" and "peak_bytes", the most the search held against
+    /// --max-memory); with --jets one per jet per line, with "id".
     #[arg(long, conflicts_with = "newick")]
     pub json: bool,
 
@@ -161,6 +198,7 @@ fn search<M: Search>(
     model: &M,
     init: impl FnOnce() -> Result<Vec<Tree>>,
     args: &AstarArgs,
+    progress: Option<ProgressFn<'_>>,
 ) -> Result<Outcome> {
     let options = Options {
         memory_limit: memory_limit(&args.model),
@@ -168,7 +206,7 @@ fn search<M: Search>(
         time_limit: args
             .time_limit
             .and_then(|t| Duration::try_from_secs_f64(t).ok()),
-        ..Options::default()
+        progress,
     };
     Ok(if args.approx {
         astar::approximate(model, &init()?, &approx_options(args), &options)?
@@ -192,11 +230,18 @@ fn jet_outcome(jet: &Jet, variant: Variant, args: &AstarArgs) -> Result<AstarJso
     };
     let model = Ginkgo::new(jet, variant).with_heuristic(heuristic);
     let init = || {
-        let mut trees = beam_trees(&model, beam_width(args, jet.len()))?;
-        trees.push(agglomerative::greedy(&model)?.tree);
+        let kinds = init_kinds(args, true);
+        let mut trees = Vec::new();
+        for kind in kinds {
+            match kind {
+                InitKind::Beam => trees.extend(beam_trees(&model, beam_width(args, jet.len()))?),
+                InitKind::Greedy => trees.push(agglomerative::greedy(&model)?.tree),
+                _ => bail!("--init {kind:?} is a linkage of weights; jets take beam and greedy"),
+            }
+        }
         Ok(trees)
     };
-    let out = search(&model, init, args)?;
+    let out = search(&model, init, args, None)?;
     Ok(json(jet.len(), out, heuristic_name(args)))
 }
 
@@ -222,20 +267,57 @@ fn json(n: usize, mut outcome: Outcome, heuristic: &'static str) -> AstarJson {
     }
 }
 
-fn weights_outcome(weights: &Weights, args: &AstarArgs) -> Result<AstarJson> {
+/// The `--init` kinds, or the default of the model.
+fn init_kinds(args: &AstarArgs, jets: bool) -> Vec<InitKind> {
+    if !args.init.is_empty() {
+        args.init.clone()
+    } else if jets {
+        vec![InitKind::Beam, InitKind::Greedy]
+    } else if args.beam_width.is_some() {
+        vec![
+            InitKind::Average,
+            InitKind::Complete,
+            InitKind::Ward,
+            InitKind::Beam,
+        ]
+    } else {
+        vec![InitKind::Average, InitKind::Complete, InitKind::Ward]
+    }
+}
+
+fn weights_outcome(
+    weights: &Weights,
+    args: &AstarArgs,
+    progress: Option<ProgressFn<'_>>,
+) -> Result<AstarJson> {
     let n = weights.n();
     let beta = args.model.beta;
     let out = with_cost_model!(args.model.model, weights, beta, |model| {
         let init = || {
-            // The initial trees rank merges by cost, whatever beta is.
-            let mut trees = beam_trees(&model.with_beta(1.0)?, beam_width(args, n))?;
+            let mut trees = Vec::new();
             let d = agglomerative::distances_from_similarities(weights);
-            if let Ok(t) = agglomerative::linkage(&d, n, Linkage::Average) {
-                trees.push(t);
+            for kind in init_kinds(args, false) {
+                // The initial trees rank merges by cost, whatever beta is.
+                match kind {
+                    InitKind::Beam => {
+                        trees.extend(beam_trees(&model.with_beta(1.0)?, beam_width(args, n))?)
+                    }
+                    InitKind::Greedy => {
+                        trees.push(agglomerative::greedy(&model.with_beta(1.0)?)?.tree)
+                    }
+                    InitKind::Average | InitKind::Complete | InitKind::Ward => {
+                        let linkage = match kind {
+                            InitKind::Average => Linkage::Average,
+                            InitKind::Complete => Linkage::Complete,
+                            _ => Linkage::Ward,
+                        };
+                        trees.push(agglomerative::linkage(&d, n, linkage)?);
+                    }
+                }
             }
             Ok(trees)
         };
-        search(&model, init, args)?
+        search(&model, init, args, progress)?
     });
     Ok(json(n, out, heuristic_name(args)))
 }
@@ -314,9 +396,10 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
     // The point limit and the sizes of the flags are checked before the
     // weights are built.
     let check_points = |n: usize| {
-        if n > astar::MAX_ASTAR_POINTS {
+        if !args.approx && n > astar::MAX_ASTAR_POINTS {
             bail!(
-                "{n} points is too many for A*: it supports at most {}",
+                "{n} points is too many for exact A*: it supports at most {}; use --approx \
+                 (approximate A*, any number of points)",
                 astar::MAX_ASTAR_POINTS
             );
         }
@@ -325,9 +408,10 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
     match load_checked(&args.model, None, &check_points)? {
         Input::Jets(file) => {
             let variant = ginkgo_variant(args.model.model).expect("a jet model");
-            if let Some(jet) = file.jets.iter().find(|j| j.len() > astar::MAX_ASTAR_POINTS) {
+            let too_many = |j: &&Jet| !args.approx && j.len() > astar::MAX_ASTAR_POINTS;
+            if let Some(jet) = file.jets.iter().find(too_many) {
                 bail!(
-                    "jet {} has {} leaves; A* supports at most {}",
+                    "jet {} has {} leaves; exact A* supports at most {}: use --approx for more",
                     jet.id,
                     jet.len(),
                     astar::MAX_ASTAR_POINTS
@@ -352,11 +436,18 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
         }
         Input::Weights(weights) => {
             check_points(weights.n())?;
-            // Searches that may take more than a second get a spinner.
+            // Searches that may take more than a second get a bar (approximate:
+            // explored vertices against --max-explored) or a spinner.
             let long = args.approx && weights.n() > 40 || weights.n() >= 18;
-            let bar = Bar::spinner(progress && long, "A* search");
-            let out = weights_outcome(&weights, args)?;
-            drop(bar);
+            let out = if args.approx && args.max_explored > 0 {
+                let bar = Bar::search(progress && long, args.max_explored);
+                let callback = bar.callback();
+                let callback = callback.as_ref().map(|f| f as ProgressFn<'_>);
+                weights_outcome(&weights, args, callback)?
+            } else {
+                let _bar = Bar::spinner(progress && long, "A* search");
+                weights_outcome(&weights, args, None)?
+            };
             if args.json {
                 return to_json(&weights.with_names(out));
             }

@@ -97,8 +97,9 @@ const DENSE_WEIGHTS_BYTES: u64 = 1 << 20;
 /// cost models (hcc, Dasgupta). Greedy and beam search are poor on hcc (their
 /// myopic split cost is 0 for negative weights), so they are not suggested.
 const DENSE_ALTERNATIVES: &str = "for the lowest-cost tree over more points, use \
-     `trellis astar --approx` (up to 128 points); for approximate log Z, marginals and \
-     samples, --sparse beam";
+     `trellis astar --approx` (approximate A* from linkage trees, any number of points, \
+     never worse than average linkage); for approximate log Z, marginals and samples, \
+     --sparse beam (up to 128 points)";
 
 /// Whether a flag that applies to `--points` only was given.
 fn point_flags(data: &DataArgs) -> bool {

@@ -42,6 +42,17 @@ impl Bar {
         bar
     }
 
+    /// A bar counting the vertices a search explores, out of `total`
+    /// (drawn when enabled and stderr is a terminal).
+    pub fn search(enabled: bool, total: u64) -> Bar {
+        let template = "{msg:>8} [{elapsed_precise}] {wide_bar} {pos}/{len} explored (eta {eta})";
+        let bar = drawn(enabled, Some(total), template);
+        if let Some(b) = &bar.bar {
+            b.set_message("A* search");
+        }
+        bar
+    }
+
     /// A bar counting `count` items (jets) whose total work is `work`.
     pub fn items(enabled: bool, count: u64, work: u64) -> Bar {
         let template = "    jets [{elapsed_precise}] {wide_bar} {pos}/{len} (eta {eta})";

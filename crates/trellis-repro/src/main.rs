@@ -13,6 +13,7 @@
 //! | `ginkgo` | trellis paper §4.2 | Table 1, Fig. 6 (posterior sampling), Fig. 7 (sparse trellises) | `docs/ginkgo.md`, `docs/figures/fig6-posterior.svg`, `docs/figures/fig7-sparse-{current,legacy}.svg` |
 //! | `flat` | flat cluster trellis paper §5.3 | Figs. 2-5 (energies vs exact and Perturb-and-MAP marginals) | `docs/flat.md`, `docs/figures/flat/fig{2,3,4,5}-*.svg` |
 //! | `astar` | A* paper §5-6 | Figs. 5-7 (Ginkgo jets), Figs. 8-9 (ALOI) | `docs/astar.md` (Results), `docs/figures/astar/fig{5..9}-*.svg` |
+//! | `astar-wide` | A* paper Fig. 9 beyond 128 points (issue 15) | ALOI 100-599 points against average linkage; Ginkgo jets of 200 and 500 leaves against beam search | `docs/astar.md` (Beyond 128 points), `docs/figures/astar/fig9-aloi-wide.svg` |
 //! | `astar-bench` | A* paper (speed) | exact A* against the exact DP | the A* tables of `docs/astar.md` and `docs/benchmarks.md` |
 //! | `interactive` | Vikram & Dasgupta 2016 | Fig. 6a (Iris), Fig. S3a (Zoo), Fig. S3b (20 Newsgroups), and the balanced-rebuild ablation | `docs/interactive.md`, `docs/figures/interactive/*.svg` |
 //!
@@ -37,6 +38,9 @@
 //!
 //! # docs/astar.md (Results), docs/figures/astar/*.svg
 //! cargo run --release -p trellis-repro -- astar --aloi ../shared/data/aloi --svg docs/figures/astar
+//!
+//! # docs/astar.md (Beyond 128 points), docs/figures/astar/fig9-aloi-wide.svg
+//! cargo run --release -p trellis-repro -- astar-wide --aloi ../shared/data/aloi --jets 0 --all-linkages --svg docs/figures/astar
 //!
 //! # the "Exact A* against the DP" tables of docs/benchmarks.md and docs/astar.md
 //! cargo run --release -p trellis-repro -- astar-bench --model hcc --sizes 10,14,16,18,20 --repeats 2
@@ -90,6 +94,7 @@ mod ginkgo;
 mod interactive;
 mod svg;
 mod timing;
+mod wide;
 
 /// Reproduce the papers' experiments, tables and figures (see docs/ for the results).
 #[derive(Parser, Debug)]
@@ -118,6 +123,11 @@ enum Command {
     /// weights for hcc and dasgupta, simulated jets for --model ginkgo (heuristic h0).
     /// Reports vertices explored and splits scored against the DP's.
     AstarBench(astar_bench::AstarBenchArgs),
+    /// Approximate A* beyond 128 points (issue 15): Fig. 9 on stratified ALOI
+    /// subsets of 100-599 points against average linkage, and Ginkgo jets of 200
+    /// and 500 leaves against beam search (width 1000). Skips ALOI with a note
+    /// (exit 0) when the shared data is absent.
+    AstarWide(wide::WideArgs),
     /// Wall time and splits per second of the exact passes of the dense and flat
     /// trellises (random weights), or of exact MAP + log Z over a jets file.
     Bench(bench::BenchArgs),
@@ -175,6 +185,7 @@ fn run(cli: Cli) -> anyhow::Result<String> {
         Command::Flat(a) => flat::flat(&a),
         Command::Astar(a) => astar::astar(&a),
         Command::AstarBench(a) => astar_bench::run(&a),
+        Command::AstarWide(a) => wide::run(&a),
         Command::Interactive(a) => interactive::experiment(&a),
         Command::Bench(a) => bench::run(&a),
         Command::InteractiveBench(a) => interactive::bench(&a),

@@ -9,3 +9,4 @@ mod flat;
 mod ginkgo;
 mod interactive;
 mod issue11_limits;
+mod issue15_wide;

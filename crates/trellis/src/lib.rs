@@ -44,7 +44,7 @@
 //! | `dense` | the dense hierarchical trellis: inside pass and kernel, outside pass ([`Marginals`]), [`Sampler`] |
 //! | [`flat`] | the flat trellis: partitions instead of hierarchies |
 //! | [`sparse`] | exact inference restricted to a family of clusters, hierarchical or flat |
-//! | [`astar`] | A* search for the MAP tree, exact and approximate, up to 128 points |
+//! | [`astar`] | A* search for the MAP tree, exact (up to 128 points) and approximate (any number) |
 //! | [`baselines`] | greedy and beam search on any model; classic linkage |
 //! | [`ginkgo`] | the jet shower model: likelihood, simulator, jets files, sparse trellises for jets |
 //! | [`ddt`] | Dirichlet diffusion tree MCMC with triplet constraints (interactive clustering) |
@@ -127,8 +127,8 @@ pub use base::memory::{MAX_POINTS, Workload, available_memory, check_memory, mem
 pub use base::random;
 pub use base::run::{Options, Progress, ProgressFn};
 pub use base::set::{
-    MAX_SET_POINTS, Mask, PointIter, Points, Set, full, full_set, mask_of, members, set_points,
-    splits_of_size, total_splits,
+    MAX_SET_POINTS, Mask, PointIter, Points, Set, SetRepr, WideSet, full, full_set, mask_of,
+    members, set_points, splits_of_size, total_splits,
 };
 pub use base::tree::{NewickOptions, ScoredTree, Tree, newick_label};
 pub use base::weights::{Matrix, SYMMETRY_TOLERANCE, Similarity, Weights};

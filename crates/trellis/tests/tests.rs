@@ -30,6 +30,8 @@
 //!   beyond its range, the flat trellis on every path, progress and cancelling;
 //! - `issue14_session`: `ddt::Session`, the interactive loop for a person
 //!   (queries, checked answers, named conflicts, undo, resuming);
+//! - `issue15_wide`: clusters beyond 128 points: wide sets against `u128`,
+//!   approximate A* identical on both, sparse trellises on wide sets exact;
 //! - `numerics`: invariants and closed forms beyond brute force (`n` up to 18);
 //! - `oracle`: an independent brute-force enumerator of all `(2n-3)!!` trees
 //!   (and the test models shared by the other modules);
@@ -55,6 +57,7 @@ mod issue11_trees;
 mod issue12_beam;
 mod issue12_kernel;
 mod issue14_session;
+mod issue15_wide;
 mod numerics;
 mod oracle;
 mod properties;

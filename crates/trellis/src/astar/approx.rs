@@ -6,14 +6,13 @@ use std::time::Instant;
 use rand::RngExt;
 use rand::seq::SliceRandom;
 
+use super::Set;
 use super::engine::{
-    Children, Engine, Outcome, all_splits, check_points, map_bytes, num_splits, search_budget,
-    single_point,
+    Children, Engine, Outcome, check_points_of, map_bytes, num_splits, search_budget, single_point,
 };
-use super::{Set, is_singleton, points};
 use crate::base::random::{self, SeededRng};
 use crate::base::run::Options;
-use crate::base::set::{Points, SetMap};
+use crate::base::set::{Points, SetMapOf, SetRepr, WideSet};
 use crate::base::tree::{ScoredTree, Tree};
 use crate::error::{Error, ErrorKind, Result};
 use crate::models::{Cluster, Search, tree_cost};
@@ -70,11 +69,12 @@ impl Default for ApproxOptions {
 }
 
 /// The growing sparse trellis: the children every vertex has so far.
-struct Sparse {
-    known: SetMap<Vec<(Set, Set)>>,
+struct Sparse<S> {
+    n: usize,
+    known: SetMapOf<S, Vec<(S, S)>>,
     /// How a cluster first appeared in a candidate: from a known cluster
     /// with one point added (`true`) or removed.
-    origin: SetMap<(Set, usize, bool)>,
+    origin: SetMapOf<S, (S, usize, bool)>,
     options: ApproxOptions,
     rng: SeededRng,
     /// New splits added in the current round.
@@ -84,8 +84,8 @@ struct Sparse {
 }
 
 /// `(left, right)` with the lowest point on the left.
-fn normalise(a: Set, b: Set) -> (Set, Set) {
-    if a.trailing_zeros() < b.trailing_zeros() {
+fn normalise<S: SetRepr>(a: S, b: S) -> (S, S) {
+    if a.lowest() < b.lowest() {
         (a, b)
     } else {
         (b, a)
@@ -93,28 +93,29 @@ fn normalise(a: Set, b: Set) -> (Set, Set) {
 }
 
 /// The summary of a set.
-fn summary<M: Search + ?Sized>(model: &M, set: Set) -> M::Summary {
-    model.summary(Points::Set(set))
+fn summary<M: Search + ?Sized, S: SetRepr>(model: &M, set: &S) -> M::Summary {
+    model.summary(set.points())
 }
 
 /// The summary of `set` with point `x` added (`added`) or removed.
-fn moved<M: Search + ?Sized>(
+fn moved<M: Search + ?Sized, S: SetRepr>(
     model: &M,
-    set: Set,
+    set: &S,
     s: &M::Summary,
     x: usize,
     added: bool,
 ) -> M::Summary {
     let cluster = Cluster {
-        points: Points::Set(set),
+        points: set.points(),
         summary: s,
     };
     if added {
         let leaf = model.leaf(x);
+        let one = [x];
         model.merge(
             cluster,
             Cluster {
-                points: Points::Set(1u128 << x),
+                points: Points::List(&one),
                 summary: &leaf,
             },
         )
@@ -124,16 +125,16 @@ fn moved<M: Search + ?Sized>(
 }
 
 /// A candidate split with the summaries of its sides.
-struct Candidate<S> {
-    left: Set,
-    right: Set,
-    ls: S,
-    rs: S,
+struct Candidate<S, T> {
+    left: S,
+    right: S,
+    ls: T,
+    rs: T,
 }
 
-impl<S> Candidate<S> {
-    fn new(a: Set, b: Set, sa: S, sb: S) -> Candidate<S> {
-        if a.trailing_zeros() < b.trailing_zeros() {
+impl<S: SetRepr, T> Candidate<S, T> {
+    fn new(a: S, b: S, sa: T, sb: T) -> Candidate<S, T> {
+        if a.lowest() < b.lowest() {
             Candidate {
                 left: a,
                 right: b,
@@ -151,35 +152,39 @@ impl<S> Candidate<S> {
     }
 }
 
-/// Bytes of one split in a list.
-const SPLIT_BYTES: u64 = std::mem::size_of::<(Set, Set)>() as u64;
+impl<S: SetRepr> Sparse<S> {
+    /// Bytes of one split in a list: the pair and its clusters' heap words.
+    fn split_bytes(&self) -> u64 {
+        std::mem::size_of::<(S, S)>() as u64 + 2 * S::heap_bytes(self.n)
+    }
 
-impl Sparse {
-    fn add(&mut self, set: Set, split: (Set, Set)) -> bool {
+    fn add(&mut self, set: S, split: (S, S)) -> bool {
+        let split_bytes = self.split_bytes();
         let list = self.known.entry(set).or_default();
         if list.contains(&split) {
             false
         } else {
             let before = list.capacity() as u64;
             list.push(split);
-            self.list_bytes += (list.capacity() as u64 - before) * SPLIT_BYTES;
+            self.list_bytes += (list.capacity() as u64 - before) * split_bytes;
             true
         }
     }
 
     /// Recounts [`Sparse::list_bytes`] (after `known` was changed directly).
     fn recount(&mut self) {
+        let split_bytes = self.split_bytes();
         self.list_bytes = self
             .known
             .values()
-            .map(|l| l.capacity() as u64 * SPLIT_BYTES)
+            .map(|l| l.capacity() as u64 * split_bytes)
             .sum();
     }
 
     /// Remembers where a new cluster came from (first origin wins).
-    fn note(&mut self, new: Set, from: Set, x: usize, added: bool) {
-        if !self.known.contains_key(&new) {
-            self.origin.entry(new).or_insert((from, x, added));
+    fn note(&mut self, new: &S, from: &S, x: usize, added: bool) {
+        if !self.known.contains_key(new) && !self.origin.contains_key(new) {
+            self.origin.insert(new.clone(), (from.clone(), x, added));
         }
     }
 
@@ -187,112 +192,94 @@ impl Sparse {
     fn candidates<M: Search + ?Sized>(
         &mut self,
         model: &M,
-        set: Set,
+        set: &S,
         stats: &M::Summary,
-    ) -> Vec<Candidate<M::Summary>> {
-        let m = set.count_ones() as usize;
-        let members: Vec<usize> = points(set).collect();
+    ) -> Vec<Candidate<S, M::Summary>> {
+        let n = self.n;
+        let m = set.len();
+        let members: Vec<usize> = set.points().iter().collect();
         let mut out = Vec::new();
         // Random cuts of a random order.
         let mut order = members.clone();
         for _ in 0..self.options.samples {
             order.shuffle(&mut self.rng);
             let cut = self.rng.random_range(1..m);
-            let left: Set = order[..cut].iter().map(|&i| 1u128 << i).sum();
-            let right = set ^ left;
-            out.push(Candidate::new(
-                left,
-                right,
-                summary(model, left),
-                summary(model, right),
-            ));
+            let left = S::from_points(order[..cut].iter().copied(), n);
+            let right = set.minus(&left);
+            let (sl, sr) = (summary(model, &left), summary(model, &right));
+            out.push(Candidate::new(left, right, sl, sr));
         }
         // One-point moves of the splits the vertex already has.
-        let known: Vec<(Set, Set)> = self.known.get(&set).cloned().unwrap_or_default();
-        for &(l, r) in &known {
+        let known: Vec<(S, S)> = self.known.get(set).cloned().unwrap_or_default();
+        for (l, r) in &known {
             let (ls, rs) = (summary(model, l), summary(model, r));
             for &x in &members {
-                let bit = 1u128 << x;
-                let (from, to, fs, ts) = if l & bit != 0 {
+                let (from, to, fs, ts) = if l.contains(x) {
                     (l, r, &ls, &rs)
                 } else {
                     (r, l, &rs, &ls)
                 };
-                if from == bit {
+                if from.is_singleton() {
                     continue;
                 }
-                let (a, b) = (from ^ bit, to | bit);
+                let (a, b) = (from.without(x), to.with(x));
                 let (sa, sb) = (
                     moved(model, from, fs, x, false),
                     moved(model, to, ts, x, true),
                 );
-                self.note(a, from, x, false);
-                self.note(b, to, x, true);
+                self.note(&a, from, x, false);
+                self.note(&b, to, x, true);
                 out.push(Candidate::new(a, b, sa, sb));
             }
         }
         // A cluster born from a move inherits the splits of the cluster it
         // was moved from, with the point added or removed.
         if known.is_empty() {
-            if let Some(&(y, x, added)) = self.origin.get(&set) {
-                let bit = 1u128 << x;
-                let parents: Vec<(Set, Set)> = self.known.get(&y).cloned().unwrap_or_default();
+            if let Some((y, x, added)) = self.origin.get(set).cloned() {
+                let bit = S::singleton(x, n);
+                let parents: Vec<(S, S)> = self.known.get(&y).cloned().unwrap_or_default();
                 if added {
-                    out.push(Candidate::new(
-                        bit,
-                        y,
-                        summary(model, bit),
-                        moved(model, set, stats, x, false),
-                    ));
+                    let sy = moved(model, set, stats, x, false);
+                    out.push(Candidate::new(bit.clone(), y, summary(model, &bit), sy));
                 }
                 for (a, b) in parents {
-                    let (sa, sb) = (summary(model, a), summary(model, b));
+                    let (sa, sb) = (summary(model, &a), summary(model, &b));
                     if added {
-                        self.note(a | bit, a, x, true);
-                        self.note(b | bit, b, x, true);
-                        out.push(Candidate::new(
-                            a | bit,
-                            b,
-                            moved(model, a, &sa, x, true),
-                            sb.clone(),
-                        ));
-                        out.push(Candidate::new(
-                            a,
-                            b | bit,
-                            sa,
-                            moved(model, b, &sb, x, true),
-                        ));
+                        let (ax, bx) = (a.with(x), b.with(x));
+                        self.note(&ax, &a, x, true);
+                        self.note(&bx, &b, x, true);
+                        let sax = moved(model, &a, &sa, x, true);
+                        let sbx = moved(model, &b, &sb, x, true);
+                        out.push(Candidate::new(ax, b.clone(), sax, sb.clone()));
+                        out.push(Candidate::new(a, bx, sa, sbx));
                     } else {
-                        let (from, other, fs, os) = if a & bit != 0 {
+                        let (from, other, fs, os) = if a.contains(x) {
                             (a, b, sa, sb)
                         } else {
                             (b, a, sb, sa)
                         };
-                        if from != bit {
-                            self.note(from ^ bit, from, x, false);
-                            out.push(Candidate::new(
-                                from ^ bit,
-                                other,
-                                moved(model, from, &fs, x, false),
-                                os,
-                            ));
+                        if !from.is_singleton() {
+                            let fx = from.without(x);
+                            self.note(&fx, &from, x, false);
+                            let sfx = moved(model, &from, &fs, x, false);
+                            out.push(Candidate::new(fx, other, sfx, os));
                         }
                     }
                 }
             }
         }
-        out.sort_unstable_by_key(|c| (c.left, c.right));
-        out.dedup_by_key(|c| (c.left, c.right));
-        out.retain(|c| !known.contains(&(c.left, c.right)));
+        out.sort_unstable_by(|a, b| (&a.left, &a.right).cmp(&(&b.left, &b.right)));
+        out.dedup_by(|a, b| (&a.left, &a.right) == (&b.left, &b.right));
+        out.retain(|c| !known.iter().any(|(l, r)| *l == c.left && *r == c.right));
         out
     }
 }
 
-impl<M: Search + ?Sized> Children<M> for Sparse {
-    fn bound(&self, set: Set) -> (u64, u64) {
-        let split = SPLIT_BYTES;
-        let known = self.known.get(&set).map_or(0, |k| k.len() as u64);
-        if set.count_ones() as usize <= self.options.exact_size {
+impl<M: Search + ?Sized, S: SetRepr> Children<M, S> for Sparse<S> {
+    fn bound(&self, set: &S) -> (u64, u64) {
+        let split = self.split_bytes();
+        let known = self.known.get(set).map_or(0, |k| k.len() as u64);
+        if set.len() <= self.options.exact_size {
             // Every split, listed twice (the new list and the scratch copy).
             let all = num_splits(set);
             return (all, all.saturating_mul(split));
@@ -301,16 +288,17 @@ impl<M: Search + ?Sized> Children<M> for Sparse {
         // splits, and the splits inherited from the cluster of origin (two
         // per split of that cluster, and one more); each candidate holds two
         // summaries and is scored.
-        let m = set.count_ones() as u64;
+        let m = set.len() as u64;
         let inherited = self
             .origin
-            .get(&set)
+            .get(set)
             .and_then(|o| self.known.get(&o.0))
             .map_or(0, |k| 2 * k.len() as u64 + 1);
         let candidates = (self.options.samples as u64)
             .saturating_add(known.saturating_mul(m))
             .saturating_add(inherited);
-        let candidate = std::mem::size_of::<(f64, Candidate<M::Summary>)>() as u64;
+        let candidate = std::mem::size_of::<(f64, Candidate<S, M::Summary>)>() as u64
+            + 2 * S::heap_bytes(self.n);
         let own = candidates
             .saturating_mul(2 * candidate)
             .saturating_add(known.saturating_mul(split))
@@ -321,40 +309,46 @@ impl<M: Search + ?Sized> Children<M> for Sparse {
 
     fn bytes(&self) -> u64 {
         let lists = self.list_bytes;
-        let known_entry = std::mem::size_of::<(Set, Vec<(Set, Set)>)>() as u64;
-        let origin_entry = std::mem::size_of::<(Set, (Set, usize, bool))>() as u64;
+        let known_entry = std::mem::size_of::<(S, Vec<(S, S)>)>() as u64;
+        let origin_entry = std::mem::size_of::<(S, (S, usize, bool))>() as u64;
+        // The keys' (and origins') heap words; none for `u128`.
+        let words = S::heap_bytes(self.n)
+            .saturating_mul((self.known.len() as u64).saturating_add(2 * self.origin.len() as u64));
+        let words = if S::heap_bytes(self.n) == 0 { 0 } else { words };
         lists
+            .saturating_add(words)
             .saturating_add(map_bytes(self.known.capacity() as u64, known_entry))
             .saturating_add(map_bytes(self.origin.capacity() as u64, origin_entry))
     }
 
-    fn splits(&mut self, model: &M, set: Set, stats: &M::Summary, out: &mut Vec<(Set, Set)>) {
-        let m = set.count_ones() as usize;
+    fn splits(&mut self, model: &M, set: &S, stats: &M::Summary, out: &mut Vec<(S, S)>) {
+        let m = set.len();
         if m <= self.options.exact_size {
             let mut all = Vec::new();
-            all_splits(set, &mut all);
-            let known = self.known.entry(set).or_default();
+            set.all_splits(self.n, &mut all);
+            let split_bytes = self.split_bytes();
+            let known = self.known.entry(set.clone()).or_default();
             if known.len() < all.len() {
                 self.added += all.len() - known.len();
                 let before = known.capacity() as u64;
                 *known = all;
                 self.list_bytes =
-                    self.list_bytes - before * SPLIT_BYTES + known.capacity() as u64 * SPLIT_BYTES;
+                    self.list_bytes - before * split_bytes + known.capacity() as u64 * split_bytes;
             }
             out.extend_from_slice(known);
             return;
         }
         let candidates = self.candidates(model, set, stats);
-        let mut scored: Vec<(f64, Candidate<M::Summary>)> = candidates
+        let mut scored: Vec<(f64, Candidate<S, M::Summary>)> = candidates
             .into_iter()
             .map(|c| {
                 let cost = model.split_cost(stats, &c.ls, &c.rs);
                 (if cost.is_nan() { f64::INFINITY } else { cost }, c)
             })
             .collect();
-        let order = |a: &(f64, Candidate<M::Summary>), b: &(f64, Candidate<M::Summary>)| {
+        let order = |a: &(f64, Candidate<S, M::Summary>), b: &(f64, Candidate<S, M::Summary>)| {
             a.0.total_cmp(&b.0)
-                .then((a.1.left, a.1.right).cmp(&(b.1.left, b.1.right)))
+                .then((&a.1.left, &a.1.right).cmp(&(&b.1.left, &b.1.right)))
         };
         // Rank by split cost, then the best few by the `f` they would enter
         // the heap with, `cost + H(L) + H(R)` (the heuristic is the costlier
@@ -362,10 +356,10 @@ impl<M: Search + ?Sized> Children<M> for Sparse {
         scored.sort_by(order);
         scored.truncate(self.options.top_k.max(1).saturating_mul(4));
         for (f, c) in scored.iter_mut() {
-            for (side, side_stats) in [(c.left, &c.ls), (c.right, &c.rs)] {
-                if !is_singleton(side) {
+            for (side, side_stats) in [(&c.left, &c.ls), (&c.right, &c.rs)] {
+                if !side.is_singleton() {
                     *f += model.heuristic(Cluster {
-                        points: Points::Set(side),
+                        points: side.points(),
                         summary: side_stats,
                     });
                 }
@@ -375,13 +369,13 @@ impl<M: Search + ?Sized> Children<M> for Sparse {
             }
         }
         scored.sort_by(order);
-        let scored: Vec<(f64, (Set, Set))> = scored
+        let scored: Vec<(f64, (S, S))> = scored
             .into_iter()
             .map(|(f, c)| (f, (c.left, c.right)))
             .collect();
         let k = self.options.top_k.min(scored.len());
-        let chosen: Vec<(Set, Set)> = match self.options.candidates {
-            Candidates::TopK => scored[..k].iter().map(|s| s.1).collect(),
+        let chosen: Vec<(S, S)> = match self.options.candidates {
+            Candidates::TopK => scored[..k].iter().map(|s| s.1.clone()).collect(),
             Candidates::Importance => {
                 let mut picked = Vec::with_capacity(k);
                 let best = scored.first().map_or(0.0, |s| s.0);
@@ -400,18 +394,18 @@ impl<M: Search + ?Sized> Children<M> for Sparse {
                         }
                         u -= w;
                     }
-                    picked.push(scored[idx].1);
+                    picked.push(scored[idx].1.clone());
                     weights[idx] = 0.0;
                 }
                 picked
             }
         };
         for split in chosen {
-            if self.add(set, split) {
+            if self.add(set.clone(), split) {
                 self.added += 1;
             }
         }
-        if let Some(list) = self.known.get(&set) {
+        if let Some(list) = self.known.get(set) {
             out.extend_from_slice(list);
         }
     }
@@ -446,7 +440,8 @@ impl<M: Search + ?Sized> Children<M> for Sparse {
 ///    sub-hierarchy seen below it, so a round stopped by a budget still
 ///    yields the best complete tree it met. The result is the best tree over
 ///    the initial trees, the initial trellis and every round: never worse
-///    than the initialisation. The search stops after `rounds` rounds, when a
+///    than the initialisation (costs compared on canonical trees, whose sums
+///    run in one order, so to the last bit). The search stops after `rounds` rounds, when a
 ///    round adds no new split (the trellis is full under this generator),
 ///    after `max_explored` vertices (deterministic) or at the time limit.
 ///
@@ -478,17 +473,48 @@ impl<M: Search + ?Sized> Children<M> for Sparse {
 ///
 /// # Errors
 ///
-/// No points or more than 128, no initial tree or an invalid one, no
-/// hierarchy of finite cost, or cancelled by the progress callback. The time
-/// limit and the memory budget of `run` (per round; by default half the
-/// memory available) stop the search with its best tree so far.
+/// No points, no initial tree or an invalid one, no hierarchy of finite
+/// cost, or cancelled by the progress callback. The time limit and the
+/// memory budget of `run` (per round; by default half the memory available)
+/// stop the search with its best tree so far.
+///
+/// # Any number of points
+///
+/// Up to 128 points the clusters are `u128` sets; beyond, [`WideSet`]s
+/// (see [`crate::base::set`](crate::SetRepr)). [`approximate_with`] runs
+/// the same search on a chosen representation: both give the same result
+/// on the same input.
 pub fn approximate<M: Search + ?Sized>(
     model: &M,
     init: &[Tree],
     options: &ApproxOptions,
     run: &Options<'_>,
 ) -> Result<Outcome> {
-    let n = check_points(model.num_points())?;
+    if model.num_points() <= crate::base::set::MAX_SET_POINTS {
+        approximate_with::<Set, M>(model, init, options, run)
+    } else {
+        approximate_with::<WideSet, M>(model, init, options, run)
+    }
+}
+
+/// [`approximate`] with clusters stored as `S`: `u128` ([`Set`], up to 128
+/// points) or [`WideSet`] (any number). The result does not depend on `S`
+/// (only [`Outcome::sets`] and the memory figures do).
+///
+/// # Errors
+///
+/// Those of [`approximate`], and more points than `S` holds.
+pub fn approximate_with<S: SetRepr, M: Search + ?Sized>(
+    model: &M,
+    init: &[Tree],
+    options: &ApproxOptions,
+    run: &Options<'_>,
+) -> Result<Outcome> {
+    let n = check_points_of(
+        model.num_points(),
+        S::MAX_POINTS,
+        "approximate A* on 128-bit sets (wide sets take any number)",
+    )?;
     if n == 1 {
         return Ok(Outcome {
             exact: false,
@@ -507,9 +533,10 @@ pub fn approximate<M: Search + ?Sized>(
     let deadline = run
         .time_limit
         .and_then(|d| crate::base::run::deadline(start, d));
-    let mut sparse = Sparse {
-        known: SetMap::default(),
-        origin: SetMap::default(),
+    let mut sparse = Sparse::<S> {
+        n,
+        known: SetMapOf::default(),
+        origin: SetMapOf::default(),
         options: options.clone(),
         rng: random::rng(options.seed),
         added: 0,
@@ -522,8 +549,8 @@ pub fn approximate<M: Search + ?Sized>(
         if cost < best.0 {
             best = (cost, tree.clone());
         }
-        for (l, r) in tree_splits(tree) {
-            sparse.add(l | r, normalise(l, r));
+        for (l, r) in tree_splits::<S>(tree, n) {
+            sparse.add(l.union(&r), normalise(l, r));
         }
     }
     // The initial trellis: every split of an initial cluster into two
@@ -531,9 +558,7 @@ pub fn approximate<M: Search + ?Sized>(
     // tree by dynamic programming, a free first improvement.
     close_family(n, &mut sparse.known)?;
     sparse.recount();
-    if let Some((cost, tree)) =
-        family_map(model, &sparse.known, super::full_set(n), options.exact_size)
-    {
+    if let Some((cost, tree)) = family_map(model, &sparse.known, &S::full(n), options.exact_size) {
         if cost < best.0 {
             best = (cost, tree);
         }
@@ -546,10 +571,10 @@ pub fn approximate<M: Search + ?Sized>(
             )));
         }
         None => {
-            let root = super::full_set(n);
+            let root = S::full(n);
             let h = model.heuristic(Cluster {
-                points: Points::Set(root),
-                summary: &summary(model, root),
+                points: root.points(),
+                summary: &summary(model, &root),
             });
             if h > 0.0 && best.0.is_finite() && best.0 > h {
                 best.0 / h
@@ -559,13 +584,16 @@ pub fn approximate<M: Search + ?Sized>(
         }
     };
     let (mut explored, mut splits, mut iterations, mut vertices, mut rounds) = (0, 0, 0, 0, 0);
+    let mut peak = 0u64;
     for _ in 0..options.rounds.max(1) {
         if deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
         sparse.added = 0;
-        let mut search = Engine::new(model, search_budget(run), deadline, weight);
+        let mut search = Engine::<M, S>::new(model, search_budget(run), deadline, weight);
         search.progress = run.progress;
+        search.progress_base = explored;
+        search.progress_total = options.max_explored;
         if let Some(max) = options.max_explored {
             if explored >= max {
                 break;
@@ -580,6 +608,7 @@ pub fn approximate<M: Search + ?Sized>(
         splits += search.splits;
         iterations += search.iterations;
         vertices = search.vertices_len();
+        peak = peak.max(search.peak);
         let finished = match result {
             Ok(Some(_)) => true,
             // Out of time, or out of memory: keep the best tree so far.
@@ -601,8 +630,17 @@ pub fn approximate<M: Search + ?Sized>(
             break;
         }
     }
-    let tree = best.1.canonical();
-    let cost = tree_cost(model, &tree)?;
+    let mut tree = best.1.canonical();
+    let mut cost = tree_cost(model, &tree)?;
+    // Never worse than an initial tree, to the last bit: a tree's cost
+    // depends on the order of its sum by an ulp, so compare canonical forms.
+    for t in init {
+        let t = t.clone().canonical();
+        let c = tree_cost(model, &t)?;
+        if c < cost {
+            (tree, cost) = (t, c);
+        }
+    }
     Ok(Outcome {
         best: ScoredTree {
             log_potential: model.log_potential_of_cost(cost),
@@ -615,18 +653,27 @@ pub fn approximate<M: Search + ?Sized>(
         vertices,
         iterations,
         rounds,
+        sets: if S::heap_bytes(n) == 0 {
+            "u128"
+        } else {
+            "wide"
+        },
+        bytes_per_vertex: Engine::<M, S>::bytes_per_vertex(n),
+        bytes_per_split: Engine::<M, S>::ENTRY_BYTES + sparse.split_bytes(),
+        peak_bytes: peak,
     })
 }
 
-/// The splits of a tree as `u128` sets, children first; its leaves must be
-/// below 128 (a validated tree). Iterative: any depth.
-fn tree_splits(tree: &Tree) -> Vec<(Set, Set)> {
+/// The splits of a tree as sets, children first; its leaves must be below
+/// `n` (a validated tree). Iterative: any depth.
+fn tree_splits<S: SetRepr>(tree: &Tree, n: usize) -> Vec<(S, S)> {
     let mut out = Vec::new();
     tree.fold(
-        |i| 1u128 << i,
+        |i| S::singleton(i, n),
         |a, b| {
+            let u = a.union(&b);
             out.push((a, b));
-            a | b
+            u
         },
     );
     out
@@ -635,16 +682,16 @@ fn tree_splits(tree: &Tree) -> Vec<(Set, Set)> {
 /// Adds to every cluster of the family (the keys of `known`, plus
 /// singletons) every split into two members of the family: the children of
 /// the hierarchical [`SparseTrellis`] over the family.
-fn close_family(n: usize, known: &mut SetMap<Vec<(Set, Set)>>) -> Result<()> {
-    let trellis = SparseTrellis::from_clusters(n, known.keys().copied())?;
+fn close_family<S: SetRepr>(n: usize, known: &mut SetMapOf<S, Vec<(S, S)>>) -> Result<()> {
+    let trellis = SparseTrellis::from_clusters_as(n, known.keys().cloned())?;
     let vertices = trellis.clusters();
-    for (k, &v) in vertices.iter().enumerate() {
-        if v.count_ones() < 2 {
+    for (k, v) in vertices.iter().enumerate() {
+        if v.len() < 2 {
             continue;
         }
-        let list = known.entry(v).or_default();
+        let list = known.entry(v.clone()).or_default();
         for &(l, r) in trellis.children(k) {
-            let split = (vertices[l as usize], vertices[r as usize]);
+            let split = (vertices[l as usize].clone(), vertices[r as usize].clone());
             if !list.contains(&split) {
                 list.push(split);
             }
@@ -657,73 +704,75 @@ fn close_family(n: usize, known: &mut SetMap<Vec<(Set, Set)>>) -> Result<()> {
 /// splits in `known`, and every split below a cluster of at most
 /// `exact_size` points (dynamic programming over the family by size, and
 /// over all subsets of each small cluster), with its cost.
-fn family_map<M: Search + ?Sized>(
+fn family_map<M: Search + ?Sized, S: SetRepr>(
     model: &M,
-    known: &SetMap<Vec<(Set, Set)>>,
-    root: Set,
+    known: &SetMapOf<S, Vec<(S, S)>>,
+    root: &S,
     exact_size: usize,
 ) -> Option<(f64, Tree)> {
-    let mut sets: Vec<Set> = known.keys().copied().collect();
-    sets.sort_unstable_by_key(|&s| (s.count_ones(), s));
+    let mut sets: Vec<&S> = known.keys().collect();
+    sets.sort_unstable_by(|a, b| (a.len(), a).cmp(&(b.len(), b)));
     // Per cluster: its best cost and tree; and the statistics of every
     // cluster met, computed once.
-    let mut best: SetMap<(f64, Tree)> = SetMap::default();
-    let mut cache: SetMap<M::Summary> = SetMap::default();
-    for &v in &sets {
-        if v.count_ones() as usize <= exact_size.min(16) {
+    let mut best: SetMapOf<S, (f64, Tree)> = SetMapOf::default();
+    let mut cache: SetMapOf<S, M::Summary> = SetMapOf::default();
+    for v in sets {
+        if v.len() <= exact_size.min(16) {
             if let Some(found) = small_exact(model, v) {
-                best.insert(v, found);
+                best.insert(v.clone(), found);
             }
             continue;
         }
-        let mut here: Option<(f64, Set, Set)> = None;
-        for &(l, r) in &known[&v] {
-            let side = |s: Set| {
-                if is_singleton(s) {
+        let mut here: Option<(f64, &S, &S)> = None;
+        for (l, r) in &known[v] {
+            let side = |s: &S| {
+                if s.is_singleton() {
                     Some(0.0)
                 } else {
-                    best.get(&s).map(|b| b.0)
+                    best.get(s).map(|b| b.0)
                 }
             };
             let (Some(cl), Some(cr)) = (side(l), side(r)) else {
                 continue;
             };
             for s in [v, l, r] {
-                cache.entry(s).or_insert_with(|| summary(model, s));
+                if !cache.contains_key(s) {
+                    cache.insert(s.clone(), summary(model, s));
+                }
             }
-            let c = model.split_cost(&cache[&v], &cache[&l], &cache[&r]) + cl + cr;
+            let c = model.split_cost(&cache[v], &cache[l], &cache[r]) + cl + cr;
             if here.is_none_or(|h| c < h.0) {
                 here = Some((c, l, r));
             }
         }
         if let Some((c, l, r)) = here {
-            let tree = |s: Set| {
-                if is_singleton(s) {
-                    Tree::Leaf(s.trailing_zeros() as usize)
+            let tree = |s: &S| {
+                if s.is_singleton() {
+                    Tree::Leaf(s.lowest())
                 } else {
-                    best[&s].1.clone()
+                    best[s].1.clone()
                 }
             };
             let t = Tree::node(tree(l), tree(r));
-            best.insert(v, (c, t));
+            best.insert(v.clone(), (c, t));
         }
     }
-    best.remove(&root)
+    best.remove(root)
 }
 
 /// The exact lowest-cost tree over a small cluster by dynamic programming
 /// over its `2^m` subsets (`O(3^m)` splits), if any has finite cost.
-fn small_exact<M: Search + ?Sized>(model: &M, v: Set) -> Option<(f64, Tree)> {
-    let pts: Vec<usize> = points(v).collect();
+fn small_exact<M: Search + ?Sized, S: SetRepr>(model: &M, v: &S) -> Option<(f64, Tree)> {
+    let pts: Vec<usize> = v.points().iter().collect();
     let m = pts.len();
     let size = 1usize << m;
-    // Local subset -> global set, built by adding the lowest local point.
-    let mut global = vec![0u128; size];
-    for l in 1..size {
-        global[l] = global[l & (l - 1)] | 1u128 << pts[l.trailing_zeros() as usize];
-    }
+    // The summary of every local subset (subset 0 stands for subset 1).
     let stats: Vec<M::Summary> = (0..size)
-        .map(|l| summary(model, global[l.max(1)]))
+        .map(|l| {
+            let l = l.max(1);
+            let list: Vec<usize> = (0..m).filter(|k| l >> k & 1 == 1).map(|k| pts[k]).collect();
+            model.summary(Points::List(&list))
+        })
         .collect();
     let mut cost = vec![f64::INFINITY; size];
     let mut arg = vec![0usize; size];

@@ -6,9 +6,9 @@ use std::collections::BinaryHeap;
 use std::ops::ControlFlow;
 use std::time::Instant;
 
-use super::{Set, full_set, is_singleton};
+use super::Set;
 use crate::base::run::{Options, Progress, ProgressFn};
-use crate::base::set::{Points, SetMap};
+use crate::base::set::{SetMapOf, SetRepr};
 use crate::base::tree::{ScoredTree, Tree};
 use crate::error::{Error, ErrorKind, Result};
 use crate::models::{Cluster, Search, tree_cost};
@@ -36,6 +36,19 @@ pub struct Outcome {
     pub iterations: u64,
     /// Rounds completed (1 for the exact search).
     pub rounds: usize,
+    /// How clusters were stored: `"u128"` (up to 128 points) or `"wide"`
+    /// (a [`WideSet`](crate::WideSet) of `⌈n/64⌉` words).
+    pub sets: &'static str,
+    /// Bytes one trellis vertex costs: its record (cluster, summary,
+    /// bounds), its entry in the hash index (a second copy of the cluster)
+    /// and the clusters' heap words, at the load of a full index.
+    pub bytes_per_vertex: u64,
+    /// Bytes one split costs: its heap entry, plus (approximate search)
+    /// the pair of clusters the growing sparse trellis keeps for it.
+    pub bytes_per_split: u64,
+    /// The most bytes the search held (as accounted against the memory
+    /// budget), over all rounds.
+    pub peak_bytes: u64,
 }
 
 /// Exact A* on the full trellis: every split of an explored vertex enters its
@@ -75,7 +88,7 @@ pub fn exact<M: Search + ?Sized>(model: &M, options: &Options<'_>) -> Result<Out
     let deadline = options
         .time_limit
         .and_then(|d| crate::base::run::deadline(Instant::now(), d));
-    let mut search = Engine::new(model, search_budget(options), deadline, 1.0);
+    let mut search = Engine::<M, Set>::new(model, search_budget(options), deadline, 1.0);
     search.progress = options.progress;
     match search.run(&mut AllSplits)? {
         Some(tree) => {
@@ -99,15 +112,19 @@ pub(super) fn search_budget(options: &Options<'_>) -> u64 {
 }
 
 pub(super) fn check_points(n: usize) -> Result<usize> {
+    check_points_of(
+        n,
+        super::MAX_ASTAR_POINTS,
+        "exact A* search (clusters are 128-bit sets)",
+    )
+}
+
+pub(super) fn check_points_of(n: usize, max: usize, method: &'static str) -> Result<usize> {
     if n == 0 {
         return Err(Error::new(ErrorKind::Empty));
     }
-    if n > super::MAX_ASTAR_POINTS {
-        return Err(Error::new(ErrorKind::TooManyPoints {
-            n,
-            max: super::MAX_ASTAR_POINTS,
-            method: "A* search (clusters are 128-bit sets)",
-        }));
+    if n > max {
+        return Err(Error::new(ErrorKind::TooManyPoints { n, max, method }));
     }
     Ok(n)
 }
@@ -125,13 +142,17 @@ pub(super) fn single_point<M: Search + ?Sized>(model: &M) -> Outcome {
         vertices: 1,
         iterations: 0,
         rounds: 1,
+        sets: "u128",
+        bytes_per_vertex: 0,
+        bytes_per_split: 0,
+        peak_bytes: 0,
     }
 }
 
 pub(super) fn outcome<M: Search + ?Sized>(
     model: &M,
     tree: Tree,
-    search: &Engine<'_, M>,
+    search: &Engine<'_, M, Set>,
 ) -> Outcome {
     let tree = tree.canonical();
     let cost = tree_cost(model, &tree).unwrap_or(f64::NAN);
@@ -147,18 +168,22 @@ pub(super) fn outcome<M: Search + ?Sized>(
         vertices: search.vertices.len() as u64,
         iterations: search.iterations,
         rounds: 1,
+        sets: "u128",
+        bytes_per_vertex: Engine::<M, Set>::bytes_per_vertex(search.model.num_points()),
+        bytes_per_split: Engine::<M, Set>::ENTRY_BYTES,
+        peak_bytes: search.peak,
     }
 }
 
 /// Where a vertex's splits come from when it is explored.
-pub(super) trait Children<M: Search + ?Sized> {
+pub(super) trait Children<M: Search + ?Sized, S: SetRepr> {
     /// Appends the splits `(left, right)` of `set` to `out` (no duplicates).
-    fn splits(&mut self, model: &M, set: Set, summary: &M::Summary, out: &mut Vec<(Set, Set)>);
+    fn splits(&mut self, model: &M, set: &S, summary: &M::Summary, out: &mut Vec<(S, S)>);
 
     /// An upper bound on the number of splits [`Children::splits`] appends
     /// for `set`, and on the bytes it allocates for itself while doing so
     /// (checked against the budget before it runs).
-    fn bound(&self, set: Set) -> (u64, u64);
+    fn bound(&self, set: &S) -> (u64, u64);
 
     /// Bytes the generator holds between explorations (counted in the budget).
     fn bytes(&self) -> u64 {
@@ -169,19 +194,19 @@ pub(super) trait Children<M: Search + ?Sized> {
 /// Every split: the full trellis.
 pub(super) struct AllSplits;
 
-impl<M: Search + ?Sized> Children<M> for AllSplits {
-    fn splits(&mut self, _: &M, set: Set, _: &M::Summary, out: &mut Vec<(Set, Set)>) {
-        all_splits(set, out);
+impl<M: Search + ?Sized> Children<M, Set> for AllSplits {
+    fn splits(&mut self, _: &M, set: &Set, _: &M::Summary, out: &mut Vec<(Set, Set)>) {
+        set.all_splits(0, out);
     }
 
-    fn bound(&self, set: Set) -> (u64, u64) {
+    fn bound(&self, set: &Set) -> (u64, u64) {
         (num_splits(set), 0)
     }
 }
 
 /// `2^(m-1) - 1`, the number of splits of a set of `m` points (saturating).
-pub(super) fn num_splits(set: Set) -> u64 {
-    let m = set.count_ones();
+pub(super) fn num_splits<S: SetRepr>(set: &S) -> u64 {
+    let m = set.len();
     if m < 2 {
         0
     } else if m > 64 {
@@ -219,21 +244,6 @@ fn grown(cap: u64, len: u64) -> u64 {
         cap
     } else {
         len.max(cap.saturating_mul(2))
-    }
-}
-
-/// All `2^(m-1) - 1` splits of a set of `m ≥ 2` points, the left side holding
-/// the lowest point.
-pub(super) fn all_splits(set: Set, out: &mut Vec<(Set, Set)>) {
-    let low = set & set.wrapping_neg();
-    let rest = set ^ low;
-    let mut sub = rest;
-    loop {
-        sub = sub.wrapping_sub(1) & rest;
-        out.push((low | sub, rest ^ sub));
-        if sub == 0 {
-            break;
-        }
     }
 }
 
@@ -275,9 +285,9 @@ impl Ord for Entry {
     }
 }
 
-struct Vertex<S> {
-    set: Set,
-    summary: S,
+struct Vertex<S, T> {
+    set: S,
+    summary: T,
     /// `w · H(set)`; 0 for a singleton.
     h: f64,
     /// `None` until explored.
@@ -299,10 +309,11 @@ struct Vertex<S> {
 /// growth of the vector and map, plus what the split generator allocates)
 /// are checked against the budget, so the search stops with
 /// [`ErrorKind::SearchBudget`] before allocating past it.
-pub(super) struct Engine<'m, M: Search + ?Sized> {
+pub(super) struct Engine<'m, M: Search + ?Sized, S: SetRepr> {
     model: &'m M,
-    vertices: Vec<Vertex<M::Summary>>,
-    index: SetMap<u32>,
+    n: usize,
+    vertices: Vec<Vertex<S, M::Summary>>,
+    index: SetMapOf<S, u32>,
     root: u32,
     /// Bytes of the heaps (their capacities).
     heap_bytes: u64,
@@ -315,26 +326,34 @@ pub(super) struct Engine<'m, M: Search + ?Sized> {
     pub(super) explored: u64,
     pub(super) splits: u64,
     pub(super) iterations: u64,
-    scratch: Vec<(Set, Set)>,
+    /// The most bytes held so far (checked after each exploration).
+    pub(super) peak: u64,
+    scratch: Vec<(S, S)>,
     /// Called every [`PROGRESS_EVERY`] explored vertices; may cancel.
     pub(super) progress: Option<ProgressFn<'m>>,
+    /// Explored vertices of earlier rounds and the total budget, for the
+    /// progress reports of a search in rounds.
+    pub(super) progress_base: u64,
+    pub(super) progress_total: Option<u64>,
 }
 
 /// Explored vertices between progress reports.
 const PROGRESS_EVERY: u64 = 256;
 
-impl<'m, M: Search + ?Sized> Engine<'m, M> {
+impl<'m, M: Search + ?Sized, S: SetRepr> Engine<'m, M, S> {
     /// A search whose vertices use the heuristic `weight · H` (1: plain A*).
     pub(super) fn new(
         model: &'m M,
         max_bytes: u64,
         deadline: Option<Instant>,
         weight: f64,
-    ) -> Engine<'m, M> {
+    ) -> Engine<'m, M, S> {
+        let n = model.num_points();
         let mut search = Engine {
             model,
+            n,
             vertices: Vec::new(),
-            index: SetMap::default(),
+            index: SetMapOf::default(),
             root: 0,
             heap_bytes: 0,
             max_bytes,
@@ -344,32 +363,36 @@ impl<'m, M: Search + ?Sized> Engine<'m, M> {
             explored: 0,
             splits: 0,
             iterations: 0,
+            peak: 0,
             scratch: Vec::new(),
             progress: None,
+            progress_base: 0,
+            progress_total: None,
         };
-        search.root = search.vertex(full_set(model.num_points()));
+        search.root = search.vertex(S::full(n));
         search
     }
 
     /// The id of `set`'s vertex, created (with its statistics and heuristic)
     /// on first sight.
-    fn vertex(&mut self, set: Set) -> u32 {
+    fn vertex(&mut self, set: S) -> u32 {
         if let Some(&id) = self.index.get(&set) {
             return id;
         }
-        let summary = self.model.summary(Points::Set(set));
-        let singleton = is_singleton(set);
+        let summary = self.model.summary(set.points());
+        let singleton = set.is_singleton();
         let h = if singleton {
             0.0
         } else {
             let h = self.weight
                 * self.model.heuristic(Cluster {
-                    points: Points::Set(set),
+                    points: set.points(),
                     summary: &summary,
                 });
             if h.is_nan() { f64::NEG_INFINITY } else { h }
         };
         let id = self.vertices.len() as u32;
+        self.index.insert(set.clone(), id);
         self.vertices.push(Vertex {
             set,
             summary,
@@ -378,18 +401,24 @@ impl<'m, M: Search + ?Sized> Engine<'m, M> {
             ub: if singleton { 0.0 } else { f64::INFINITY },
             ub_split: None,
         });
-        self.index.insert(set, id);
         id
     }
 
     /// Bytes of one vertex record (its summary included).
-    const VERTEX_BYTES: u64 = std::mem::size_of::<Vertex<M::Summary>>() as u64;
+    const VERTEX_BYTES: u64 = std::mem::size_of::<Vertex<S, M::Summary>>() as u64;
     /// Bytes of one entry of the vertex index.
-    const INDEX_ENTRY_BYTES: u64 = std::mem::size_of::<(Set, u32)>() as u64;
+    const INDEX_ENTRY_BYTES: u64 = std::mem::size_of::<(S, u32)>() as u64;
     /// Bytes of one split in the scratch list.
-    const SPLIT_BYTES: u64 = std::mem::size_of::<(Set, Set)>() as u64;
+    const SPLIT_BYTES: u64 = std::mem::size_of::<(S, S)>() as u64;
     /// Bytes of one heap entry.
-    const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
+    pub(super) const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
+
+    /// Bytes one vertex costs over `n` points: its record, its index entry
+    /// (the map at 7/8 load, with its control byte) and the heap words of
+    /// its two copies of the cluster.
+    pub(super) fn bytes_per_vertex(n: usize) -> u64 {
+        Self::VERTEX_BYTES + (Self::INDEX_ENTRY_BYTES + 1) * 8 / 7 + 2 * S::heap_bytes(n)
+    }
 
     /// Bytes the search holds now, or would hold with `more_vertices` more
     /// vertices, `more_splits` splits in the scratch list and as many more
@@ -418,8 +447,16 @@ impl<'m, M: Search + ?Sized> Engine<'m, M> {
             .max(more_splits)
             .saturating_mul(Self::SPLIT_BYTES);
         let entries = more_splits.saturating_mul(Self::ENTRY_BYTES);
+        // The clusters' heap words (none for `u128`): two copies per vertex
+        // (record and index) and two sets per split in the scratch list.
+        let words = S::heap_bytes(self.n).saturating_mul(
+            2u64.saturating_mul(len.saturating_add(more_vertices))
+                .saturating_add(2u64.saturating_mul(more_splits.max(self.scratch.len() as u64))),
+        );
+        let words = if S::heap_bytes(self.n) == 0 { 0 } else { words };
         vertices
             .saturating_add(index)
+            .saturating_add(words)
             .saturating_add(scratch)
             .saturating_add(entries)
             .saturating_add(self.heap_bytes)
@@ -438,13 +475,13 @@ impl<'m, M: Search + ?Sized> Engine<'m, M> {
     }
 
     fn is_singleton(&self, id: u32) -> bool {
-        is_singleton(self.vertices[id as usize].set)
+        self.vertices[id as usize].set.is_singleton()
     }
 
     /// `(g, h)` that a vertex contributes to a parent's entry.
     fn value(&self, id: u32) -> (f64, f64) {
         let v = &self.vertices[id as usize];
-        if is_singleton(v.set) {
+        if v.set.is_singleton() {
             return (0.0, 0.0);
         }
         match &v.heap {
@@ -489,17 +526,19 @@ impl<'m, M: Search + ?Sized> Engine<'m, M> {
     /// Registers a complete hierarchy (e.g. an initial tree): its clusters
     /// become vertices whose upper bounds include the costs of its sub-trees.
     /// Returns the vertex of the tree's root. The tree's leaves must be below
-    /// 128 (a validated tree). Iterative (post-order): any depth.
+    /// the number of points (a validated tree). Iterative (post-order): any depth.
     pub(super) fn seed_tree(&mut self, tree: &Tree) -> u32 {
         // The vertices of the subtrees done, awaiting their parent.
         let mut done: Vec<u32> = Vec::new();
         for t in tree.post_order() {
             let id = match t {
-                Tree::Leaf(i) => self.vertex(1u128 << i),
+                Tree::Leaf(i) => self.vertex(S::singleton(*i, self.n)),
                 Tree::Node(..) => {
                     let lb = done.pop().expect("post-order: right child first");
                     let la = done.pop().expect("post-order: left child first");
-                    let set = self.vertices[la as usize].set | self.vertices[lb as usize].set;
+                    let set = self.vertices[la as usize]
+                        .set
+                        .union(&self.vertices[lb as usize].set);
                     let id = self.vertex(set);
                     let (p, l, r) = (
                         &self.vertices[id as usize],
@@ -530,10 +569,10 @@ impl<'m, M: Search + ?Sized> Engine<'m, M> {
     /// The best complete hierarchy seen so far (following the upper-bound
     /// splits from the root), if any.
     pub(super) fn best_tree(&self) -> Option<Tree> {
-        fn go<S>(vs: &[Vertex<S>], id: u32) -> Option<Tree> {
+        fn go<S: SetRepr, T>(vs: &[Vertex<S, T>], id: u32) -> Option<Tree> {
             let v = &vs[id as usize];
-            if is_singleton(v.set) {
-                return Some(Tree::Leaf(v.set.trailing_zeros() as usize));
+            if v.set.is_singleton() {
+                return Some(Tree::Leaf(v.set.lowest()));
             }
             let (l, r) = v.ub_split?;
             Some(Tree::node(go(vs, l)?, go(vs, r)?))
@@ -541,13 +580,13 @@ impl<'m, M: Search + ?Sized> Engine<'m, M> {
         go(&self.vertices, self.root)
     }
 
-    fn explore<C: Children<M>>(&mut self, id: u32, children: &mut C) -> Result<()> {
+    fn explore<C: Children<M, S>>(&mut self, id: u32, children: &mut C) -> Result<()> {
         let (set, summary) = {
             let v = &self.vertices[id as usize];
-            (v.set, v.summary.clone())
+            (v.set.clone(), v.summary.clone())
         };
         // Everything this exploration may allocate, checked first.
-        let (max_splits, own) = children.bound(set);
+        let (max_splits, own) = children.bound(&set);
         let peak = self
             .bytes_with(max_splits.saturating_mul(2), max_splits)
             .saturating_add(own)
@@ -557,9 +596,9 @@ impl<'m, M: Search + ?Sized> Engine<'m, M> {
         }
         let mut splits = std::mem::take(&mut self.scratch);
         splits.clear();
-        children.splits(self.model, set, &summary, &mut splits);
+        children.splits(self.model, &set, &summary, &mut splits);
         let mut entries = Vec::with_capacity(splits.len());
-        for &(l, r) in &splits {
+        for (l, r) in splits.drain(..) {
             let (li, ri) = (self.vertex(l), self.vertex(r));
             let (entry, ub) = self.entry(id, li, ri);
             entries.push(entry);
@@ -570,15 +609,17 @@ impl<'m, M: Search + ?Sized> Engine<'m, M> {
         self.heap_bytes += (entries.capacity() as u64) * Self::ENTRY_BYTES;
         self.vertices[id as usize].heap = Some(BinaryHeap::from(entries));
         self.scratch = splits;
-        if self.bytes().saturating_add(children.bytes()) > self.max_bytes {
+        let held = self.bytes().saturating_add(children.bytes());
+        self.peak = self.peak.max(held);
+        if held > self.max_bytes {
             return Err(self.over_budget());
         }
         if let Some(f) = self.progress {
             if self.explored % PROGRESS_EVERY == 0 {
                 let p = Progress {
                     stage: "search",
-                    done: self.explored,
-                    total: self.max_explored,
+                    done: self.progress_base + self.explored,
+                    total: self.progress_total.unwrap_or(self.max_explored),
                 };
                 if f(p) == ControlFlow::Break(()) {
                     return Err(Error::new(ErrorKind::Cancelled));
@@ -589,7 +630,7 @@ impl<'m, M: Search + ?Sized> Engine<'m, M> {
     }
 
     /// Runs to the goal. `Ok(None)`: the deadline passed first.
-    pub(super) fn run<C: Children<M>>(&mut self, children: &mut C) -> Result<Option<Tree>> {
+    pub(super) fn run<C: Children<M, S>>(&mut self, children: &mut C) -> Result<Option<Tree>> {
         // The explored vertices of the walked hierarchy, parents first.
         let mut walked: Vec<u32> = Vec::new();
         let mut frontier: Vec<u32> = Vec::new();
@@ -669,8 +710,8 @@ impl<'m, M: Search + ?Sized> Engine<'m, M> {
     /// The hierarchy of heap tops below a vertex.
     fn tree(&self, id: u32) -> Tree {
         let v = &self.vertices[id as usize];
-        if is_singleton(v.set) {
-            return Tree::Leaf(v.set.trailing_zeros() as usize);
+        if v.set.is_singleton() {
+            return Tree::Leaf(v.set.lowest());
         }
         let top = v.heap.as_ref().and_then(|h| h.peek()).expect("complete");
         Tree::node(self.tree(top.left), self.tree(top.right))

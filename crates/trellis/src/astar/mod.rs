@@ -70,16 +70,27 @@
 //! exact search does the trellis DP's `O(3^n)` work plus heap operations.
 //! Memory grows with what is explored: about 32 bytes per heap entry plus
 //! one record per vertex created (a budget, [`Options::memory_limit`](crate::Options),
-//! turns a runaway search into an error). Points are `u128` bits: at most 128.
+//! turns a runaway search into an error).
+//!
+//! # Any number of points
+//!
+//! Clusters are sets of points ([`SetRepr`]): `u128` up to 128 points,
+//! [`WideSet`] (a boxed bitset of `⌈n/64⌉` words) beyond. The engine is
+//! generic over the representation and [`approximate`] picks it once from
+//! the number of points, so the `u128` path runs as fast as before and the
+//! wide path gives the same trees on the same input (tested). Exact A*
+//! stays on `u128`: beyond 128 points its `2^(n-1)` root splits are out of
+//! reach anyway. [`Outcome`] reports the bytes per vertex and per split of
+//! the representation used and the peak bytes held.
 
 mod approx;
 mod engine;
 
-pub use approx::{ApproxOptions, Candidates, approximate};
+pub use approx::{ApproxOptions, Candidates, approximate, approximate_with};
 pub use engine::{Outcome, exact};
 
-pub use crate::base::set::Set;
-pub(crate) use crate::base::set::{full_set, is_singleton, set_points as points};
+pub use crate::base::set::{Set, SetRepr, WideSet};
 
-/// Largest number of points A* accepts.
+/// Largest number of points exact A* accepts (its clusters are `u128`
+/// sets; approximate A* takes any number).
 pub const MAX_ASTAR_POINTS: usize = crate::base::set::MAX_SET_POINTS;

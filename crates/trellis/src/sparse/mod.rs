@@ -39,7 +39,9 @@
 //! for the MAP split) and the relative parts, never as a difference of huge
 //! logs: exact at any temperature.
 //!
-//! Vertices are `u128` sets, so up to 128 points. Building costs
+//! Vertices are sets of either representation ([`SetRepr`]): `u128` up to
+//! 128 points (the default type parameter, [`Set`]), [`WideSet`](crate::WideSet)
+//! beyond, with the same results on the same clusters. Building costs
 //! `O(|V|²/n)` set tests (the left part of a split shares the vertex's
 //! lowest point); inference costs one `log ψ` (or `log E`) per child pair
 //! (vertex) and `O(E)` for `E` child pairs.
@@ -53,13 +55,14 @@ use rand::{Rng, RngExt};
 
 use crate::base::count::{bell, num_trees};
 use crate::base::scaled::{LogSumExp, RelativeSum};
-use crate::base::set::{MAX_SET_POINTS, Points, Set, SetMap, full_set, set_points};
+use crate::base::set::{MAX_SET_POINTS, Set, SetMapOf, SetRepr};
 use crate::base::tree::{ScoredTree, Tree};
 use crate::error::{Error, ErrorKind, Result};
 use crate::flat::{Partition, ScoredPartition};
 use crate::models::{Cluster, Energy, Model};
 
-/// Largest number of points of a sparse trellis.
+/// Largest number of points of a sparse trellis over `u128` sets
+/// ([`Set`]); a `SparseTrellis<WideSet>` takes any number.
 pub const MAX_SPARSE_POINTS: usize = MAX_SET_POINTS;
 
 /// Which clusterings a sparse trellis describes.
@@ -73,90 +76,127 @@ pub enum Kind {
 
 /// A sparse trellis: a family of clusters with all their splits into two
 /// members of the family (see the module docs). Cloning it is cheap, and the
-/// inferences made on it share it.
+/// inferences made on it share it. Its clusters are `u128` sets ([`Set`],
+/// up to 128 points) or [`WideSet`](crate::WideSet)s (any number).
 #[derive(Clone, Debug)]
-pub struct SparseTrellis {
-    inner: Arc<Family>,
+pub struct SparseTrellis<S: SetRepr = Set> {
+    inner: Arc<Family<S>>,
 }
 
 #[derive(Debug)]
-struct Family {
+struct Family<S> {
     n: usize,
     kind: Kind,
     /// Vertices by increasing size (then value); the root last.
-    vertices: Vec<Set>,
-    index: SetMap<u32>,
+    vertices: Vec<S>,
+    index: SetMapOf<S, u32>,
     /// For every vertex, its child pairs `(left, right)` as vertex indices,
     /// `left` holding the vertex's lowest point.
     children: Vec<Vec<(u32, u32)>>,
 }
 
-fn check_n(n: usize) -> Result<()> {
+fn check_n<S: SetRepr>(n: usize) -> Result<()> {
     if n == 0 {
         return Err(Error::new(ErrorKind::Empty));
     }
-    if n > MAX_SPARSE_POINTS {
+    if n > S::MAX_POINTS {
         return Err(Error::new(ErrorKind::TooManyPoints {
             n,
-            max: MAX_SPARSE_POINTS,
-            method: "a sparse trellis (clusters are 128-bit sets)",
+            max: S::MAX_POINTS,
+            method: "a sparse trellis over 128-bit sets (use wide sets beyond)",
         }));
     }
     Ok(())
 }
 
-fn cluster_error(c: Set, n: usize) -> Error {
+fn points_of<S: SetRepr>(c: &S) -> Vec<usize> {
+    c.points().iter().collect()
+}
+
+fn cluster_error<S: SetRepr>(c: &S, n: usize) -> Error {
     Error::tree(format!(
         "cluster {:?} is not a non-empty subset of the {n} points",
-        set_points(c).collect::<Vec<_>>()
+        points_of(c)
     ))
 }
 
 /// The clusters of a tree (internal nodes) as sets, children first; its
-/// leaves must be below 128 (checked by the caller). Iterative: any depth.
-fn tree_clusters(tree: &Tree, out: &mut Vec<Set>) -> Set {
+/// leaves must be below `n` (checked by the caller). Iterative: any depth.
+fn tree_clusters<S: SetRepr>(tree: &Tree, n: usize, out: &mut Vec<S>) -> S {
     tree.fold(
-        |i| 1u128 << i,
+        |i| S::singleton(i, n),
         |l, r| {
-            out.push(l | r);
-            l | r
+            let u = l.union(&r);
+            out.push(u.clone());
+            u
         },
     )
 }
 
-impl SparseTrellis {
+impl SparseTrellis<Set> {
     /// The hierarchical trellis of the clusters of the given trees (each over
-    /// all `n` points).
+    /// all `n ≤ 128` points), over `u128` sets;
+    /// [`from_trees_as`](SparseTrellis::from_trees_as) for any number.
     pub fn from_trees<'a>(
         n: usize,
         trees: impl IntoIterator<Item = &'a Tree>,
-    ) -> Result<SparseTrellis> {
-        check_n(n)?;
+    ) -> Result<SparseTrellis<Set>> {
+        SparseTrellis::from_trees_as(n, trees)
+    }
+
+    /// The hierarchical trellis of a family of `u128` clusters over `n ≤
+    /// 128` points (singletons and the root are always included; clusters
+    /// outside the points are an error);
+    /// [`from_clusters_as`](SparseTrellis::from_clusters_as) for any set type.
+    pub fn from_clusters(
+        n: usize,
+        clusters: impl IntoIterator<Item = Set>,
+    ) -> Result<SparseTrellis<Set>> {
+        SparseTrellis::from_clusters_as(n, clusters)
+    }
+
+    /// The flat trellis of a family of `u128` clusters over `n ≤ 128` points
+    /// (the whole set is added). Fails, naming the clusters, if the family
+    /// is not closed under recursive complement; [`flat_as`](SparseTrellis::flat_as)
+    /// for any set type.
+    pub fn flat(n: usize, clusters: impl IntoIterator<Item = Set>) -> Result<SparseTrellis<Set>> {
+        SparseTrellis::flat_as(n, clusters)
+    }
+}
+
+impl<S: SetRepr> SparseTrellis<S> {
+    /// The hierarchical trellis of the clusters of the given trees (each over
+    /// all `n` points), with clusters stored as `S`.
+    pub fn from_trees_as<'a>(
+        n: usize,
+        trees: impl IntoIterator<Item = &'a Tree>,
+    ) -> Result<SparseTrellis<S>> {
+        check_n::<S>(n)?;
         let mut clusters = Vec::new();
         for tree in trees {
             tree.validate(n, true)?;
-            tree_clusters(tree, &mut clusters);
+            tree_clusters(tree, n, &mut clusters);
         }
-        SparseTrellis::from_clusters(n, clusters)
+        SparseTrellis::from_clusters_as(n, clusters)
     }
 
     /// The hierarchical trellis of a family of clusters over `n` points
     /// (singletons and the root are always included; clusters outside the
     /// points are an error).
-    pub fn from_clusters(
+    pub fn from_clusters_as(
         n: usize,
-        clusters: impl IntoIterator<Item = Set>,
-    ) -> Result<SparseTrellis> {
-        check_n(n)?;
-        let singletons = (0..n).map(|i| 1u128 << i);
+        clusters: impl IntoIterator<Item = S>,
+    ) -> Result<SparseTrellis<S>> {
+        check_n::<S>(n)?;
+        let singletons = (0..n).map(|i| S::singleton(i, n));
         SparseTrellis::build(n, Kind::Hierarchical, singletons.chain(clusters))
     }
 
     /// The flat trellis of a family of clusters over `n` points (the whole
     /// set is added). Fails, naming the clusters, if the family is not closed
     /// under recursive complement.
-    pub fn flat(n: usize, clusters: impl IntoIterator<Item = Set>) -> Result<SparseTrellis> {
-        check_n(n)?;
+    pub fn flat_as(n: usize, clusters: impl IntoIterator<Item = S>) -> Result<SparseTrellis<S>> {
+        check_n::<S>(n)?;
         let t = SparseTrellis::build(n, Kind::Flat, clusters)?;
         t.check_closed()?;
         Ok(t)
@@ -165,41 +205,41 @@ impl SparseTrellis {
     fn build(
         n: usize,
         kind: Kind,
-        clusters: impl IntoIterator<Item = Set>,
-    ) -> Result<SparseTrellis> {
-        let all = full_set(n);
-        let mut vertices: Vec<Set> = vec![all];
+        clusters: impl IntoIterator<Item = S>,
+    ) -> Result<SparseTrellis<S>> {
+        let all = S::full(n);
+        let mut vertices: Vec<S> = vec![all.clone()];
         for c in clusters {
-            if c == 0 || c & !all != 0 {
-                return Err(cluster_error(c, n));
+            if c.is_empty() || !c.fits(n) {
+                return Err(cluster_error(&c, n));
             }
             vertices.push(c);
         }
-        vertices.sort_by_key(|c| (c.count_ones(), *c));
+        vertices.sort_by(|a, b| (a.len(), a).cmp(&(b.len(), b)));
         vertices.dedup();
-        let index: SetMap<u32> = vertices
+        let index: SetMapOf<S, u32> = vertices
             .iter()
             .enumerate()
-            .map(|(k, &c)| (c, k as u32))
+            .map(|(k, c)| (c.clone(), k as u32))
             .collect();
         // Candidate left parts of V hold V's lowest point, so their own lowest
         // point is V's: group the vertices by lowest point.
         let mut by_lowest: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for (k, &c) in vertices.iter().enumerate() {
-            by_lowest[c.trailing_zeros() as usize].push(k as u32);
+        for (k, c) in vertices.iter().enumerate() {
+            by_lowest[c.lowest()].push(k as u32);
         }
         let children = vertices
             .iter()
-            .map(|&v| {
-                if v.count_ones() < 2 {
+            .map(|v| {
+                if v.len() < 2 {
                     return Vec::new();
                 }
-                by_lowest[v.trailing_zeros() as usize]
+                by_lowest[v.lowest()]
                     .iter()
                     .filter_map(|&l| {
-                        let lc = vertices[l as usize];
-                        if lc != v && lc & !v == 0 {
-                            index.get(&(v ^ lc)).map(|&r| (l, r))
+                        let lc = &vertices[l as usize];
+                        if lc != v && lc.is_subset(v) {
+                            index.get(&v.minus(lc)).map(|&r| (l, r))
                         } else {
                             None
                         }
@@ -222,17 +262,17 @@ impl SparseTrellis {
     /// recursive complement.
     fn check_closed(&self) -> Result<()> {
         let f = &self.inner;
-        let bits = |c: Set| set_points(c).collect::<Vec<_>>();
-        for &y in &f.vertices {
-            for &x in &f.vertices {
-                if x != y && x & !y == 0 && !f.index.contains_key(&(y ^ x)) {
+        let bits = |c: &S| points_of(c);
+        for y in &f.vertices {
+            for x in &f.vertices {
+                if x != y && x.is_subset(y) && !f.index.contains_key(&y.minus(x)) {
                     return Err(Error::parameter(format!(
                         "the clusters are not closed under recursive complement: {:?} is inside \
                          {:?} but their difference {:?} is not a cluster, so some partitions of \
                          {:?} could not be completed",
                         bits(x),
                         bits(y),
-                        bits(y ^ x),
+                        bits(&y.minus(x)),
                         bits(y)
                     )));
                 }
@@ -262,7 +302,7 @@ impl SparseTrellis {
     }
 
     /// The vertices, by increasing size.
-    pub fn clusters(&self) -> &[Set] {
+    pub fn clusters(&self) -> &[S] {
         &self.inner.vertices
     }
 
@@ -278,7 +318,7 @@ impl SparseTrellis {
         let f = &self.inner;
         let mut count: Vec<BigUint> = Vec::with_capacity(f.vertices.len());
         for (v, kids) in f.vertices.iter().zip(&f.children) {
-            let c = if v.count_ones() == 1 {
+            let c = if v.len() == 1 {
                 BigUint::from(1u32)
             } else {
                 kids.iter()
@@ -331,7 +371,7 @@ impl SparseTrellis {
 
     /// Runs the inside pass of a hierarchical trellis with a model: `log Z`
     /// and the MAP of every vertex.
-    pub fn infer<M: Model + ?Sized>(&self, model: &M) -> Result<SparseInference> {
+    pub fn infer<M: Model + ?Sized>(&self, model: &M) -> Result<SparseInference<S>> {
         self.check_model_points(model.num_points())?;
         let f = &self.inner;
         if f.kind != Kind::Hierarchical {
@@ -345,9 +385,9 @@ impl SparseTrellis {
         let mut rel = Vec::with_capacity(m);
         let mut map = Vec::with_capacity(m);
         let mut best = Vec::with_capacity(m);
-        for (&v, kids) in f.vertices.iter().zip(&f.children) {
-            if v.count_ones() == 1 {
-                summaries.push(model.leaf(v.trailing_zeros() as usize));
+        for (v, kids) in f.vertices.iter().zip(&f.children) {
+            if v.len() == 1 {
+                summaries.push(model.leaf(v.lowest()));
                 log_psi.push(Vec::new());
                 rel.push(0.0);
                 map.push(0.0);
@@ -357,16 +397,16 @@ impl SparseTrellis {
             let summary = match kids.first() {
                 Some(&(l, r)) => model.merge(
                     Cluster {
-                        points: Points::Set(f.vertices[l as usize]),
+                        points: f.vertices[l as usize].points(),
                         summary: &summaries[l as usize],
                     },
                     Cluster {
-                        points: Points::Set(f.vertices[r as usize]),
+                        points: f.vertices[r as usize].points(),
                         summary: &summaries[r as usize],
                     },
                 ),
                 // A vertex without children: its summary from its points.
-                None => model.summary(Points::Set(v)),
+                None => model.summary(v.points()),
             };
             let mut sum = RelativeSum::new();
             let (mut best_v, mut arg) = (f64::NEG_INFINITY, None);
@@ -378,8 +418,8 @@ impl SparseTrellis {
                     return Err(Error::new(ErrorKind::BadPotential {
                         detail: format!(
                             "log ψ of the split {:?} | {:?} is {psi}",
-                            set_points(f.vertices[l as usize]).collect::<Vec<_>>(),
-                            set_points(f.vertices[r as usize]).collect::<Vec<_>>()
+                            points_of(&f.vertices[l as usize]),
+                            points_of(&f.vertices[r as usize])
                         ),
                     }));
                 }
@@ -418,7 +458,7 @@ impl SparseTrellis {
 
     /// Runs the inside pass of a flat trellis with an energy: `log Z` and the
     /// MAP partition of every vertex, over the partitions made of its clusters.
-    pub fn infer_flat<E: Energy + ?Sized>(&self, energy: &E) -> Result<SparseFlatInference> {
+    pub fn infer_flat<E: Energy + ?Sized>(&self, energy: &E) -> Result<SparseFlatInference<S>> {
         self.check_model_points(energy.num_points())?;
         let f = &self.inner;
         if f.kind != Kind::Flat {
@@ -428,14 +468,11 @@ impl SparseTrellis {
         }
         let m = f.vertices.len();
         let mut energies = Vec::with_capacity(m);
-        for &v in &f.vertices {
-            let e = energy.log_energy(&energy.summary(Points::Set(v)));
+        for v in &f.vertices {
+            let e = energy.log_energy(&energy.summary(v.points()));
             if e.is_nan() || e == f64::INFINITY {
                 return Err(Error::new(ErrorKind::BadPotential {
-                    detail: format!(
-                        "log E of cluster {:?} is {e}",
-                        set_points(v).collect::<Vec<_>>()
-                    ),
+                    detail: format!("log E of cluster {:?} is {e}", points_of(v)),
                 }));
             }
             energies.push(e);
@@ -474,12 +511,12 @@ impl SparseTrellis {
         loop {
             match best[v] {
                 None => {
-                    clusters.push(set_points(f.vertices[v]).collect());
+                    clusters.push(points_of(&f.vertices[v]));
                     break;
                 }
                 Some(k) => {
                     let (c, r) = f.children[v][k];
-                    clusters.push(set_points(f.vertices[c as usize]).collect());
+                    clusters.push(points_of(&f.vertices[c as usize]));
                     v = r as usize;
                 }
             }
@@ -549,8 +586,8 @@ fn draw<R: Rng + ?Sized>(
 /// `log Z`, MAP, samples and marginals of a model on a hierarchical
 /// [`SparseTrellis`]. It shares the trellis.
 #[derive(Clone, Debug)]
-pub struct SparseInference {
-    family: Arc<Family>,
+pub struct SparseInference<S: SetRepr = Set> {
+    family: Arc<Family<S>>,
     /// `log ψ` of every child pair of every vertex.
     weights: Vec<Vec<f64>>,
     /// `r(V) = log Z(V) - log M(V)` (see the module docs).
@@ -560,7 +597,7 @@ pub struct SparseInference {
     best: Vec<Option<usize>>,
 }
 
-impl SparseInference {
+impl<S: SetRepr> SparseInference<S> {
     /// `log Z` over the realised trees.
     pub fn log_z(&self) -> f64 {
         let root = self.map.len() - 1;
@@ -606,7 +643,7 @@ impl SparseInference {
     /// The marginal of every vertex: one top-down pass over the child pairs,
     /// `O(E)`, `P(V) = Σ P(U) p(V, W | U)` over the parents `U` of `V`
     /// (exact at any temperature, see the module docs).
-    pub fn marginals(&self) -> SparseMarginals {
+    pub fn marginals(&self) -> SparseMarginals<S> {
         let f = &self.family;
         let m = f.vertices.len();
         let mut parents: Vec<LogSumExp> = vec![LogSumExp::new(); m];
@@ -634,9 +671,9 @@ impl SparseInference {
 
     /// The tree below vertex `k`, choosing each split with `choose(vertex)`.
     fn tree_at(&self, k: usize, choose: &mut dyn FnMut(usize) -> usize) -> Tree {
-        let v = self.family.vertices[k];
-        if v.count_ones() == 1 {
-            return Tree::Leaf(v.trailing_zeros() as usize);
+        let v = &self.family.vertices[k];
+        if v.len() == 1 {
+            return Tree::Leaf(v.lowest());
         }
         let (l, r) = self.family.children[k][choose(k)];
         let left = self.tree_at(l as usize, choose);
@@ -649,14 +686,14 @@ impl SparseInference {
 /// probability, under the distribution restricted to the realised trees,
 /// that a tree holds the cluster.
 #[derive(Clone, Debug)]
-pub struct SparseMarginals {
-    family: Arc<Family>,
+pub struct SparseMarginals<S: SetRepr = Set> {
+    family: Arc<Family<S>>,
     log_p: Vec<f64>,
 }
 
-impl SparseMarginals {
+impl<S: SetRepr> SparseMarginals<S> {
     /// `log P(S)`: `-∞` for a set that is not a vertex (it is in no realised tree).
-    pub fn log_p(&self, cluster: Set) -> f64 {
+    pub fn log_p(&self, cluster: S) -> f64 {
         self.family
             .index
             .get(&cluster)
@@ -664,19 +701,19 @@ impl SparseMarginals {
     }
 
     /// `P(S)`.
-    pub fn p(&self, cluster: Set) -> f64 {
+    pub fn p(&self, cluster: S) -> f64 {
         self.log_p(cluster).exp()
     }
 
     /// Every non-singleton proper cluster with probability `> 0` and `>= min_p`,
     /// most probable first (ties by set).
-    pub fn clusters(&self, min_p: f64) -> Vec<(Set, f64)> {
+    pub fn clusters(&self, min_p: f64) -> Vec<(S, f64)> {
         let m = self.family.vertices.len();
-        let mut out: Vec<(Set, f64)> = self.family.vertices[..m - 1]
+        let mut out: Vec<(S, f64)> = self.family.vertices[..m - 1]
             .iter()
             .zip(&self.log_p)
-            .filter(|(v, _)| v.count_ones() >= 2)
-            .map(|(&v, lp)| (v, lp.exp()))
+            .filter(|(v, _)| v.len() >= 2)
+            .map(|(v, lp)| (v.clone(), lp.exp()))
             .filter(|&(_, p)| p > 0.0 && p >= min_p)
             .collect();
         out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -687,8 +724,8 @@ impl SparseMarginals {
 /// `log Z`, MAP and samples of an energy on a flat [`SparseTrellis`]. It
 /// shares the trellis.
 #[derive(Clone, Debug)]
-pub struct SparseFlatInference {
-    family: Arc<Family>,
+pub struct SparseFlatInference<S: SetRepr = Set> {
+    family: Arc<Family<S>>,
     map: ScoredPartition,
     energies: Vec<f64>,
     /// `log M(V)` of every vertex.
@@ -697,7 +734,7 @@ pub struct SparseFlatInference {
     rel: Vec<f64>,
 }
 
-impl SparseFlatInference {
+impl<S: SetRepr> SparseFlatInference<S> {
     /// `log Z` over the partitions made of the family's clusters.
     pub fn log_z(&self) -> f64 {
         let root = self.values.len() - 1;
@@ -728,12 +765,12 @@ impl SparseFlatInference {
             });
             match draw(rng, Some(whole), log_p) {
                 None => {
-                    out.push(set_points(f.vertices[v]).collect());
+                    out.push(points_of(&f.vertices[v]));
                     break;
                 }
                 Some(k) => {
                     let (c, r) = f.children[v][k];
-                    out.push(set_points(f.vertices[c as usize]).collect());
+                    out.push(points_of(&f.vertices[c as usize]));
                     v = r as usize;
                 }
             }
