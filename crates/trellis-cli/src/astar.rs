@@ -207,6 +207,7 @@ fn search<M: Search>(
             .time_limit
             .and_then(|t| Duration::try_from_secs_f64(t).ok()),
         progress,
+        ..Options::default()
     };
     Ok(if args.approx {
         astar::approximate(model, &init()?, &approx_options(args), &options)?
