@@ -405,11 +405,16 @@ fn permutations<V: Quad>(h: V, zero: V) -> [V; 4] {
 /// terms, from the low half permuted by `y - 4`. The terms are combined as a
 /// balanced tree in a fixed order, so every path gives the same bits.
 #[inline(always)]
-fn cross<S: Semiring, V: Quad>(acc: &mut [Chunk], left: &[Chunk], right: &[Chunk], zero: f64) {
-    let chunks = acc.len();
-    for (xu, l) in left[..chunks].iter().enumerate() {
-        spread::<S, V>(acc, xu, l, &right[..chunks], zero, true);
+fn cross<S: Semiring, V: Quad>(acc: &mut [Chunk], left: &[f64], right: &[f64], zero: f64) {
+    for xu in 0..acc.len() {
+        spread::<S, V>(acc, xu, chunk(left, xu), right, zero, true);
     }
+}
+
+/// Chunk `i` of a table slice (8 entries).
+#[inline(always)]
+fn chunk(s: &[f64], i: usize) -> &Chunk {
+    s[i * LANES..(i + 1) * LANES].try_into().expect("8 lanes")
 }
 
 /// The contributions of the left chunk `l` (at chunk index `xu`) to every
@@ -421,7 +426,7 @@ fn spread<S: Semiring, V: Quad>(
     acc: &mut [Chunk],
     xu: usize,
     l: &Chunk,
-    right: &[Chunk],
+    right: &[f64],
     zero: f64,
     with_empty: bool,
 ) {
@@ -439,7 +444,7 @@ fn spread<S: Semiring, V: Quad>(
             break;
         }
         // `xu | yu` and `yu` are below `chunks`, a power of two.
-        let r = &right[yu & top];
+        let r = chunk(right, yu & top);
         let sum_lo = p(
             p(t(lo[0], r[0]), t(lo[1], r[1])),
             p(t(lo[2], r[2]), t(lo[3], r[3])),
@@ -496,10 +501,10 @@ pub(crate) enum Shape<'a> {
     Flat { energies: &'a [f64], empty: f64 },
 }
 
-/// Block `h` of a table as chunks of 8.
+/// Block `h` of a table.
 #[inline(always)]
-fn chunks(table: &[f64], h: usize, bits: usize) -> &[Chunk] {
-    table[h << bits..(h + 1) << bits].as_chunks::<LANES>().0
+fn chunks(table: &[f64], h: usize, bits: usize) -> &[f64] {
+    &table[h << bits..(h + 1) << bits]
 }
 
 /// One block `high ≠ 0`: cross pairs, then in-block pairs and the finish.
@@ -567,14 +572,15 @@ fn block<S: Semiring, V: Quad, F: Fn(Mask, f64) -> f64>(
     // chunk 0 (lane by lane: they read lanes of the same chunk, already
     // final), then the chunk, final, spreads its terms with `y` in the
     // chunks `yu ≠ 0` to the chunks `xu ∪ yu` above it.
-    let row0 = table[..size].as_chunks::<LANES>().0;
+    let row0 = &table[..size];
     for xu in 0..size / LANES {
-        for t in 0..LANES {
+        let first = acc[xu];
+        for (t, &start) in first.iter().enumerate() {
             let x = xu * LANES + t;
-            let mut a = acc[xu][t];
+            let mut a = start;
             let mut yl = t;
             while yl != 0 {
-                a = S::plus(a, S::times(out[x ^ yl], row0[0][yl]));
+                a = S::plus(a, S::times(out[x ^ yl], row0[yl]));
                 yl = (yl - 1) & t;
             }
             raw[x] = a;
@@ -644,9 +650,13 @@ fn run_block<S: Semiring, F: Fn(Mask, f64) -> f64>(
 }
 
 /// [`block`] with the AVX2 lanes, compiled for AVX2.
+///
+/// # Safety
+///
+/// The CPU must have AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn block_avx2<S: Semiring, F: Fn(Mask, f64) -> f64>(
+unsafe fn block_avx2<S: Semiring, F: Fn(Mask, f64) -> f64>(
     job: &BlockJob<'_, F>,
     high: usize,
     out: &mut [f64],
@@ -1019,10 +1029,7 @@ mod tests {
         n: usize,
         leaf: impl Fn(Mask) -> f64,
         own: impl Fn(Mask) -> f64,
-    ) -> Vec<f64>
-    where
-        S: Semiring,
-    {
+    ) -> Vec<f64> {
         let mut t = vec![S::ZERO; 1 << n];
         for s in 1..(1u32 << n) {
             if s.is_power_of_two() {
