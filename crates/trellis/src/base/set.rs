@@ -290,7 +290,7 @@ impl SetRepr for Set {
 }
 
 /// A set of points for any number of points: `⌈n/64⌉` words on the heap,
-/// bit `i` of word `i / 64` for point `i` (see the [module docs](self)).
+/// bit `i` of word `i / 64` for point `i` (see the module docs).
 /// All the sets of one computation have the same number of words.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct WideSet(Box<[u64]>);
