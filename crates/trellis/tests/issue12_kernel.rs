@@ -8,7 +8,7 @@ use trellis::flat::FlatTrellis;
 use trellis::{CorrelationClustering, General, Hcc, KernelPath, Options, Trellis};
 
 use crate::flat::{FlatBrute, check_against_brute};
-use crate::oracle::{self, Brute, NaiveHcc, lib_weights, random_weights};
+use crate::oracle::{self, Brute, Gen, NaiveHcc, lib_weights, random_weights, symmetric};
 
 fn paths() -> Vec<KernelPath> {
     let paths: Vec<KernelPath> = KernelPath::ALL
@@ -210,4 +210,85 @@ fn progress_counts_both_passes_and_cancels() {
     let err = Trellis::log_z_only(&hcc, &options).unwrap_err();
     assert!(matches!(err.kind(), trellis::ErrorKind::Cancelled), "{err}");
     let _ = oracle::all(n);
+}
+
+/// Regression (CI, stop 17): one strongly negative weight among zeros at
+/// β = 3 made the blocked weight pass lose part of Z (log Z 2.068 instead
+/// of ln 8).
+#[test]
+fn one_large_negative_weight_among_zeros() {
+    let mut w = vec![vec![0.0; 4]; 4];
+    w[0][1] = -165.00980086749883;
+    w[1][0] = w[0][1];
+    let beta = 3.0;
+    let brute = Brute::new(&NaiveHcc { w: w.clone(), beta });
+    let hcc = Hcc::new(&lib_weights(&w), beta).unwrap();
+    for path in paths() {
+        let t = Trellis::with_options(&hcc, &on(path)).unwrap();
+        close(&format!("log Z {path}"), t.log_z(), brute.log_z, brute.tol_log());
+        let log_z = Trellis::log_z_only(&hcc, &on(path)).unwrap();
+        close(&format!("log_z_only {path}"), log_z, brute.log_z, brute.tol_log());
+    }
+}
+
+/// The upper triangle of weights over four orders of magnitude, one in six
+/// exactly zero, and a β.
+fn wide_weights(g: &mut Gen, n: usize) -> (Vec<f64>, f64) {
+    let upper = (0..n * (n - 1) / 2)
+        .map(|_| {
+            if g.below(6) == 0 {
+                0.0
+            } else {
+                (2.0 * g.unit() - 1.0) * 10f64.powi(g.below(4) as i32)
+            }
+        })
+        .collect();
+    (upper, [0.1, 1.0, 3.0][g.below(3)])
+}
+
+/// Weights over four orders of magnitude with exact zeros (the property
+/// tests' distribution, many more cases): every subset's `log Z` of the
+/// blocked passes against the log-space kernel (`General`), on every path.
+/// The spreads reach hundreds of nats, so the weight pass runs at scales
+/// where single factors `e^x` leave the normal range.
+#[test]
+fn wide_weights_match_the_log_space_kernel() {
+    let mut g = Gen(12_345);
+    for case in 0..1500 {
+        let n = 3 + g.below(6);
+        let (upper, beta) = wide_weights(&mut g, n);
+        let w = symmetric(n, &upper);
+        let hcc = Hcc::new(&lib_weights(&w), beta).unwrap();
+        let reference = Trellis::new(General(&hcc)).unwrap();
+        // |log ψ| summed over a tree is at most β Σ|w| (each pair is cut once).
+        let mag: f64 = beta * upper.iter().map(|v| v.abs()).sum::<f64>();
+        let tol = 1e-14 * (mag + 1.0) * n as f64;
+        for path in paths() {
+            let t = Trellis::with_options(&hcc, &on(path)).unwrap();
+            for s in 1..1u32 << n {
+                let want = reference.log_z_of(s as _).unwrap();
+                let got = t.log_z_of(s as _).unwrap();
+                close(&format!("case {case} n={n} β={beta} {path} S={s:b}"), got, want, tol);
+            }
+            let log_z = Trellis::log_z_only(&hcc, &on(path)).unwrap();
+            close(&format!("log_z_only case {case} {path}"), log_z, reference.log_z(), tol);
+        }
+    }
+}
+
+/// The flat trellis on the same wide weights, against brute force.
+#[test]
+fn wide_weights_flat_matches_brute_force() {
+    let mut g = Gen(54_321);
+    for case in 0..300 {
+        let n = 2 + g.below(6);
+        let (upper, beta) = wide_weights(&mut g, n);
+        let w = symmetric(n, &upper);
+        let brute = FlatBrute::cc(&w, beta);
+        let cc = CorrelationClustering::new(&lib_weights(&w), beta).unwrap();
+        for path in paths() {
+            let t = FlatTrellis::with_options(&cc, &on(path)).unwrap();
+            check_against_brute(&format!("case {case} n={n} β={beta} {path}"), &t, &brute);
+        }
+    }
 }

@@ -935,9 +935,9 @@ pub(crate) fn weights(
     let finish = |s: Mask, acc: f64| {
         let s = s as usize;
         if s.is_power_of_two() {
-            (f * child[s] - a - b).exp()
+            mul_exp(1.0, f * child[s] - a - b)
         } else {
-            acc * (f * (child[s] + parent[s]) + b).exp()
+            mul_exp(acc, f * (child[s] + parent[s]) + b)
         }
     };
     let keep = |_: Mask, _: f64, v: f64| (G_MIN..=G_MAX).contains(&v);
@@ -983,6 +983,25 @@ pub(crate) fn flat_weights(
     let (table, ok) =
         pass::<SumProduct, _, _>(n, block_bits(n), path, shape, &finish, keep, ticker)?;
     Ok(ok.then_some(table))
+}
+
+/// `m · e^x` with no intermediate overflow or subnormal: the factor `e^x`
+/// alone may leave the range of normal numbers (a weight of −165 at β = 3
+/// gives `e^-990` beside a product of `e^+495`s) while the result lies in
+/// the window, and a subnormal factor would keep only a few bits. `e^x =
+/// e^r · 2^k` with `|r| ≤ ln 2 / 2`, and `2^k` applied exactly by [`ldexp`].
+#[inline]
+fn mul_exp(m: f64, x: f64) -> f64 {
+    if x.abs() < 600.0 {
+        return m * x.exp();
+    }
+    let ln2 = std::f64::consts::LN_2;
+    let k = (x / ln2).round();
+    if !k.is_finite() {
+        return m * x.exp();
+    }
+    let r = x - k * ln2;
+    ldexp(m * r.exp(), k.clamp(-1e5, 1e5) as i32)
 }
 
 /// `m · 2^e` without intermediate overflow (0 or `∞` beyond the range).
