@@ -225,9 +225,19 @@ fn one_large_negative_weight_among_zeros() {
     let hcc = Hcc::new(&lib_weights(&w), beta).unwrap();
     for path in paths() {
         let t = Trellis::with_options(&hcc, &on(path)).unwrap();
-        close(&format!("log Z {path}"), t.log_z(), brute.log_z, brute.tol_log());
+        close(
+            &format!("log Z {path}"),
+            t.log_z(),
+            brute.log_z,
+            brute.tol_log(),
+        );
         let log_z = Trellis::log_z_only(&hcc, &on(path)).unwrap();
-        close(&format!("log_z_only {path}"), log_z, brute.log_z, brute.tol_log());
+        close(
+            &format!("log_z_only {path}"),
+            log_z,
+            brute.log_z,
+            brute.tol_log(),
+        );
     }
 }
 
@@ -248,7 +258,8 @@ fn wide_weights(g: &mut Gen, n: usize) -> (Vec<f64>, f64) {
 
 /// Weights over four orders of magnitude with exact zeros (the property
 /// tests' distribution, many more cases): every subset's `log Z` of the
-/// blocked passes against the log-space kernel (`General`), on every path.
+/// blocked passes and every cluster's marginal against the log-space
+/// kernels (`General`), on every path.
 /// The spreads reach hundreds of nats, so the weight pass runs at scales
 /// where single factors `e^x` leave the normal range.
 #[test]
@@ -260,6 +271,7 @@ fn wide_weights_match_the_log_space_kernel() {
         let w = symmetric(n, &upper);
         let hcc = Hcc::new(&lib_weights(&w), beta).unwrap();
         let reference = Trellis::new(General(&hcc)).unwrap();
+        let reference_marginals = reference.marginals().unwrap();
         // |log ψ| summed over a tree is at most β Σ|w| (each pair is cut once).
         let mag: f64 = beta * upper.iter().map(|v| v.abs()).sum::<f64>();
         let tol = 1e-14 * (mag + 1.0) * n as f64;
@@ -268,10 +280,27 @@ fn wide_weights_match_the_log_space_kernel() {
             for s in 1..1u32 << n {
                 let want = reference.log_z_of(s as _).unwrap();
                 let got = t.log_z_of(s as _).unwrap();
-                close(&format!("case {case} n={n} β={beta} {path} S={s:b}"), got, want, tol);
+                close(
+                    &format!("case {case} n={n} β={beta} {path} S={s:b}"),
+                    got,
+                    want,
+                    tol,
+                );
             }
             let log_z = Trellis::log_z_only(&hcc, &on(path)).unwrap();
-            close(&format!("log_z_only case {case} {path}"), log_z, reference.log_z(), tol);
+            close(
+                &format!("log_z_only case {case} {path}"),
+                log_z,
+                reference.log_z(),
+                tol,
+            );
+            // Marginals: the blocked outside pass against the log-space one.
+            let m = t.marginals_with(&on(path)).unwrap();
+            for s in 1..1u32 << n {
+                let (got, want) = (m.p(s as _), reference_marginals.p(s as _));
+                let what = format!("P(S) case {case} n={n} β={beta} {path} S={s:b}");
+                close(&what, got, want, tol);
+            }
         }
     }
 }

@@ -499,6 +499,12 @@ pub(crate) enum Shape<'a> {
     /// term is a cross pair (the energy block of the cluster's high part
     /// with the table block of the rest's), and no in-block step remains.
     Flat { energies: &'a [f64], empty: f64 },
+    /// The outside pass over complements: the entry of `T` is made from
+    /// `Σ_{R ⊆ T, R ≠ ∅} table(T ∖ R) · weights(R)` (a subset convolution
+    /// of the table being built with a finished one), `root` the entry of
+    /// the empty set. Cross pairs take the sibling's high part `H_R ⊆ H`,
+    /// `H_R ≠ ∅`; the in-block step reads the weights' block 0.
+    Outside { weights: &'a [f64], root: f64 },
 }
 
 /// Block `h` of a table.
@@ -548,10 +554,23 @@ fn block<S: Semiring, V: Quad, F: Fn(Mask, f64) -> f64>(
         }
         return;
     }
+    if let Shape::Outside { weights, .. } = job.shape {
+        // Siblings `(h_r, y)`, `∅ ≠ h_r ⊆ high`, with the rest `(high ∖ h_r, x)`.
+        let mut hr = high;
+        while hr != 0 {
+            cross::<S, V>(
+                &mut acc,
+                chunks(table, high ^ hr, bits),
+                chunks(weights, hr, bits),
+                zero,
+            );
+            hr = (hr - 1) & high;
+        }
+    }
     let low = high & high.wrapping_neg();
     let rest = high ^ low;
     // Left high parts `low | sub`, `sub ⊊ rest`.
-    if rest != 0 {
+    if rest != 0 && matches!(job.shape, Shape::Tree) {
         let mut sub = (rest - 1) & rest;
         loop {
             let hl = low | sub;
@@ -567,12 +586,16 @@ fn block<S: Semiring, V: Quad, F: Fn(Mask, f64) -> f64>(
             sub = (sub - 1) & rest;
         }
     }
-    // In-block pairs R = (∅, y), y ≠ ∅, L = (high, x ∖ y), chunk by chunk in
+    // In-block pairs R = (∅, y), y ≠ ∅, L = (high, x ∖ y) (R from the
+    // weights' block 0 for the outside pass), chunk by chunk in
     // increasing order: the lanes of chunk `xu` take the terms with `y` in
     // chunk 0 (lane by lane: they read lanes of the same chunk, already
     // final), then the chunk, final, spreads its terms with `y` in the
     // chunks `yu ≠ 0` to the chunks `xu ∪ yu` above it.
-    let row0 = &table[..size];
+    let row0 = match job.shape {
+        Shape::Outside { weights, .. } => &weights[..size],
+        _ => &table[..size],
+    };
     for xu in 0..size / LANES {
         let first = acc[xu];
         for (t, &start) in first.iter().enumerate() {
@@ -602,9 +625,12 @@ fn block_zero<S: Semiring, F: Fn(Mask, f64) -> f64>(
     out: &mut [f64],
     raw: &mut [f64],
 ) {
-    if let Shape::Flat { empty, .. } = shape {
-        out[0] = empty;
-        raw[0] = empty;
+    match shape {
+        Shape::Flat { empty: e, .. } | Shape::Outside { root: e, .. } => {
+            out[0] = e;
+            raw[0] = e;
+        }
+        Shape::Tree => {}
     }
     for x in 1..1usize << bits {
         let mut a = S::ZERO;
@@ -623,6 +649,13 @@ fn block_zero<S: Semiring, F: Fn(Mask, f64) -> f64>(
                         break;
                     }
                     sub = (sub - 1) & rest;
+                }
+            }
+            Shape::Outside { weights, .. } => {
+                let mut y = x;
+                while y != 0 {
+                    a = S::plus(a, S::times(out[x ^ y], weights[y]));
+                    y = (y - 1) & x;
                 }
             }
         }
@@ -709,7 +742,7 @@ where
     block_zero::<S, F>(bits, finish, shape, &mut table[..size], &mut raw);
     let first = match shape {
         Shape::Tree => 1,
-        Shape::Flat { .. } => 0,
+        Shape::Flat { .. } | Shape::Outside { .. } => 0,
     };
     for x in first..size {
         if !keep(x as Mask, raw[x], table[x]) {
@@ -730,12 +763,29 @@ where
             (|p: usize, three: u64, _: u64| (1u64 << (p - 1)) * three)
                 as fn(usize, u64, u64) -> u64,
         ),
+        // 2^p 3^bits - 2^bits terms (2^p - 1 cross pairs and the in-block ones).
+        Shape::Outside { .. } => (
+            three - size as u64,
+            (|p: usize, three: u64, size: u64| (1u64 << p) * three - size)
+                as fn(usize, u64, u64) -> u64,
+        ),
+    };
+    // The outside pass's cell of the whole set (an empty cluster) is not
+    // a term of the outside recursion: its `2^n - 1` terms are not counted.
+    let uncounted = match shape {
+        Shape::Outside { .. } => (1u64 << n) - 1,
+        _ => 0,
+    };
+    let work_zero = if highs == 0 {
+        work_zero - uncounted
+    } else {
+        work_zero
     };
     ticker.advance(work_zero)?;
     let mut batch: Vec<usize> = Vec::with_capacity(BATCH_BLOCKS);
     let mut results: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
     for p in 1..=highs {
-        let work = work_of(p, three, size as u64);
+        let work = work_of(p, three, size as u64) - if p == highs { uncounted } else { 0 };
         let mut flush = |batch: &mut Vec<usize>, table: &mut Vec<f64>| -> Result<bool> {
             {
                 let job = BlockJob {
@@ -940,10 +990,69 @@ pub(crate) fn weights(
             mul_exp(acc, f * (child[s] + parent[s]) + b)
         }
     };
-    let keep = |_: Mask, _: f64, v: f64| (G_MIN..=G_MAX).contains(&v);
+    let keep = |_: Mask, _: f64, v: f64| in_window(v);
     let (table, ok) =
         pass::<SumProduct, _, _>(n, block_bits(n), path, Shape::Tree, &finish, keep, ticker)?;
     Ok(ok.then_some(table))
+}
+
+/// Whether `v` lies in the weight pass's window `[2^-480, 2^480]`.
+#[inline]
+fn in_window(v: f64) -> bool {
+    (G_MIN..=G_MAX).contains(&v)
+}
+
+/// The outside pass on the weights `G` of the inside pass at `scale`:
+/// `log P(S)` of every cluster `S ≠ ∅, X` into `log_p`, or false when an
+/// entry leaves `[2^-480, 2^480]` (`log_p` is then partly written).
+///
+/// With `F(S) = P(S) / G(S)` (so `F(X) = 1 / G(X)`) the outside recursion
+/// of `outside.rs` becomes, in the scale of the inside pass,
+///
+/// ```text
+/// F(S) = Σ_{R ⊆ X∖S, R ≠ ∅}  H(S ∪ R) · G(R),    H(U) = F(U) · e^{f·(C(U) + P(U)) + b},
+/// ```
+///
+/// (`H(U)` is the parent's own term, the same factor the inside pass puts
+/// on `G(U)`), and over complements `T = X ∖ S` it is the subset
+/// convolution `F(X ∖ T) = Σ_{R ⊆ T, R ≠ ∅} H(X ∖ (T ∖ R)) · G(R)`: the
+/// recurrence of the inside pass with the table `H` (by complements) on
+/// the left and the finished `G` on the right, [`Shape::Outside`]. Both
+/// tables stay in the window, so every term is a normal number and
+/// `P(S) = F(S) · G(S)` has full relative precision.
+pub(crate) fn outside(
+    n: usize,
+    sep: SeparableTables<'_>,
+    weights: &[f64],
+    scale: Scale,
+    path: KernelPath,
+    log_p: &mut [f64],
+    ticker: &mut Ticker<'_>,
+) -> Result<bool> {
+    let full = (1usize << n) - 1;
+    let f = sep.factors[1];
+    let (parent, child) = (sep.parent, sep.child);
+    let own = |u: usize| f * (child[u] + parent[u]) + scale.b;
+    let root = mul_exp(1.0 / weights[full], own(full));
+    if !in_window(root) {
+        return Ok(false);
+    }
+    let finish = |t: Mask, acc: f64| mul_exp(acc, own(full ^ t as usize));
+    let keep = |t: Mask, acc: f64, h: f64| {
+        let s = full ^ t as usize;
+        if s == 0 || s == full {
+            return true;
+        }
+        // `H` of a single point is never a parent's term.
+        if !in_window(acc) || (!s.is_power_of_two() && !in_window(h)) {
+            return false;
+        }
+        log_p[s] = (acc * weights[s]).ln().min(0.0);
+        true
+    };
+    let shape = Shape::Outside { weights, root };
+    let (_, ok) = pass::<SumProduct, _, _>(n, block_bits(n), path, shape, &finish, keep, ticker)?;
+    Ok(ok)
 }
 
 /// The flat trellis's MAP values `log M(S)` of every subset (`log M(∅) =
@@ -979,7 +1088,7 @@ pub(crate) fn flat_weights(
         empty: ldexp(1.0, -scale.exponents().1),
     };
     let finish = |_: Mask, acc: f64| acc;
-    let keep = |_: Mask, _: f64, v: f64| (G_MIN..=G_MAX).contains(&v);
+    let keep = |_: Mask, _: f64, v: f64| in_window(v);
     let (table, ok) =
         pass::<SumProduct, _, _>(n, block_bits(n), path, shape, &finish, keep, ticker)?;
     Ok(ok.then_some(table))
@@ -1070,19 +1179,21 @@ mod tests {
         path: KernelPath,
         finish: impl Fn(Mask, f64) -> f64 + Sync,
     ) -> Vec<f64> {
+        run_shape::<S>(n, bits, path, Shape::Tree, finish)
+    }
+
+    fn run_shape<S: Semiring>(
+        n: usize,
+        bits: usize,
+        path: KernelPath,
+        shape: Shape<'_>,
+        finish: impl Fn(Mask, f64) -> f64 + Sync,
+    ) -> Vec<f64> {
         let options = crate::Options::default();
         let mut ticker = Ticker::new(&options, "test", 1).unwrap();
-        pass::<S, _, _>(
-            n,
-            bits,
-            path,
-            Shape::Tree,
-            &finish,
-            |_, _, _| true,
-            &mut ticker,
-        )
-        .unwrap()
-        .0
+        pass::<S, _, _>(n, bits, path, shape, &finish, |_, _, _| true, &mut ticker)
+            .unwrap()
+            .0
     }
 
     fn value(s: Mask, salt: u32) -> f64 {
@@ -1121,6 +1232,110 @@ mod tests {
                             "sum n={n} bits={bits} {path} s={s}: {g} vs {w}"
                         );
                     }
+                }
+            }
+        }
+    }
+
+    /// The outside shape: `F(∅) = root`, `F(T) = own(T) ⊗ ⊕_{R ⊆ T, R ≠ ∅}
+    /// F(T ∖ R) ⊗ W(R)`, one subset at a time, against every block width
+    /// and path (max-plus exactly, sum-product to rounding).
+    #[test]
+    fn the_outside_shape_matches_its_definition() {
+        fn reference<S: Semiring>(
+            n: usize,
+            root: f64,
+            w: &[f64],
+            own: impl Fn(Mask) -> f64,
+        ) -> Vec<f64> {
+            let mut t = vec![S::ZERO; 1 << n];
+            t[0] = root;
+            for x in 1..1usize << n {
+                let mut a = S::ZERO;
+                let mut y = x;
+                while y != 0 {
+                    a = S::plus(a, S::times(t[x ^ y], w[y]));
+                    y = (y - 1) & x;
+                }
+                t[x] = S::times(own(x as Mask), a);
+            }
+            t
+        }
+        for n in 1..=11 {
+            let logs: Vec<f64> = (0..1u32 << n).map(|s| value(s, 5)).collect();
+            let exps: Vec<f64> = logs.iter().map(|v| v.exp()).collect();
+            let own = |s: Mask| value(s, 6);
+            let want_max = reference::<MaxPlus>(n, 0.25, &logs, own);
+            let want_sum = reference::<SumProduct>(n, 1.5, &exps, |s| own(s).exp());
+            for bits in (3.min(n)..=n.min(8)).chain([block_bits(n)]) {
+                for path in KernelPath::ALL.into_iter().filter(|p| p.available()) {
+                    let shape = Shape::Outside {
+                        weights: &logs,
+                        root: 0.25,
+                    };
+                    let got = run_shape::<MaxPlus>(n, bits, path, shape, |s, a| own(s) + a);
+                    assert_eq!(got, want_max, "max n={n} bits={bits} {path}");
+                    let shape = Shape::Outside {
+                        weights: &exps,
+                        root: 1.5,
+                    };
+                    let got =
+                        run_shape::<SumProduct>(n, bits, path, shape, |s, a| own(s).exp() * a);
+                    for s in 0..1usize << n {
+                        let (g, w) = (got[s], want_sum[s]);
+                        assert!(
+                            (g - w).abs() <= 1e-12 * w,
+                            "sum n={n} bits={bits} {path} s={s}: {g} vs {w}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// The blocked outside pass runs (does not fall back) on moderate
+    /// weights and gives the level-order kernel's marginals.
+    #[test]
+    fn the_blocked_outside_pass_gives_the_level_order_marginals() {
+        use crate::{Hcc, Matrix, Trellis, Weights};
+        for n in [2, 5, 9, 13] {
+            let rows: Vec<Vec<f64>> = (0..n)
+                .map(|i| {
+                    (0..n)
+                        .map(|j| {
+                            if i == j {
+                                0.0
+                            } else {
+                                2.0 * value((i * j + i + j) as Mask, 7)
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            let w = Weights::from_matrix(&Matrix::from_rows(rows).unwrap()).unwrap();
+            let hcc = Hcc::new(&w, 1.5).unwrap();
+            let t = Trellis::new(&hcc).unwrap();
+            let inside = t.inside();
+            let scale = inside.blocked_scale().expect("the blocked inside pass ran");
+            let sep = inside.potentials().scaled().unwrap();
+            let (map, rel) = (inside.map_table(), inside.rel_table());
+            let weights = crate::dense::outside::weights_of(sep, map, rel, scale);
+            let options = crate::Options::default();
+            for path in KernelPath::ALL.into_iter().filter(|p| p.available()) {
+                let mut ticker = Ticker::new(&options, "test", 1).unwrap();
+                let mut got = vec![f64::NEG_INFINITY; 1 << n];
+                let ran = outside(n, sep, &weights, scale, path, &mut got, &mut ticker).unwrap();
+                assert!(ran, "n={n} {path}: the blocked outside pass fell back");
+                let mut want = vec![f64::NEG_INFINITY; 1 << n];
+                crate::dense::outside::outside_separable(n, sep, map, rel, &mut want, &mut ticker)
+                    .unwrap();
+                for s in 1..(1usize << n) - 1 {
+                    assert!(
+                        (got[s] - want[s]).abs() <= 1e-12 * (1.0 + want[s].abs()),
+                        "n={n} {path} S={s:b}: {} vs {}",
+                        got[s],
+                        want[s]
+                    );
                 }
             }
         }

@@ -119,6 +119,9 @@ pub(crate) struct Inside<M: Model> {
     /// `log M(S)`, the MAP value of every cluster.
     map: Vec<f64>,
     map_tree: ScoredTree,
+    /// The scale of the blocked weight pass when it made `rel` (the outside
+    /// pass then runs blocked at the same scale).
+    blocked_scale: Option<blocked::Scale>,
     memory_limit: Option<u64>,
 }
 
@@ -247,9 +250,11 @@ impl<M: Model> Trellis<M> {
         for i in 0..n {
             map[1 << i] = 0.0;
         }
+        let mut blocked_scale = None;
         match potentials.scaled() {
             Some(sep) => {
-                if !inside_blocked(n, sep, options, &mut rel, &mut map, &mut ticker)? {
+                blocked_scale = inside_blocked(n, sep, options, &mut rel, &mut map, &mut ticker)?;
+                if blocked_scale.is_none() {
                     inside_separable(n, sep, &mut rel, &mut map, &mut ticker)?
                 }
             }
@@ -266,6 +271,7 @@ impl<M: Model> Trellis<M> {
                 tree: Tree::Leaf(0),
                 log_potential: 0.0,
             },
+            blocked_scale,
             memory_limit: options.memory_limit,
         };
         inside.map_tree = ScoredTree {
@@ -456,6 +462,11 @@ impl<M: Model> Inside<M> {
     }
 
     /// `log M(S)`, the MAP value, of every cluster.
+    /// The scale of the blocked weight pass, when it made the tables.
+    pub(crate) fn blocked_scale(&self) -> Option<blocked::Scale> {
+        self.blocked_scale
+    }
+
     pub(crate) fn map_table(&self) -> &[f64] {
         &self.map
     }
@@ -686,9 +697,9 @@ fn inside_level(
 
 /// The blocked inside pass (see `blocked.rs`) of a separable model with a
 /// constant factor: the MAP pass fills `map`, the weight pass at the scale
-/// fitted to its keys fills `rel`. False (tables untouched but `map`) when
-/// the kernel does not apply or the weights leave its range: then the
-/// level-order kernel runs.
+/// fitted to its keys fills `rel`; returns that scale. `None` (tables
+/// untouched but `map`) when the kernel does not apply or the weights leave
+/// its range: then the level-order kernel runs.
 fn inside_blocked(
     n: usize,
     sep: SeparableTables<'_>,
@@ -696,18 +707,18 @@ fn inside_blocked(
     rel: &mut [f64],
     map: &mut [f64],
     ticker: &mut Ticker<'_>,
-) -> Result<bool> {
+) -> Result<Option<blocked::Scale>> {
     if n < 2 || !sep.constant_factor() {
-        return Ok(false);
+        return Ok(None);
     }
     let path = KernelPath::choose(options.kernel)?;
     let keys = blocked::keys(n, sep, path, Some(&mut *map), ticker)?;
     let Some(scale) = blocked::Scale::from_keys(n, &keys, blocked::log_double_factorial) else {
-        return Ok(false);
+        return Ok(None);
     };
     drop(keys);
     let Some(weights) = blocked::weights(n, sep, scale, path, ticker)? else {
-        return Ok(false);
+        return Ok(None);
     };
     let f = sep.factors[1];
     par::update_indexed(rel, |s, r| {
@@ -716,7 +727,7 @@ fn inside_blocked(
             *r = log_z - map[s];
         }
     });
-    Ok(true)
+    Ok(Some(scale))
 }
 
 fn inside_separable(

@@ -44,10 +44,12 @@
 use std::sync::Arc;
 
 use crate::base::memory::{self, OUTSIDE_BYTES};
+use crate::base::par;
 use crate::base::run::{Options, Ticker};
 use crate::base::scaled::{Acc, LogSumExp, Scaled, ZERO_EXP};
 use crate::base::set::{Mask, full, lowest};
 use crate::base::tree::Tree;
+use crate::dense::blocked::{self, KernelPath, Scale};
 use crate::dense::kernel::{four_streams, level_max_exp};
 use crate::dense::levels::{solve_level, update_by_size};
 use crate::dense::potentials::SeparableTables;
@@ -100,7 +102,17 @@ impl<M: Model> Trellis<M> {
         match inside.potentials().scaled() {
             Some(sep) => {
                 let (map, rel) = (inside.map_table(), inside.rel_table());
-                outside_separable(n, sep, map, rel, &mut log_p, &mut ticker)?;
+                let blocked = match inside.blocked_scale() {
+                    Some(scale) => {
+                        let path = KernelPath::choose(options.kernel)?;
+                        let weights = weights_of(sep, map, rel, scale);
+                        blocked::outside(n, sep, &weights, scale, path, &mut log_p, &mut ticker)?
+                    }
+                    None => false,
+                };
+                if !blocked {
+                    outside_separable(n, sep, map, rel, &mut log_p, &mut ticker)?;
+                }
             }
             None => outside_general(inside, &mut log_p, &mut ticker)?,
         }
@@ -298,7 +310,7 @@ fn solve_outside_level(
 /// satisfy their identities (`Σ P(S) = n - 2`) to a few roundings whatever
 /// the magnitude of the logs, which a log-space round trip of `O` or `Z`
 /// (an error of `2^-52` times the log) would not.
-fn outside_separable(
+pub(crate) fn outside_separable(
     n: usize,
     sep: SeparableTables<'_>,
     map: &[f64],
@@ -381,6 +393,27 @@ fn outside_separable(
         max_o[s] = level_max_exp(&o, n, s, |v| v.exp);
     }
     Ok(())
+}
+
+/// The weights `G(S)` of the blocked inside pass at `scale` (see
+/// `blocked.rs`), rebuilt from `log Z(S) = log M(S) + r(S)`: `log G(S) =
+/// log Z(S) + f·C(S) - a|S| - b`, within a few units in the last place of
+/// the magnitudes summed (the inside pass keeps no third table).
+pub(crate) fn weights_of(
+    sep: SeparableTables<'_>,
+    map: &[f64],
+    rel: &[f64],
+    scale: Scale,
+) -> Vec<f64> {
+    let f = sep.factors[1];
+    let mut g = vec![0.0; map.len()];
+    par::update_indexed(&mut g, |s, g| {
+        if s > 0 {
+            let k = (s as Mask).count_ones() as f64;
+            *g = (map[s] + rel[s] + f * sep.child[s] - scale.a * k - scale.b).exp();
+        }
+    });
+    g
 }
 
 /// `log P(S)` of every cluster, top-down: `P(S) = Σ_T P(S ∪ T) · p(S, T |
