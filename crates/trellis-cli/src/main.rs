@@ -67,7 +67,7 @@ enum Command {
     ///
     /// Poor on `hcc`: the myopic cost of a split is 0 when the weights across it are
     /// negative, so greedy merges the most dissimilar points first. For hcc and dasgupta,
-    /// `trellis astar --approx` (up to 128 points) finds far better trees; `linkage
+    /// `trellis astar --approx` (any number of points) finds far better trees; `linkage
     /// --method average` is the classic baseline on similarities. Greedy fits the Ginkgo
     /// jet likelihood, whose splits all have a cost.
     Greedy(baselines::GreedyArgs),
@@ -75,15 +75,15 @@ enum Command {
     ///
     /// Poor on `hcc`: the myopic cost of a split is 0 when the weights across it are
     /// negative, so the beam merges the most dissimilar points first. For hcc and
-    /// dasgupta, `trellis astar --approx` (up to 128 points) finds far better trees;
+    /// dasgupta, `trellis astar --approx` (any number of points) finds far better trees;
     /// `linkage --method average` is the classic baseline on similarities. Beam search
     /// fits the Ginkgo jet likelihood (the trellis paper's baseline).
     Beam(baselines::BeamArgs),
     /// Classic linkage clustering (single, average, complete, Ward).
     Linkage(baselines::LinkageArgs),
     /// The lowest-cost hierarchy by A* search on the trellis: exact with an admissible
-    /// heuristic (exploring only part of the trellis), or approximate (--approx) for up to
-    /// 128 points.
+    /// heuristic (exploring only part of the trellis, up to 128 points), or approximate
+    /// (--approx) for any number of points.
     Astar(astar::AstarArgs),
     /// Flat clusterings: exact inference over all partitions (the flat cluster trellis).
     #[command(subcommand)]

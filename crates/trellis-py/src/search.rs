@@ -86,12 +86,13 @@ impl AstarResult {
     }
 }
 
-/// The MAP hierarchy by A* search on the trellis (up to 128 points).
+/// The MAP hierarchy by A* search on the trellis.
 ///
 /// ``approx=False``: exact A* (the full trellis, proven optimal when the
-/// heuristic is admissible; memory grows fast beyond ~20 points).
-/// ``approx=True``: approximate A* on a sparse trellis grown from the beam
-/// search and average-linkage trees (never worse than them), with
+/// heuristic is admissible; up to 128 points, memory grows fast beyond ~20).
+/// ``approx=True``: approximate A* on a sparse trellis grown from the
+/// average, complete and Ward linkage trees (never worse than them; any
+/// number of points), with
 /// ``max_explored`` vertices (deterministic) and ``time_limit`` seconds as
 /// budgets; ``seed`` drives its candidate sampler.
 #[pyfunction]
@@ -129,15 +130,13 @@ fn astar(
     let outcome = with_model!(&hm, |m| crate::run(py, n_jobs, max_memory, |o| {
         let options = trellis::Options { time_limit, ..*o };
         if approx {
-            let mut init: Vec<trellis::Tree> =
-                baselines::beam_search(&m.with_beta(1.0)?, baselines::compact_beam_width(n))?
-                    .into_iter()
-                    .map(|s| s.tree)
-                    .collect();
+            // The CLI's default for weights (docs/astar.md): the three
+            // linkage trees; greedy and beam search start poorly on hcc.
             let d = baselines::distances_from_similarities(&w);
-            if let Ok(t) = baselines::linkage(&d, n, Linkage::Average) {
-                init.push(t);
-            }
+            let init = [Linkage::Average, Linkage::Complete, Linkage::Ward]
+                .into_iter()
+                .map(|l| baselines::linkage(&d, n, l))
+                .collect::<trellis::Result<Vec<trellis::Tree>>>()?;
             let approx_options = ApproxOptions {
                 seed,
                 max_explored: max_explored.or(ApproxOptions::default().max_explored),

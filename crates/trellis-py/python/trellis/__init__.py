@@ -167,8 +167,8 @@ def astar(weights, model="hcc", approx=False, seed=0, beta=1.0, names=None,
 
     ``weights``, ``model``, ``beta``, ``names``, ``max_memory`` and ``n_jobs``
     as in ``exact_hierarchy``. ``approx``: search a sparse trellis grown from
-    the beam-search and average-linkage trees (up to 128 points; never worse
-    than those) instead of the full one. ``seed``: the approximate search's
+    the average, complete and Ward linkage trees (any number of points; never
+    worse than those) instead of the full one (exact: up to 128 points). ``seed``: the approximate search's
     sampler seed (same seed, same tree). ``max_explored``: a budget of
     vertices explored (approximate search; deterministic). ``time_limit``:
     seconds before the search stops (``TrellisError`` for the exact search;

@@ -143,7 +143,7 @@ class TrellisHierarchical(_ClusterMixin, _BaseEstimator):
         ``"exact"``: the exact posterior over every tree (``exact_hierarchy``;
         at most 30 points and the memory available), giving the MAP tree,
         ``log_z_`` and ``cluster_marginals_``. ``"astar"``: exact A* search
-        for the best tree. ``"approx"``: approximate A* (up to 128 points).
+        for the best tree. ``"approx"``: approximate A* (any number of points).
         ``"greedy"``, ``"beam"``: the agglomerative baselines.
     beta : float, default 1.0
         Inverse temperature of ``P(tree) ∝ exp(-beta · cost)`` (changes

@@ -22,6 +22,11 @@
 //! `map` computes only `K`, `logz` only `G`, and a trellis kept for marginals
 //! or samples runs both.
 //!
+//! The outside pass (every cluster's marginal, see `outside.rs` and
+//! [`outside`]) is the same kernel on a third shape: over the complements
+//! `T = X ∖ S`, `F(T) = own(T) · Σ_{R ⊆ T, R ≠ ∅} F(T ∖ R) · G(R)`, a subset
+//! convolution of the table being built with the finished weights.
+//!
 //! # The blocked schedule
 //!
 //! A mask is `(high << bits) | low` with `bits` = 8 low bits (fewer for small

@@ -23,6 +23,15 @@
 //! terms in all; sizes are processed from large to small, each level in
 //! parallel. Separable models again avoid any `exp` in the inner loop.
 //!
+//! When the inside pass ran on the blocked kernel (a separable model with a
+//! constant factor, such as hierarchical correlation clustering), the
+//! outside pass runs there too ([`blocked::outside`]): with `F(S) = P(S) /
+//! G(S)`, `G` the scaled weights of the inside pass, the recursion is a
+//! subset convolution over the complements `X ∖ S` of the table being built
+//! with `G`, the same blocks and vector lanes as the inside pass, about 0.13
+//! ns per term per core instead of 2. It falls back to the level-order
+//! kernel below when an entry leaves the kernel's window.
+//!
 //! Checks that hold exactly: every singleton and the root have probability 1,
 //! and the probabilities of the non-singleton proper clusters sum to `n - 2`
 //! (every binary tree has `n - 2` of them).
