@@ -218,8 +218,10 @@ fn each_sample<T: 'static>(
 struct Flat {
     n: usize,
     energy: CorrelationClustering,
+    /// NaN for a MAP-only run (`flat map`).
     log_z: f64,
     map: ScoredPartition,
+    /// An error for a MAP-only run.
     samples: EachSample,
     /// With a family: the number of partitions it realises (a decimal string)
     /// and its share of Bell(N).
@@ -243,8 +245,16 @@ fn label(names: &Option<Vec<String>>, i: usize) -> String {
     }
 }
 
-/// Runs the inference asked for by `a` and `sparse` at `beta`.
-fn infer(a: &FlatModelArgs, sparse: &FlatSparseArgs, beta: f64, progress: bool) -> Result<Flat> {
+/// Runs the inference asked for by `a` and `sparse` at `beta`; with
+/// `map_only` and no family, the MAP partition alone (one max-plus pass:
+/// `log_z` is then NaN and there are no samples).
+fn infer(
+    a: &FlatModelArgs,
+    sparse: &FlatSparseArgs,
+    beta: f64,
+    progress: bool,
+    map_only: bool,
+) -> Result<Flat> {
     let named = weights(a, sparse.sparse.is_none().then_some(Workload::FlatInside))?;
     let names = named.names().map(<[String]>::to_vec);
     let w = named.weights;
@@ -255,6 +265,20 @@ fn infer(a: &FlatModelArgs, sparse: &FlatSparseArgs, beta: f64, progress: bool) 
         None => {
             if sparse.tree.is_some() || sparse.clusters.is_some() {
                 bail!("--tree and --clusters choose the family of --sparse");
+            }
+            if map_only {
+                let bar = Bar::new(progress, (3u64.pow(n.min(40) as u32) - 1) / 2);
+                let callback = bar.callback();
+                let options = options(gib(a.max_memory), callback.as_ref());
+                return Ok(Flat {
+                    n,
+                    map: FlatTrellis::map_only(&energy, &options)?,
+                    energy,
+                    log_z: f64::NAN,
+                    samples: Box::new(|_, _, _| bail!("a MAP-only flat run has no samples")),
+                    family: None,
+                    names,
+                });
             }
             let t = build(a, &w, beta, progress)?;
             Ok(Flat {
@@ -367,7 +391,7 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
     match cmd {
         FlatCommand::Map(a) => {
             // The MAP does not depend on beta > 0: search at beta = 1, report beta * (weight kept).
-            let f = infer(&a.model, &a.sparse, 1.0, progress)?;
+            let f = infer(&a.model, &a.sparse, 1.0, progress, true)?;
             let clusters = f.map.clusters.clone();
             let log_energy = a.model.beta * f.map.log_energy + 0.0;
             if a.json {
@@ -386,7 +410,7 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
             }
         }
         FlatCommand::Logz(a) => {
-            let f = infer(&a.model, &a.sparse, a.model.beta, progress)?;
+            let f = infer(&a.model, &a.sparse, a.model.beta, progress, false)?;
             if a.json {
                 with_family(serde_json::json!({"n": f.n, "log_z": f.log_z}), &f)
             } else {
@@ -445,7 +469,7 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
             Ok(s)
         }
         FlatCommand::Sample(a) => {
-            let f = infer(&a.model, &a.sparse, a.model.beta, progress)?;
+            let f = infer(&a.model, &a.sparse, a.model.beta, progress, false)?;
             let (k, seed) = (a.num_samples, a.seed);
             // Each partition is written as it is drawn.
             if a.json {

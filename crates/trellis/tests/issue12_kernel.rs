@@ -318,6 +318,36 @@ fn wide_weights_flat_matches_brute_force() {
         for path in paths() {
             let t = FlatTrellis::with_options(&cc, &on(path)).unwrap();
             check_against_brute(&format!("case {case} n={n} β={beta} {path}"), &t, &brute);
+            let map = FlatTrellis::map_only(&cc, &on(path)).unwrap();
+            assert_eq!(
+                &map,
+                t.map(),
+                "flat map_only case {case} n={n} β={beta} {path}"
+            );
         }
     }
+}
+
+/// `FlatTrellis::map_only` (one max-plus pass) gives the partition and value
+/// of the full trellis on every path, also where the full trellis leaves
+/// the blocked kernel (β = 1e10, 1e300: the log-space kernel) and where
+/// every cluster but the singletons is impossible.
+#[test]
+fn flat_map_only_equals_the_full_trellis() {
+    for n in 1..=10 {
+        let w = random_weights(n, 4400 + n as u64, 1.0);
+        for beta in [0.0, 0.5, 3.0, 1e10, 1e300] {
+            let cc = CorrelationClustering::new(&lib_weights(&w), beta).unwrap();
+            let full = FlatTrellis::new(&cc).unwrap();
+            for path in paths() {
+                let map = FlatTrellis::map_only(&cc, &on(path)).unwrap();
+                assert_eq!(&map, full.map(), "n={n} β={beta} {path}");
+            }
+        }
+    }
+    let w = vec![vec![-1e308; 6]; 6];
+    let cc = CorrelationClustering::new(&lib_weights(&w), 1.0).unwrap();
+    let map = FlatTrellis::map_only(&cc, &Options::default()).unwrap();
+    assert_eq!(&map, FlatTrellis::new(&cc).unwrap().map());
+    assert_eq!(map.clusters.len(), 6);
 }
