@@ -339,7 +339,7 @@ fn weights_posterior(
     need: Need,
 ) -> Result<Box<dyn Posterior>> {
     if sparse.sparse.is_some() {
-        return Ok(Box::new(sparse.weights(args, weights, beta)?));
+        return sparse.weights(args, weights, beta);
     }
     if need != Need::All {
         let n = weights.n();

@@ -99,7 +99,7 @@ const DENSE_WEIGHTS_BYTES: u64 = 1 << 20;
 const DENSE_ALTERNATIVES: &str = "for the lowest-cost tree over more points, use \
      `trellis astar --approx` (approximate A* from linkage trees, any number of points, \
      never worse than average linkage); for approximate log Z, marginals and samples, \
-     --sparse beam (up to 128 points)";
+     --sparse beam (any number of points, within the memory of its beam search)";
 
 /// Whether a flag that applies to `--points` only was given.
 fn point_flags(data: &DataArgs) -> bool {

@@ -4,16 +4,17 @@
 //! trees the sparse trellis realises, a decimal string) and `"sparsity"`
 //! (that number over `(2N-3)!!`).
 //!
-//! Sizes are checked before any tree is built: the number of points (at most
-//! 128) and the memory of the `--trees` trees and of the beam search that
-//! makes them.
+//! Sizes are checked before any tree is built: the number of points (jets:
+//! at most 128 leaves; weights and points: any number, with clusters stored
+//! as wide sets beyond 128) and the memory of the `--trees` trees and of the
+//! beam search that makes them.
 
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use trellis::ginkgo::JetsFile;
 use trellis::ginkgo::{Ginkgo, Jet, LeafOrdering, SparseJet, beam_trees, simulator_trees};
 use trellis::sparse::{MAX_SPARSE_POINTS, SparseInference, SparseTrellis};
-use trellis::{ScoredTree, Set, Tree, set_points};
+use trellis::{ScoredTree, Set, SetRepr, Tree, WideSet};
 
 use crate::commands::{ClusterJson, Posterior, variant};
 use crate::input::memory_limit;
@@ -152,26 +153,40 @@ impl SparseArgs {
         if self.ordering.is_some() {
             bail!("--ordering applies to --sparse simulator");
         }
-        if n > MAX_SPARSE_POINTS {
-            bail!(
-                "{n} points is too many for a sparse trellis, which supports at most \
-                 {MAX_SPARSE_POINTS}"
-            );
-        }
+
         self.check_memory(n, 1, args)
     }
 
     /// The inference of the model at `beta` on the sparse trellis of a weight
     /// matrix (beam search only).
-    pub fn weights(
+    pub(crate) fn weights(
         &self,
         args: &ModelArgs,
         weights: &trellis::Weights,
         beta: f64,
-    ) -> Result<Sparse> {
-        self.check_weights(args, weights.n())?;
+    ) -> Result<Box<dyn Posterior>> {
+        let n = weights.n();
+        self.check_weights(args, n)?;
         let trees = with_cost_model!(args.model, weights, 1.0, |m| beam_trees(&m, self.trees()?)?);
-        let trellis = SparseTrellis::from_trees(weights.n(), &trees)?;
+        if n <= MAX_SPARSE_POINTS {
+            Ok(Box::new(self.infer::<Set>(args, weights, beta, &trees)?))
+        } else {
+            Ok(Box::new(
+                self.infer::<WideSet>(args, weights, beta, &trees)?,
+            ))
+        }
+    }
+
+    /// The sparse trellis of `trees` with clusters stored as `S`, and the
+    /// model's inference on it.
+    fn infer<S: SetRepr>(
+        &self,
+        args: &ModelArgs,
+        weights: &trellis::Weights,
+        beta: f64,
+        trees: &[Tree],
+    ) -> Result<Sparse<S>> {
+        let trellis = SparseTrellis::<S>::from_trees_as(weights.n(), trees)?;
         let inference = with_cost_model!(args.model, weights, beta, |m| trellis.infer(&m)?);
         Ok(Sparse {
             trellis,
@@ -183,13 +198,13 @@ impl SparseArgs {
 
 /// An inference on a sparse trellis; for a jet, over positions in its leaf
 /// `order` (position `r` is leaf `order[r]`), reported over the jet's leaves.
-pub struct Sparse {
-    trellis: SparseTrellis,
-    inference: SparseInference,
+pub struct Sparse<S: SetRepr = Set> {
+    trellis: SparseTrellis<S>,
+    inference: SparseInference<S>,
     order: Option<Vec<usize>>,
 }
 
-impl Sparse {
+impl<S: SetRepr> Sparse<S> {
     fn leaf(&self, r: usize) -> usize {
         self.order.as_ref().map_or(r, |o| o[r])
     }
@@ -199,7 +214,7 @@ impl Sparse {
     }
 }
 
-impl Posterior for Sparse {
+impl<S: SetRepr> Posterior for Sparse<S> {
     fn log_z(&self) -> f64 {
         self.inference.log_z()
     }
@@ -231,7 +246,7 @@ impl Posterior for Sparse {
         Ok(clusters
             .into_iter()
             .map(|(c, p)| {
-                let mut members: Vec<usize> = set_points(c).map(|r| self.leaf(r)).collect();
+                let mut members: Vec<usize> = c.points().iter().map(|r| self.leaf(r)).collect();
                 members.sort_unstable();
                 ClusterJson { members, p }
             })
@@ -247,9 +262,10 @@ impl Posterior for Sparse {
             }
         }
         let marginals = self.inference.marginals();
+        let n = self.trellis.num_points();
         Ok(clusters
             .iter()
-            .map(|c| marginals.p(c.iter().map(|&i| (1 as Set) << position[i]).sum()))
+            .map(|c| marginals.p(S::from_points(c.iter().map(|&i| position[i]), n)))
             .collect())
     }
 

@@ -645,8 +645,10 @@ fn threads_are_bounded() {
 
 // --- Work before refusal --------------------------------------------------
 
+/// `--sparse beam` takes any number of points (issue 15: wide sets beyond
+/// 128); what it cannot hold in memory is refused before the beam search.
 #[test]
-fn sparse_beam_refuses_129_points_before_beam_search() {
+fn sparse_beam_refuses_by_memory_before_beam_search() {
     let (_d, w) = weights_file("i11_129", 129);
     let start = Instant::now();
     for cmd in ["map", "logz", "marginals"] {
@@ -661,8 +663,10 @@ fn sparse_beam_refuses_129_points_before_beam_search() {
                 s(&w),
                 "--sparse",
                 "beam",
+                "--max-memory",
+                "0.001",
             ],
-            "at most 128",
+            "a sparse trellis from --trees 100 over 129 points needs",
         );
     }
     // Beam search over 129 points at the default width takes seconds.
@@ -691,7 +695,7 @@ fn twenty_thousand_points_are_refused_before_any_similarity() {
         ),
         (
             &["map", "--model", "hcc", "--points", p, "--sparse", "beam"],
-            "20000 points is too many for a sparse trellis, which supports at most 128",
+            "a sparse trellis from --trees 100 over 20000 points needs",
         ),
         (&["astar", "--model", "hcc", "--points", p], "at most 128"),
         (

@@ -358,3 +358,56 @@ fn flat_sparse_families_equal_brute_force() {
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Issue 15: `--sparse beam` on weights beyond 128 points (clusters stored
+/// as wide sets): log Z, the MAP tree and marginals are consistent with the
+/// trees the family realises (one tree: log Z is its log-potential).
+#[test]
+fn sparse_beam_beyond_128_points() {
+    let d = dir("sparse_wide");
+    let w = file(&d, "w.csv", &weights_csv(130, 15));
+    let w = s(&w);
+    let base = [
+        "--model",
+        "hcc",
+        "--weights",
+        w,
+        "--sparse",
+        "beam",
+        "--json",
+    ];
+    let with = |cmd: &str, extra: &[&str]| json(&[&[cmd][..], &base[..], extra].concat());
+    for trees in ["1", "4"] {
+        let logz = with("logz", &["--trees", trees]);
+        let map = with("map", &["--trees", trees]);
+        assert_eq!(logz["n"], 130);
+        let realised: f64 = logz["num_trees_realised"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let (log_z, best) = (
+            logz["log_z"].as_f64().unwrap(),
+            map["log_potential"].as_f64().unwrap(),
+        );
+        let tol = 1e-9 * log_z.abs();
+        assert!(best <= log_z + tol, "{best} > {log_z}");
+        assert!(
+            log_z <= best + realised.ln() + tol,
+            "{log_z} vs {best} + ln {realised}"
+        );
+        if trees == "1" {
+            assert_eq!(realised, 1.0);
+            assert!((log_z - best).abs() <= tol, "{log_z} vs {best}");
+        }
+        let mut leaves = crate::util::leaves(&map["tree"]);
+        leaves.sort_unstable();
+        assert_eq!(leaves, (0..130).collect::<Vec<u64>>());
+        let m = with("marginals", &["--trees", trees]);
+        assert_eq!(m["log_z"], logz["log_z"]);
+        for c in m["clusters"].as_array().unwrap() {
+            let p = c["p"].as_f64().unwrap();
+            assert!(p > 0.0 && p <= 1.0 + 1e-12, "{c}");
+        }
+    }
+}
