@@ -285,7 +285,8 @@ fn aloi_runs(dir: &Path, exact_max: usize, seed: u64) -> Result<Vec<Run>> {
     Ok(runs)
 }
 
-fn mean_sem(xs: &[f64]) -> (f64, f64) {
+/// Mean and standard error of the mean (NaN for no values).
+pub(crate) fn mean_sem(xs: &[f64]) -> (f64, f64) {
     let k = xs.len() as f64;
     if xs.is_empty() {
         return (f64::NAN, f64::NAN);

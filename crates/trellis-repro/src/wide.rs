@@ -36,8 +36,10 @@ use serde::Serialize;
 use trellis::astar::{self, ApproxOptions};
 use trellis::baselines::{self as agglomerative, Linkage};
 use trellis::ginkgo::{Ginkgo, Heuristic, Jet, SimulatorParams, Variant, generate_jet};
+
 use trellis::{Hcc, Matrix, Options, Tree, Weights, tree_cost};
 
+use crate::astar::mean_sem;
 use crate::svg::{Plot, Series, Style};
 
 #[derive(Args, Debug)]
@@ -335,20 +337,6 @@ fn jet_runs(args: &WideArgs) -> Result<Vec<JetRun>> {
         }
     }
     Ok(runs)
-}
-
-fn mean_sem(xs: &[f64]) -> (f64, f64) {
-    let k = xs.len() as f64;
-    if xs.is_empty() {
-        return (f64::NAN, f64::NAN);
-    }
-    let m = xs.iter().sum::<f64>() / k;
-    let var = if xs.len() > 1 {
-        xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (k - 1.0)
-    } else {
-        0.0
-    };
-    (m, (var / k).sqrt())
 }
 
 fn sizes_of(runs: &[AloiRun]) -> Vec<usize> {
