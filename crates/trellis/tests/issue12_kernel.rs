@@ -351,3 +351,62 @@ fn flat_map_only_equals_the_full_trellis() {
     assert_eq!(&map, FlatTrellis::new(&cc).unwrap().map());
     assert_eq!(map.clusters.len(), 6);
 }
+
+/// `map_only` on jets skips the splits whose likelihood bound cannot win
+/// (`Model::log_potential_bound`); `General` hides the bound, so the two runs
+/// below are the pruned and the exhaustive search: the same MAP tree and
+/// value, bit for bit, and the value is the fused pass's MAP. Both likelihood
+/// variants, rates from 0.3 to 400 (the log-space form above 300), cuts from
+/// tiny to most of the root's mass, root rates unlike the others.
+#[test]
+fn jet_map_pruning_changes_nothing() {
+    use trellis::ginkgo::{Ginkgo, SimulatorParams, Variant, generate_jet};
+    let settings = [
+        (1.5, 1.5, 16.0),
+        (0.3, 3.0, 1.0),
+        (4.0, 0.5, 40.0),
+        (400.0, 1.5, 9.0),
+        (2.5, 2.5, 0.05),
+    ];
+    let mut checked = 0;
+    for (case, &(lambda, lambda_root, t_cut)) in settings.iter().enumerate() {
+        let params = SimulatorParams {
+            lambda,
+            lambda_root,
+            t_cut,
+            ..SimulatorParams::qcd()
+        };
+        for k in 0..12 {
+            let Ok(jet) = generate_jet(&params, 77 + case as u64, k, 3, 11) else {
+                continue;
+            };
+            for variant in [Variant::Current, Variant::Legacy] {
+                let model = Ginkgo::new(&jet, variant);
+                let pruned = Trellis::map_only(&model, &Options::default());
+                let every = Trellis::map_only(&General(&model), &Options::default());
+                let (pruned, every) = match (pruned, every) {
+                    (Ok(p), Ok(e)) => (p, e),
+                    (Err(p), Err(e)) => {
+                        assert_eq!(p.to_string(), e.to_string());
+                        continue;
+                    }
+                    (p, e) => panic!("case {case} jet {k} {variant:?}: {p:?} vs {e:?}"),
+                };
+                let what = format!(
+                    "case {case} jet {k} ({} leaves) {variant:?}",
+                    jet.leaves.len()
+                );
+                assert_eq!(
+                    pruned.log_potential.to_bits(),
+                    every.log_potential.to_bits(),
+                    "{what}"
+                );
+                assert_eq!(pruned.tree, every.tree, "{what}");
+                let fused = Trellis::new(&model).unwrap().map().log_potential;
+                close(&what, pruned.log_potential, fused, 1e-9 * fused.abs());
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 60, "only {checked} jets checked");
+}

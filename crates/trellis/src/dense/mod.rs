@@ -190,8 +190,19 @@ fn map_general<M: Model + ?Sized>(
             &mut map,
             &mut ticker,
             |map, s| {
+                // A split whose potential's bound cannot reach the best so
+                // far is skipped: the bound is never below the evaluated
+                // potential and float addition is monotone (the sum is formed
+                // in the same order as `value`'s), so a skipped split can
+                // neither win nor tie.
                 let mut best = f64::NEG_INFINITY;
-                for_each_split(s, |l, r| best = best.max(value(map, l, r)));
+                for_each_split(s, |l, r| {
+                    let bound = potentials.log_potential_bound(model, l, r);
+                    if bound + map[l as usize] + map[r as usize] < best {
+                        return;
+                    }
+                    best = best.max(value(map, l, r));
+                });
                 best
             },
             |map, s, v| map[s as usize] = v,

@@ -125,6 +125,24 @@ impl<S: Clone + Send + Sync> Potentials<S> {
         }
     }
 
+    /// The model's [`log_potential_bound`](Model::log_potential_bound) of a
+    /// split (`+∞` for the separable tables, whose kernels need none).
+    #[inline(always)]
+    pub(crate) fn log_potential_bound<M: Model<Summary = S> + ?Sized>(
+        &self,
+        model: &M,
+        left: Mask,
+        right: Mask,
+    ) -> f64 {
+        match self {
+            Potentials::Separable { .. } => f64::INFINITY,
+            Potentials::General(sum) => {
+                let s = (left | right) as usize;
+                model.log_potential_bound(&sum[s], &sum[left as usize], &sum[right as usize])
+            }
+        }
+    }
+
     /// The separable tables when the scaled-arithmetic kernels apply to them.
     pub(crate) fn scaled(&self) -> Option<SeparableTables<'_>> {
         match self {

@@ -15,7 +15,9 @@
 
 use crate::ginkgo::heuristic::Heuristic;
 use crate::ginkgo::jets::Jet;
-use crate::ginkgo::likelihood::{Rate, SplitParams, Variant, add, mass_squared, split_fast};
+use crate::ginkgo::likelihood::{
+    ParentBounds, Rate, SplitParams, Variant, add, mass_squared, split_bound, split_fast,
+};
 use crate::models::{Cluster, Model, Search, Summarize};
 
 /// The Ginkgo likelihood of one jet (see the module docs): `log ψ` is the
@@ -45,6 +47,8 @@ pub struct Particle {
     pub s: f64,
     /// Number of leaves.
     pub size: usize,
+    /// `1 / t` and a lower bound of `ln t`, for the likelihood's bound.
+    bounds: ParentBounds,
 }
 
 impl Particle {
@@ -54,6 +58,7 @@ impl Particle {
             t,
             s: t.max(0.0).sqrt(),
             size,
+            bounds: ParentBounds::of(t),
         }
     }
 }
@@ -124,25 +129,34 @@ impl Summarize for Ginkgo {
     }
 }
 
-impl Model for Ginkgo {
-    #[inline]
-    fn log_potential(&self, p: &Particle, l: &Particle, r: &Particle) -> f64 {
-        let rate = if p.size == self.leaves.len() {
+impl Ginkgo {
+    /// The rate of a split of `p`: `λ_root` at the root, `λ` elsewhere.
+    #[inline(always)]
+    fn rate_of(&self, p: &Particle) -> &Rate {
+        if p.size == self.leaves.len() {
             &self.root_rate
         } else {
             &self.rate
-        };
-        split_fast(
-            self.variant,
-            rate,
-            self.params.t_cut,
-            l.t,
-            r.t,
-            p.t,
-            l.s,
-            r.s,
-            p.s,
-        )
+        }
+    }
+}
+
+impl Model for Ginkgo {
+    #[inline]
+    fn log_potential(&self, p: &Particle, l: &Particle, r: &Particle) -> f64 {
+        let rate = self.rate_of(p);
+        let t_cut = self.params.t_cut;
+        split_fast(self.variant, rate, t_cut, l.t, r.t, p.t, l.s, r.s, p.s)
+    }
+
+    /// [`split_bound`]: no `exp` or `log`, at most a few tenths of a nat
+    /// above the likelihood.
+    #[inline]
+    fn log_potential_bound(&self, p: &Particle, l: &Particle, r: &Particle) -> f64 {
+        let rate = self.rate_of(p);
+        let t_cut = self.params.t_cut;
+        let (t, s) = ([l.t, r.t, p.t], [l.s, r.s, p.s]);
+        split_bound(self.variant, rate, t_cut, t, s, p.bounds)
     }
 }
 
