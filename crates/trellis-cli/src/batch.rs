@@ -87,7 +87,7 @@ pub fn check_dense(file: &JetsFile) -> Result<()> {
     if let Some(jet) = file.jets.iter().find(|j| j.len() > MAX_POINTS) {
         anyhow::bail!(
             "jet {} has {} leaves; the exact trellis supports at most {MAX_POINTS}: use \
-             --sparse beam or --sparse simulator (up to 128 leaves) for log Z, marginals and \
+             --sparse beam or --sparse simulator (any number of leaves) for log Z, marginals and \
              samples of larger jets, and `trellis astar --approx` (approximate A* from beam \
              search, never worse than it, any number of leaves) for their MAP tree",
             jet.id,

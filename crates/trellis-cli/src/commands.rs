@@ -429,7 +429,7 @@ fn jet_posterior(
     need: Need,
 ) -> Result<Box<dyn Posterior>> {
     if sparse.sparse.is_some() {
-        return Ok(Box::new(sparse.jet(jet, args, index)?));
+        return sparse.jet(jet, args, index);
     }
     if need == Need::Map {
         let options = trellis::Options {

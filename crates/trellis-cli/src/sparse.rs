@@ -4,10 +4,9 @@
 //! trees the sparse trellis realises, a decimal string) and `"sparsity"`
 //! (that number over `(2N-3)!!`).
 //!
-//! Sizes are checked before any tree is built: the number of points (jets:
-//! at most 128 leaves; weights and points: any number, with clusters stored
-//! as wide sets beyond 128) and the memory of the `--trees` trees and of the
-//! beam search that makes them.
+//! Any number of points or leaves: clusters are stored as `u128` sets up to
+//! 128 and as wide sets beyond. The memory of the `--trees` trees and of
+//! the beam search that makes them is checked before any tree is built.
 
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
@@ -59,6 +58,12 @@ pub struct SparseArgs {
     /// Seed of the simulator trees and of random orderings [default: 0].
     #[arg(long, value_name = "S", requires = "sparse")]
     pub sparse_seed: Option<u64>,
+    /// With --sparse beam: the width of the beam search whose best --trees final beams
+    /// make the trellis [default: max(K, min(3N, N(N-1)/2)); raised to K if below].
+    /// Its time grows about linearly with the width and quickly with N (1,000 points:
+    /// about 2 minutes at width 100, one core), so narrow it for large inputs.
+    #[arg(long, value_name = "W", requires = "sparse")]
+    pub beam_width: Option<usize>,
 }
 
 impl SparseArgs {
@@ -72,13 +77,13 @@ impl SparseArgs {
 
     /// Checks the memory of the sparse trellis of a problem of `n` points
     /// before anything is built: its trees, and the beam search that makes
-    /// them (width `max(K, min(3N, N(N-1)/2))`, see `beam_trees`), with
+    /// them (width `max(K, --beam-width)`, see `beam_trees`), with
     /// `parallel` problems at once.
     fn check_memory(&self, n: usize, parallel: usize, args: &ModelArgs) -> Result<()> {
         let k = self.trees()?;
         let mut needed = limits::tree_bytes(n).saturating_mul(2 * k as u128);
         if self.sparse == Some(SparseKind::Beam) {
-            let width = k.max(trellis::baselines::compact_beam_width(n));
+            let width = k.max(self.beam_width(n)?);
             needed = needed.saturating_add(limits::beam_bytes(n, width));
         }
         limits::check(
@@ -88,22 +93,26 @@ impl SparseArgs {
         )
     }
 
-    /// Checks every jet of a jets file before any work: at most
-    /// [`MAX_SPARSE_POINTS`] leaves, and the memory of its sparse trellis
-    /// (no-op without `--sparse`).
+    /// Checks every jet of a jets file before any work: the memory of the
+    /// largest jet's sparse trellis (no-op without `--sparse`).
     pub fn check_jets(&self, file: &JetsFile, args: &ModelArgs) -> Result<()> {
         if self.sparse.is_none() {
             return Ok(());
         }
-        if let Some(jet) = file.jets.iter().find(|j| j.len() > MAX_SPARSE_POINTS) {
-            bail!(
-                "jet {} has {} leaves; a sparse trellis supports at most {MAX_SPARSE_POINTS}",
-                jet.id,
-                jet.len()
-            );
+        if self.sparse == Some(SparseKind::Simulator) && self.beam_width.is_some() {
+            bail!("--beam-width applies to --sparse beam");
         }
         let n = file.jets.iter().map(|j| j.len()).max().unwrap_or(0);
         self.check_memory(n, rayon::current_num_threads(), args)
+    }
+
+    /// The beam width of `--sparse beam` on `n` points (before raising it to K).
+    fn beam_width(&self, n: usize) -> Result<usize> {
+        match self.beam_width {
+            Some(0) => bail!("--beam-width must be at least 1"),
+            Some(w) => Ok(w),
+            None => Ok(trellis::baselines::compact_beam_width(n)),
+        }
     }
 
     fn ordering(&self) -> LeafOrdering {
@@ -114,13 +123,19 @@ impl SparseArgs {
         }
     }
 
-    /// The sparse trellis of one jet.
-    fn sparse_jet(&self, jet: &Jet, args: &ModelArgs, index: usize) -> Result<SparseJet> {
+    /// The sparse trellis of one jet, with clusters stored as `S`.
+    fn sparse_jet<S: SetRepr>(
+        &self,
+        jet: &Jet,
+        args: &ModelArgs,
+        index: usize,
+    ) -> Result<SparseJet<S>> {
         let v = variant(args);
         let k = self.trees()?;
         match self.sparse.expect("--sparse") {
             SparseKind::Beam => {
-                let trees = beam_trees(&Ginkgo::new(jet, v), k)?;
+                let width = self.beam_width(jet.len())?;
+                let trees = beam_trees(&Ginkgo::new(jet, v), k, Some(width))?;
                 Ok(SparseJet::new(jet, v, &trees, LeafOrdering::Given)?)
             }
             SparseKind::Simulator => {
@@ -131,15 +146,27 @@ impl SparseArgs {
         }
     }
 
-    /// The inference of a jet's model on its sparse trellis.
-    pub fn jet(&self, jet: &Jet, args: &ModelArgs, index: usize) -> Result<Sparse> {
-        let sj = self.sparse_jet(jet, args, index)?;
-        let inference = sj.trellis.infer(&sj.model)?;
-        Ok(Sparse {
-            trellis: sj.trellis,
-            inference,
-            order: Some(sj.order),
-        })
+    /// The inference of a jet's model on its sparse trellis (clusters as
+    /// wide sets beyond 128 leaves).
+    pub(crate) fn jet(
+        &self,
+        jet: &Jet,
+        args: &ModelArgs,
+        index: usize,
+    ) -> Result<Box<dyn Posterior>> {
+        fn infer<S: SetRepr>(sj: SparseJet<S>) -> Result<Box<dyn Posterior>> {
+            let inference = sj.trellis.infer(&sj.model)?;
+            Ok(Box::new(Sparse {
+                trellis: sj.trellis,
+                inference,
+                order: Some(sj.order),
+            }))
+        }
+        if jet.len() <= MAX_SPARSE_POINTS {
+            infer(self.sparse_jet::<Set>(jet, args, index)?)
+        } else {
+            infer(self.sparse_jet::<WideSet>(jet, args, index)?)
+        }
     }
 
     /// Checks the flags and the size of a weight matrix's sparse trellis
@@ -153,7 +180,6 @@ impl SparseArgs {
         if self.ordering.is_some() {
             bail!("--ordering applies to --sparse simulator");
         }
-
         self.check_memory(n, 1, args)
     }
 
@@ -167,7 +193,12 @@ impl SparseArgs {
     ) -> Result<Box<dyn Posterior>> {
         let n = weights.n();
         self.check_weights(args, n)?;
-        let trees = with_cost_model!(args.model, weights, 1.0, |m| beam_trees(&m, self.trees()?)?);
+        let (k, width) = (self.trees()?, self.beam_width(n)?);
+        let trees = with_cost_model!(args.model, weights, 1.0, |m| beam_trees(
+            &m,
+            k,
+            Some(width)
+        )?);
         if n <= MAX_SPARSE_POINTS {
             Ok(Box::new(self.infer::<Set>(args, weights, beta, &trees)?))
         } else {

@@ -411,3 +411,153 @@ fn sparse_beam_beyond_128_points() {
         }
     }
 }
+
+/// `--sparse beam` on jets beyond 128 leaves (clusters as wide sets) beside
+/// a small jet in the same file: per jet, the MAP of the sparse trellis is
+/// at most its log Z, which is at most the MAP plus the log of the number of
+/// trees realised, with equality for one tree; the MAP tree has every leaf.
+#[test]
+fn sparse_beam_on_jets_beyond_128_leaves() {
+    let d = dir("sparse_wide_jets");
+    let generate = |extra: &[&str]| -> serde_json::Value {
+        let args = [&["ginkgo", "generate", "--n-jets", "1"][..], extra].concat();
+        serde_json::from_str(&crate::util::stdout(&args)).unwrap()
+    };
+    let mut big = generate(&[
+        "--min-leaves",
+        "130",
+        "--max-leaves",
+        "150",
+        "--seed",
+        "1",
+        "--preset",
+        "w",
+        "--t-cut",
+        "0.05",
+    ]);
+    let small = generate(&["--min-leaves", "6", "--max-leaves", "6", "--seed", "2"]);
+    let mut small_jet = small["jets"][0].clone();
+    small_jet["id"] = "small".into();
+    big["jets"].as_array_mut().unwrap().push(small_jet);
+    let f = file(&d, "jets.json", &big.to_string());
+    let lines = |cmd: &str, trees: &str| -> Vec<serde_json::Value> {
+        let args = [
+            cmd,
+            "--model",
+            "ginkgo",
+            "--jets",
+            s(&f),
+            "--sparse",
+            "beam",
+            "--trees",
+            trees,
+        ];
+        crate::util::stdout(&args)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    for trees in ["1", "4"] {
+        let (logz, map) = (lines("logz", trees), lines("map", trees));
+        assert_eq!(logz.len(), 2);
+        assert!(logz[0]["n"].as_u64().unwrap() > 128, "{}", logz[0]["n"]);
+        assert_eq!(logz[1]["n"], 6);
+        for (z, m) in logz.iter().zip(&map) {
+            assert_eq!(z["id"], m["id"]);
+            let realised: f64 = z["num_trees_realised"].as_str().unwrap().parse().unwrap();
+            let (log_z, best) = (
+                z["log_z"].as_f64().unwrap(),
+                m["log_potential"].as_f64().unwrap(),
+            );
+            let tol = 1e-9 * log_z.abs();
+            assert!(best <= log_z + tol, "{best} > {log_z}");
+            assert!(
+                log_z <= best + realised.ln() + tol,
+                "{log_z} vs {best} + ln {realised}"
+            );
+            if trees == "1" {
+                assert_eq!(realised, 1.0);
+                assert!((log_z - best).abs() <= tol, "{log_z} vs {best}");
+            }
+            let mut leaves = crate::util::leaves(&m["tree"]);
+            leaves.sort_unstable();
+            let n = z["n"].as_u64().unwrap();
+            assert_eq!(leaves, (0..n).collect::<Vec<u64>>());
+        }
+    }
+}
+
+/// `--beam-width` narrows the beam search of `--sparse beam` (raised to
+/// `--trees` if below): every width gives a valid sparse posterior whose
+/// MAP is one of its trees, a width of `--trees` realises at most that many
+/// trees' clusters, and bad uses are refused before any work.
+#[test]
+fn sparse_beam_width_flag() {
+    let d = dir("sparse_beam_width");
+    let w = file(&d, "w.csv", &weights_csv(14, 21));
+    let w = s(&w);
+    let base = [
+        "--model",
+        "hcc",
+        "--weights",
+        w,
+        "--sparse",
+        "beam",
+        "--trees",
+        "3",
+        "--json",
+    ];
+    for width in ["1", "3", "50"] {
+        let logz = json(&[&["logz"][..], &base[..], &["--beam-width", width]].concat());
+        let map = json(&[&["map"][..], &base[..], &["--beam-width", width]].concat());
+        let (log_z, best) = (
+            logz["log_z"].as_f64().unwrap(),
+            map["log_potential"].as_f64().unwrap(),
+        );
+        let realised: f64 = logz["num_trees_realised"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(realised >= 1.0);
+        let tol = 1e-9 * log_z.abs().max(1.0);
+        assert!(
+            best <= log_z + tol && log_z <= best + realised.ln() + tol,
+            "width {width}"
+        );
+    }
+    crate::util::fails(
+        &[&["logz"][..], &base[..], &["--beam-width", "0"]].concat(),
+        "--beam-width must be at least 1",
+    );
+    let jets = file(
+        &d,
+        "jets.json",
+        &crate::util::stdout(&[
+            "ginkgo",
+            "generate",
+            "--n-jets",
+            "1",
+            "--min-leaves",
+            "6",
+            "--max-leaves",
+            "6",
+            "--seed",
+            "3",
+        ]),
+    );
+    crate::util::fails(
+        &[
+            "logz",
+            "--model",
+            "ginkgo",
+            "--jets",
+            s(&jets),
+            "--sparse",
+            "simulator",
+            "--beam-width",
+            "5",
+        ],
+        "--beam-width applies to --sparse beam",
+    );
+}

@@ -22,6 +22,7 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+use crate::base::set::{Set, SetRepr};
 use crate::base::tree::Tree;
 use crate::baselines::{beam_search, compact_beam_width};
 use crate::error::Result;
@@ -104,12 +105,17 @@ pub fn simulator_trees(
 }
 
 /// The best `k` distinct final beams of beam search on a model, over the
-/// model's own leaf indices. Width `max(k, min(3N, N(N-1)/2))`: the width of
-/// the reference's experiment pipeline, or `k` if larger (the paper's
-/// `N(N-1)/2` costs `O(N⁵)`, too much for the large jets sparse trellises are for).
-pub fn beam_trees<M: Model + ?Sized>(model: &M, k: usize) -> Result<Vec<Tree>> {
-    let n = model.num_points();
-    let width = k.max(compact_beam_width(n));
+/// model's own leaf indices. `width` is the beam width; `None` takes
+/// `max(k, min(3N, N(N-1)/2))`: the width of the reference's experiment
+/// pipeline, or `k` if larger (the paper's `N(N-1)/2` costs `O(N⁵)`, too much
+/// for the large jets sparse trellises are for). A width below `k` is raised
+/// to `k`. Time grows about linearly with the width.
+pub fn beam_trees<M: Model + ?Sized>(
+    model: &M,
+    k: usize,
+    width: Option<usize>,
+) -> Result<Vec<Tree>> {
+    let width = k.max(width.unwrap_or_else(|| compact_beam_width(model.num_points())));
     Ok(beam_search(model, width)?
         .into_iter()
         .take(k.max(1))
@@ -117,27 +123,30 @@ pub fn beam_trees<M: Model + ?Sized>(model: &M, k: usize) -> Result<Vec<Tree>> {
         .collect())
 }
 
-/// A sparse trellis over positions, applied to one jet.
+/// A sparse trellis over positions, applied to one jet; clusters are stored
+/// as `S` (`u128` sets up to 128 leaves, [`WideSet`](crate::WideSet) for
+/// any number).
 #[derive(Clone, Debug)]
-pub struct SparseJet {
+pub struct SparseJet<S: SetRepr = Set> {
     /// The trellis, over positions `0..N`.
-    pub trellis: SparseTrellis,
+    pub trellis: SparseTrellis<S>,
     /// Position `r` holds the jet's leaf `order[r]`.
     pub order: Vec<usize>,
     /// The Ginkgo model of the jet's leaves in position order.
     pub model: Ginkgo,
 }
 
-impl SparseJet {
+impl<S: SetRepr> SparseJet<S> {
     /// The trellis of `trees` (over positions) applied to `jet`, whose leaves
-    /// are put in `ordering`.
+    /// are put in `ordering` (an error if the jet has more leaves than `S`
+    /// holds).
     pub fn new(
         jet: &Jet,
         variant: Variant,
         trees: &[Tree],
         ordering: LeafOrdering,
-    ) -> Result<SparseJet> {
-        let trellis = SparseTrellis::from_trees(jet.len(), trees)?;
+    ) -> Result<SparseJet<S>> {
+        let trellis = SparseTrellis::<S>::from_trees_as(jet.len(), trees)?;
         let order = leaf_order(&jet.leaves, jet_ordering(ordering, 0));
         let mut reordered = jet.clone();
         reordered.leaves = order.iter().map(|&i| jet.leaves[i]).collect();
