@@ -214,15 +214,24 @@ fn each_sample<T: 'static>(
     })
 }
 
-/// The inference over all partitions, or over those of a family.
+/// What a flat command needs: over all partitions, `map` and `logz` compute
+/// their one quantity alone (one pass each); over a family, everything is
+/// computed at once.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Need {
+    Map,
+    LogZ,
+    All,
+}
+
+/// The inference over all partitions, or over those of a family; the
+/// quantities not needed are `None`.
 struct Flat {
     n: usize,
     energy: CorrelationClustering,
-    /// NaN for a MAP-only run (`flat map`).
-    log_z: f64,
-    map: ScoredPartition,
-    /// An error for a MAP-only run.
-    samples: EachSample,
+    log_z: Option<f64>,
+    map: Option<ScoredPartition>,
+    samples: Option<EachSample>,
     /// With a family: the number of partitions it realises (a decimal string)
     /// and its share of Bell(N).
     family: Option<(String, f64)>,
@@ -235,6 +244,23 @@ impl Flat {
     fn label(&self, i: usize) -> String {
         label(&self.names, i)
     }
+
+    fn log_z(&self) -> f64 {
+        self.log_z
+            .expect("log Z is computed for Need::LogZ and Need::All")
+    }
+
+    fn map(&self) -> &ScoredPartition {
+        self.map
+            .as_ref()
+            .expect("the MAP is computed for Need::Map and Need::All")
+    }
+
+    fn samples(&self) -> &EachSample {
+        self.samples
+            .as_ref()
+            .expect("samples are drawn for Need::All")
+    }
 }
 
 /// Point `i`'s name, or its index.
@@ -245,15 +271,15 @@ fn label(names: &Option<Vec<String>>, i: usize) -> String {
     }
 }
 
-/// Runs the inference asked for by `a` and `sparse` at `beta`; with
-/// `map_only` and no family, the MAP partition alone (one max-plus pass:
-/// `log_z` is then NaN and there are no samples).
+/// Runs the inference asked for by `a` and `sparse` at `beta`: over all
+/// partitions only what `need` says (the MAP alone is one max-plus pass, log
+/// Z alone one weight pass), over a family everything.
 fn infer(
     a: &FlatModelArgs,
     sparse: &FlatSparseArgs,
     beta: f64,
     progress: bool,
-    map_only: bool,
+    need: Need,
 ) -> Result<Flat> {
     let named = weights(a, sparse.sparse.is_none().then_some(Workload::FlatInside))?;
     let names = named.names().map(<[String]>::to_vec);
@@ -266,16 +292,20 @@ fn infer(
             if sparse.tree.is_some() || sparse.clusters.is_some() {
                 bail!("--tree and --clusters choose the family of --sparse");
             }
-            if map_only {
+            if need != Need::All {
                 let bar = Bar::new(progress, (3u64.pow(n.min(40) as u32) - 1) / 2);
                 let callback = bar.callback();
                 let options = options(gib(a.max_memory), callback.as_ref());
+                let (log_z, map) = match need {
+                    Need::Map => (None, Some(FlatTrellis::map_only(&energy, &options)?)),
+                    _ => (Some(FlatTrellis::log_z_only(&energy, &options)?), None),
+                };
                 return Ok(Flat {
                     n,
-                    map: FlatTrellis::map_only(&energy, &options)?,
                     energy,
-                    log_z: f64::NAN,
-                    samples: Box::new(|_, _, _| bail!("a MAP-only flat run has no samples")),
+                    log_z,
+                    map,
+                    samples: None,
                     family: None,
                     names,
                 });
@@ -284,9 +314,9 @@ fn infer(
             Ok(Flat {
                 n,
                 energy,
-                log_z: t.log_z(),
-                map: t.map().clone(),
-                samples: each_sample(t, |t, rng| t.sample(rng)),
+                log_z: Some(t.log_z()),
+                map: Some(t.map().clone()),
+                samples: Some(each_sample(t, |t, rng| t.sample(rng))),
                 family: None,
                 names,
             })
@@ -306,10 +336,10 @@ fn infer(
             Ok(Flat {
                 n,
                 energy,
-                log_z: cuts.log_z(),
-                map: cuts.map().clone(),
+                log_z: Some(cuts.log_z()),
+                map: Some(cuts.map().clone()),
                 family: family(&realised, share),
-                samples: each_sample(cuts, |c, rng| c.sample(rng)),
+                samples: Some(each_sample(cuts, |c, rng| c.sample(rng))),
                 names,
             })
         }
@@ -328,10 +358,10 @@ fn infer(
             Ok(Flat {
                 n,
                 energy,
-                log_z: inf.log_z(),
-                map: inf.map().clone(),
+                log_z: Some(inf.log_z()),
+                map: Some(inf.map().clone()),
                 family: family(&t.num_partitions_realised(), t.sparsity()),
-                samples: each_sample(inf, |i, rng| i.sample(rng)),
+                samples: Some(each_sample(inf, |i, rng| i.sample(rng))),
                 names,
             })
         }
@@ -391,9 +421,9 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
     match cmd {
         FlatCommand::Map(a) => {
             // The MAP does not depend on beta > 0: search at beta = 1, report beta * (weight kept).
-            let f = infer(&a.model, &a.sparse, 1.0, progress, true)?;
-            let clusters = f.map.clusters.clone();
-            let log_energy = a.model.beta * f.map.log_energy + 0.0;
+            let f = infer(&a.model, &a.sparse, 1.0, progress, Need::Map)?;
+            let clusters = f.map().clusters.clone();
+            let log_energy = a.model.beta * f.map().log_energy + 0.0;
             if a.json {
                 let out =
                     serde_json::json!({"n": f.n, "log_energy": log_energy, "clusters": clusters});
@@ -410,13 +440,13 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
             }
         }
         FlatCommand::Logz(a) => {
-            let f = infer(&a.model, &a.sparse, a.model.beta, progress, false)?;
+            let f = infer(&a.model, &a.sparse, a.model.beta, progress, Need::LogZ)?;
             if a.json {
-                with_family(serde_json::json!({"n": f.n, "log_z": f.log_z}), &f)
+                with_family(serde_json::json!({"n": f.n, "log_z": f.log_z()}), &f)
             } else {
                 Ok(format!(
                     "log Z = {:.10}\n({} points, {} partitions, beta {})\n{}",
-                    f.log_z,
+                    f.log_z(),
                     f.n,
                     output::approx(&trellis::count::bell(f.n)),
                     a.model.beta,
@@ -469,7 +499,7 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
             Ok(s)
         }
         FlatCommand::Sample(a) => {
-            let f = infer(&a.model, &a.sparse, a.model.beta, progress, false)?;
+            let f = infer(&a.model, &a.sparse, a.model.beta, progress, Need::All)?;
             let (k, seed) = (a.num_samples, a.seed);
             // Each partition is written as it is drawn.
             if a.json {
@@ -482,7 +512,7 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                     .trim_end_matches('}');
                 put(out, &format!("{{\"n\":{},\"samples\":[", f.n))?;
                 let mut first = true;
-                (f.samples)(k, seed, &mut |p| {
+                (f.samples())(k, seed, &mut |p| {
                     let sep = if std::mem::take(&mut first) { "" } else { "," };
                     put(out, &format!("{sep}{}", serde_json::to_string(&p)?))
                 })?;
@@ -494,11 +524,11 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                 put(out, &format!("]{rest}}}\n"))?;
             } else {
                 put(out, &family_line(&f))?;
-                (f.samples)(k, seed, &mut |p| {
+                (f.samples())(k, seed, &mut |p| {
                     let line = format!(
                         "{}   log P = {:.6}\n",
                         partition_text(&p, &f),
-                        log_energy(&f.energy, &p) - f.log_z
+                        log_energy(&f.energy, &p) - f.log_z()
                     );
                     put(out, &line)
                 })?;

@@ -324,8 +324,50 @@ fn wide_weights_flat_matches_brute_force() {
                 t.map(),
                 "flat map_only case {case} n={n} β={beta} {path}"
             );
+            let log_z = FlatTrellis::log_z_only(&cc, &on(path)).unwrap();
+            let what = format!("flat log_z_only case {case} n={n} β={beta} {path}");
+            close(&what, log_z, t.log_z(), 1e-12 * t.log_z().abs().max(1.0));
         }
     }
+}
+
+/// `FlatTrellis::log_z_only` (one weight pass at a guessed scale, the full
+/// trellis where the guess fails) gives the full trellis's log Z on every
+/// path: random weights at every β from 0 to 1e300, sizes 1 to 12, clusters
+/// all impossible but the singletons, and weights so spread that the guess
+/// leaves the kernel's window.
+#[test]
+fn flat_log_z_only_equals_the_full_trellis() {
+    let check = |what: &str, w: &[Vec<f64>], beta: f64| {
+        let cc = CorrelationClustering::new(&lib_weights(w), beta).unwrap();
+        let full = FlatTrellis::new(&cc).unwrap().log_z();
+        for path in paths() {
+            let got = FlatTrellis::log_z_only(&cc, &on(path)).unwrap();
+            close(
+                &format!("{what} β={beta} {path}"),
+                got,
+                full,
+                1e-12 * full.abs().max(1.0),
+            );
+        }
+    };
+    for n in 1..=12 {
+        let w = random_weights(n, 4500 + n as u64, 1.0);
+        for beta in [0.0, 0.5, 3.0, 40.0, 1e10, 1e300] {
+            check(&format!("n={n}"), &w, beta);
+        }
+    }
+    check("impossible", &vec![vec![-1e308; 6]; 6], 1.0);
+    // One strong block among weak weights: log Z(S) far from any line in |S|.
+    let mut w = random_weights(11, 4600, 1.0);
+    for (i, row) in w.iter_mut().enumerate().take(5) {
+        for (j, x) in row.iter_mut().enumerate().take(5) {
+            if i != j {
+                *x = 300.0;
+            }
+        }
+    }
+    check("block", &w, 1.0);
 }
 
 /// `FlatTrellis::map_only` (one max-plus pass) gives the partition and value

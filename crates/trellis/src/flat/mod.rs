@@ -225,7 +225,7 @@ impl<E: Energy> FlatTrellis<E> {
             });
         }
         check_log_energies(size, |c| cells[c].key)?;
-        let scaled = within_scaled_range(n, &cells);
+        let scaled = within_scaled_range(n, cells[1..].iter().map(|c| c.key));
         if scaled {
             crate::base::par::update_indexed(&mut cells, |c, cell| {
                 if c != 0 {
@@ -285,17 +285,7 @@ impl<E: Energy> FlatTrellis<E> {
         let summary = std::mem::size_of::<E::Summary>() as u64;
         memory::check_dense(n, (summary + 16) << n.min(63), options.memory_limit)?;
         let size = 1usize << n;
-        let log_e = {
-            let summaries = tabulate(energy);
-            par::collect_range(size, true, |c| {
-                if c == 0 {
-                    0.0
-                } else {
-                    energy.log_energy(&summaries[c])
-                }
-            })
-        };
-        check_log_energies(size, |c| log_e[c])?;
+        let log_e = log_energies(energy)?;
         let path = KernelPath::choose(options.kernel)?;
         let mut ticker = Ticker::new(options, "inside", (3u64.pow(n as u32) - 1) / 2)?;
         let keys = blocked::flat_keys(n, &log_e, path, &mut ticker)?;
@@ -312,6 +302,37 @@ impl<E: Energy> FlatTrellis<E> {
             clusters: map_clustering(n, |c| log_e[c as usize], &keys),
             log_energy,
         })
+    }
+
+    /// `log Z` alone: one weight pass of the blocked kernel (no MAP pass) at
+    /// a scale guessed without the MAP values ([`guess_scale`]), about half
+    /// the work of [`FlatTrellis::new`]. Where the guess or the energies
+    /// leave the kernel's window, the full trellis runs instead (the same
+    /// answer at its cost). Agrees with [`FlatTrellis::log_z`] to rounding.
+    pub fn log_z_only(energy: &E, options: &Options<'_>) -> Result<f64> {
+        let n = energy.num_points();
+        let summary = std::mem::size_of::<E::Summary>() as u64;
+        // The full trellis's estimate: it is the fallback.
+        let per_subset = FLAT_BYTES.max(summary + 24);
+        memory::check_dense(n, per_subset << n.min(63), options.memory_limit)?;
+        if n >= 2 {
+            let log_e = log_energies(energy)?;
+            let in_range = within_scaled_range(n, log_e[1..].iter().copied());
+            if let Some(scale) = guess_scale(n, &log_e).filter(|_| in_range) {
+                let path = KernelPath::choose(options.kernel)?;
+                let mut ticker = Ticker::new(options, "inside", (3u64.pow(n as u32) - 1) / 2)?;
+                let cell = |c: usize| Cell::new(log_e[c], log_e[c]);
+                if let Some(w) = blocked_weights(n, cell, scale, path, &mut ticker)? {
+                    let log_z = w[w.len() - 1].ln() + scale.a * n as f64 + scale.b;
+                    if log_z.is_finite() {
+                        // Never below a partition's own log-energy (rounding
+                        // could put it there: all-impossible clusters).
+                        return Ok(log_z.max(two_partitions(n, &log_e)));
+                    }
+                }
+            }
+        }
+        Ok(FlatTrellis::with_options(energy, options)?.log_z())
     }
 
     /// The blocked inside pass (see `dense/blocked.rs`): the MAP values, then
@@ -332,21 +353,8 @@ impl<E: Energy> FlatTrellis<E> {
         };
         drop(log_e);
         let size_of = |c: usize| (c as Mask).count_ones() as f64;
-        // E(c) 2^(-α|c|), exactly the scaled energy of the cell times a power of two.
         let (alpha, beta) = scale.exponents();
-        let e_hat = par::collect_range(size, true, |c| {
-            let cell = &cells[c];
-            if c == 0 || cell.mant == 0.0 {
-                0.0
-            } else {
-                let k = (c as Mask).count_ones() as i32;
-                blocked::ldexp(cell.mant, cell.exp.saturating_sub(alpha * k))
-            }
-        });
-        if !blocked::energies_in_range(&e_hat) {
-            return Ok(false);
-        }
-        let Some(weights) = blocked::flat_weights(n, &e_hat, scale, path, ticker)? else {
+        let Some(weights) = blocked_weights(n, |c| cells[c], scale, path, ticker)? else {
             return Ok(false);
         };
         let (a, b) = (scale.a, scale.b);
@@ -670,14 +678,81 @@ impl<E: Energy> FlatTrellis<E> {
     }
 }
 
+/// `log E(c)` of every cluster (entry 0 unused), checked: NaN or `+∞` is
+/// an error naming the cluster.
+fn log_energies<E: Energy + ?Sized>(energy: &E) -> Result<Vec<f64>> {
+    let summaries = tabulate(energy);
+    let log_e = par::collect_range(summaries.len(), true, |c| {
+        if c == 0 {
+            0.0
+        } else {
+            energy.log_energy(&summaries[c])
+        }
+    });
+    check_log_energies(log_e.len(), |c| log_e[c])?;
+    Ok(log_e)
+}
+
+/// The flat weight pass of the blocked kernel at `scale`, from each
+/// cluster's energy in scaled form (`cell(c)`): the energies `E(c) 2^(-α|c|)`
+/// (exactly the cell's scaled number times a power of two), then the pass;
+/// `None` when an energy or a weight leaves the kernel's window.
+fn blocked_weights(
+    n: usize,
+    cell: impl Fn(usize) -> Cell + Sync,
+    scale: blocked::Scale,
+    path: KernelPath,
+    ticker: &mut Ticker<'_>,
+) -> Result<Option<Vec<f64>>> {
+    let (alpha, _) = scale.exponents();
+    let e_hat = par::collect_range(1usize << n, true, |c| {
+        let cell = cell(c);
+        if c == 0 || cell.mant == 0.0 {
+            0.0
+        } else {
+            let k = (c as Mask).count_ones() as i32;
+            blocked::ldexp(cell.mant, cell.exp.saturating_sub(alpha * k))
+        }
+    });
+    if !blocked::energies_in_range(&e_hat) {
+        return Ok(None);
+    }
+    blocked::flat_weights(n, &e_hat, scale, path, ticker)
+}
+
+/// A scale for the flat weight pass without the MAP values: the line from
+/// the centre of the single points' `log Z({i}) = log E({i})` to an estimate
+/// of `log Z(X)`, the better of the one-cluster and all-singletons partitions
+/// plus half of `n ln n ≥ ln Bell(n)`; both in whole powers of two (see
+/// `Scale::fit`). `None` if any of these is not finite.
+fn guess_scale(n: usize, log_e: &[f64]) -> Option<blocked::Scale> {
+    let singles = || (0..n).map(|i| log_e[1 << i]);
+    let lo = singles().fold(f64::INFINITY, f64::min);
+    let hi = singles().fold(f64::NEG_INFINITY, f64::max);
+    let whole = two_partitions(n, log_e) + 0.5 * n as f64 * (n as f64).ln();
+    let first = (lo + hi) / 2.0;
+    if !(first.is_finite() && whole.is_finite()) || n < 2 {
+        return None;
+    }
+    let ln2 = std::f64::consts::LN_2;
+    let a = ((whole - first) / (n - 1) as f64 / ln2).round() * ln2;
+    let b = ((first - a) / ln2).round() * ln2;
+    Some(blocked::Scale { a, b })
+}
+
+/// The larger log-energy of two partitions of all `n` points, one cluster
+/// and all singletons: a lower bound of `log Z`.
+fn two_partitions(n: usize, log_e: &[f64]) -> f64 {
+    let all_singletons: f64 = (0..n).map(|i| log_e[1 << i]).sum();
+    log_e[log_e.len() - 1].max(all_singletons)
+}
+
 /// Whether the scaled kernel is safe for these energies: every `log Z(S)`,
 /// MAP value and table entry is bounded by `n · max |log E| + ln Bell(n)`
 /// (over the finite `log E`; `ln Bell(n) < n ln n`), which must stay below
 /// [`SEPARABLE_LOG_LIMIT`]. Otherwise the log-space kernel runs.
-fn within_scaled_range(n: usize, cells: &[Cell]) -> bool {
-    let max_abs = cells[1..]
-        .iter()
-        .map(|c| c.key)
+fn within_scaled_range(n: usize, log_e: impl Iterator<Item = f64>) -> bool {
+    let max_abs = log_e
         .filter(|e| e.is_finite())
         .fold(0.0f64, |m, e| m.max(e.abs()));
     let bound = n as f64 * max_abs + n as f64 * (n.max(1) as f64).ln();
