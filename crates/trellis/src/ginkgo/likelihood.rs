@@ -232,6 +232,21 @@ impl Rate {
     }
 }
 
+/// Whether the current form forbids a split (see the module docs): the
+/// parent at or below the cut, a child of negative mass or of 0.999 of the
+/// parent's, or masses that do not fit, `√t_L + √t_R > √t_P`.
+#[inline(always)]
+fn current_impossible(t_cut: f64, [t_l, t_r, t_p]: [f64; 3], [s_l, s_r, s_p]: [f64; 3]) -> bool {
+    let limit = (1.0 - 1e-3) * t_p;
+    t_p <= 0.0
+        || t_l < 0.0
+        || t_r < 0.0
+        || t_p <= t_cut
+        || t_l >= limit
+        || t_r >= limit
+        || s_l + s_r > s_p
+}
+
 /// `ln(1 / (8π))`: the ½ of the two orderings and the `1/(4π)` of the direction.
 const LN_INV_8PI: f64 = -3.224171427529236;
 /// `ln(1 / (4π))`.
@@ -259,11 +274,7 @@ pub(crate) fn split_fast(
     }
     let v = match variant {
         Variant::Current => {
-            if t_p <= 0.0 || t_l < 0.0 || t_r < 0.0 || t_p <= t_cut {
-                return f64::NEG_INFINITY;
-            }
-            let limit = (1.0 - 1e-3) * t_p;
-            if t_l >= limit || t_r >= limit || s_l + s_r > s_p {
+            if current_impossible(t_cut, [t_l, t_r, t_p], [s_l, s_r, s_p]) {
                 return f64::NEG_INFINITY;
             }
             let (l_splits, r_splits) = (t_l > t_cut, t_r > t_cut);
@@ -335,11 +346,7 @@ pub(crate) fn split_bound(
     }
     let v = match variant {
         Variant::Current => {
-            if t_p <= 0.0 || t_l < 0.0 || t_r < 0.0 || t_p <= t_cut {
-                return f64::NEG_INFINITY;
-            }
-            let limit = (1.0 - 1e-3) * t_p;
-            if t_l >= limit || t_r >= limit || s_l + s_r > s_p {
+            if current_impossible(t_cut, [t_l, t_r, t_p], [s_l, s_r, s_p]) {
                 return f64::NEG_INFINITY;
             }
             let (l_splits, r_splits) = (t_l > t_cut, t_r > t_cut);
