@@ -36,7 +36,6 @@ use serde::Serialize;
 use trellis::astar::{self, ApproxOptions};
 use trellis::baselines::{self as agglomerative, Linkage};
 use trellis::ginkgo::{Ginkgo, Heuristic, Jet, SimulatorParams, Variant, generate_jet};
-
 use trellis::{Hcc, Matrix, Options, Tree, Weights, tree_cost};
 
 use crate::astar::mean_sem;

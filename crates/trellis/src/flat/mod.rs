@@ -305,7 +305,9 @@ impl<E: Energy> FlatTrellis<E> {
     }
 
     /// `log Z` alone: one weight pass of the blocked kernel (no MAP pass) at
-    /// a scale guessed without the MAP values ([`guess_scale`]), about half
+    /// a scale guessed without the MAP values (the line from the single
+    /// points' energies to the better of the one-cluster and all-singletons
+    /// partitions, widened by half of `n ln n`), about half
     /// the work of [`FlatTrellis::new`]. Where the guess or the energies
     /// leave the kernel's window, the full trellis runs instead (the same
     /// answer at its cost). Agrees with [`FlatTrellis::log_z`] to rounding.

@@ -247,6 +247,18 @@ fn current_impossible(t_cut: f64, [t_l, t_r, t_p]: [f64; 3], [s_l, s_r, s_p]: [f
         || s_l + s_r > s_p
 }
 
+/// The legacy form's order: the larger child's `t`, the smaller's, and the
+/// mass squared `(√t_P - √t_max)²` left for the second.
+#[inline(always)]
+fn legacy_order([t_l, t_r]: [f64; 2], [s_l, s_r, s_p]: [f64; 3]) -> (f64, f64, f64) {
+    let (t_max, t_min, s_max) = if t_l >= t_r {
+        (t_l, t_r, s_l)
+    } else {
+        (t_r, t_l, s_r)
+    };
+    (t_max, t_min, (s_p - s_max) * (s_p - s_max))
+}
+
 /// `ln(1 / (8π))`: the ½ of the two orderings and the `1/(4π)` of the direction.
 const LN_INV_8PI: f64 = -3.224171427529236;
 /// `ln(1 / (4π))`.
@@ -294,12 +306,7 @@ pub(crate) fn split_fast(
             if t_p < t_cut {
                 return f64::NEG_INFINITY;
             }
-            let (t_max, t_min, s_max) = if t_l >= t_r {
-                (t_l, t_r, s_l)
-            } else {
-                (t_r, t_l, s_r)
-            };
-            let t_p2 = (s_p - s_max) * (s_p - s_max);
+            let (t_max, t_min, t_p2) = legacy_order([t_l, t_r], [s_l, s_r, s_p]);
             let first = rate.term(t_p, t_max, t_max > 0.0, t_cut);
             // The legacy stop term uses t_cut / T even when T < t_cut.
             let second = if t_min > 0.0 {
@@ -362,12 +369,7 @@ pub(crate) fn split_bound(
             if t_p < t_cut {
                 return f64::NEG_INFINITY;
             }
-            let (t_max, t_min, s_max) = if t_l >= t_r {
-                (t_l, t_r, s_l)
-            } else {
-                (t_r, t_l, s_r)
-            };
-            let t_p2 = (s_p - s_max) * (s_p - s_max);
+            let (t_max, t_min, t_p2) = legacy_order([t_l, t_r], [s_l, s_r, s_p]);
             let first = rate.parent_term_bound(parent, t_max, t_max > 0.0, t_p, t_cut);
             let second = if t_min > 0.0 {
                 rate.term_bound(t_p2, t_min, true, t_cut)

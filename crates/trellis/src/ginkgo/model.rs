@@ -149,7 +149,8 @@ impl Model for Ginkgo {
         split_fast(self.variant, rate, t_cut, l.t, r.t, p.t, l.s, r.s, p.s)
     }
 
-    /// [`split_bound`]: no `exp` or `log`, at most a few tenths of a nat
+    /// The likelihood bounded factor by factor (`split_bound` in
+    /// `ginkgo/likelihood.rs`): no `exp` or `log`, at most a few tenths of a nat
     /// above the likelihood.
     #[inline]
     fn log_potential_bound(&self, p: &Particle, l: &Particle, r: &Particle) -> f64 {
