@@ -46,6 +46,15 @@ pub(crate) fn update_indexed<T: Send>(table: &mut [T], f: impl Fn(usize, &mut T)
     }
 }
 
+/// `f(item)` for every item, each its own parallel task (for few, costly
+/// items).
+pub(crate) fn update_each<T: Send>(items: &mut [T], f: impl Fn(&mut T) + Sync + Send) {
+    #[cfg(feature = "parallel")]
+    items.par_iter_mut().for_each(f);
+    #[cfg(not(feature = "parallel"))]
+    items.iter_mut().for_each(f);
+}
+
 /// `(0..len).map(f).collect()`, in parallel when `parallel` is true.
 pub(crate) fn collect_range<T: Send>(
     len: usize,

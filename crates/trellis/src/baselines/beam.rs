@@ -7,9 +7,9 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 
 use super::{Part, check_points, leaves, merged, score};
-use crate::base::memory;
 use crate::base::run::Options;
 use crate::base::tree::{ScoredTree, Tree};
+use crate::base::{memory, par};
 use crate::error::Result;
 use crate::models::Model;
 
@@ -266,22 +266,24 @@ impl<M: Model + ?Sized> Search<'_, M> {
         let rank =
             |x: &(Cand, usize), y: &(Cand, usize)| y.0.psi.total_cmp(&x.0.psi).then(x.1.cmp(&y.1));
         let mut best: Vec<(Cand, usize)> = Vec::with_capacity((2 * keep).min(total));
+        // Once the buffer has been cut, a pair whose log ψ is not above the
+        // kept worst cannot enter: it ranks after all kept pairs (its order
+        // is later), so it is not scored into the buffer at all.
+        let mut floor: Option<f64> = None;
         let mut order = 0;
         for j in 1..active.len() {
             for i in 0..j {
                 let (a, b) = (active[i], active[j]);
-                best.push((
-                    Cand {
-                        psi: self.psi(a, b),
-                        a,
-                        b,
-                    },
-                    order,
-                ));
+                let psi = self.psi(a, b);
                 order += 1;
+                if floor.is_some_and(|f| psi.total_cmp(&f) != Ordering::Greater) {
+                    continue;
+                }
+                best.push((Cand { psi, a, b }, order - 1));
                 if best.len() == 2 * keep {
                     best.select_nth_unstable_by(keep - 1, rank);
                     best.truncate(keep);
+                    floor = Some(best[keep - 1].0.psi);
                 }
             }
         }
@@ -504,8 +506,16 @@ pub fn beam_search_with<M: Model + ?Sized>(
         streams.resize_with(states.len(), Stream::default);
         heap.clear();
         cache.clear();
-        for (s, (state, stream)) in states.iter_mut().zip(&mut streams).enumerate() {
-            if search.load_run(state, stream) {
+        // Each state's first run, in parallel (the candidate lists that
+        // ran short are rebuilt here, the costly part of a level).
+        let mut first: Vec<(&mut State, &mut Stream)> =
+            states.iter_mut().zip(&mut streams).collect();
+        par::update_each(&mut first, |(state, stream)| {
+            search.load_run(state, stream);
+        });
+        for (s, (state, stream)) in states.iter().zip(&streams).enumerate() {
+            // A stream that did not load has no run.
+            if !stream.run.is_empty() {
                 let c = state.cands[stream.run[0]];
                 heap.push(Head {
                     value: value(state.log_potential, c.psi),
