@@ -67,7 +67,8 @@ pub fn csv(data: &[u8]) {
                 let _ = trellis::Weights::from_matrix(&m);
             }
         }
-        let _ = trellis::io::parse_clusters(text, 12);
+        let _ = trellis::io::parse_clusters::<trellis::Set>(text, 12);
+        let _ = trellis::io::parse_clusters::<trellis::WideSet>(text, 200);
     }
 }
 

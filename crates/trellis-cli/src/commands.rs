@@ -221,7 +221,8 @@ pub trait Posterior {
     fn subtree(&self, _: &Tree) -> Result<f64> {
         bail!("--subtree is not available with --sparse")
     }
-    /// For a sparse trellis: the trees it realises (a decimal string) and its sparsity.
+    /// For a sparse trellis: the trees it realises (a decimal string) and
+    /// `log10` of its sparsity index.
     fn sparsity(&self) -> Option<(String, f64)> {
         None
     }
@@ -525,6 +526,8 @@ struct WithSparsity<T> {
     num_trees_realised: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     sparsity: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    log10_sparsity: Option<f64>,
 }
 
 fn with_sparsity<T>(result: T, post: &dyn Posterior) -> WithSparsity<T> {
@@ -532,7 +535,8 @@ fn with_sparsity<T>(result: T, post: &dyn Posterior) -> WithSparsity<T> {
     WithSparsity {
         result,
         num_trees_realised: s.as_ref().map(|x| x.0.clone()),
-        sparsity: s.map(|x| x.1),
+        sparsity: s.as_ref().map(|x| 10f64.powf(x.1)),
+        log10_sparsity: s.map(|x| x.1),
     }
 }
 

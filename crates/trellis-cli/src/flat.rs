@@ -13,7 +13,10 @@ use serde::Serialize;
 use trellis::baselines::{Linkage, distances_from_similarities, linkage};
 use trellis::flat::{FlatTrellis, Partition, ScoredPartition, perturb_and_map, tree_partitions};
 use trellis::sparse::SparseTrellis;
-use trellis::{CorrelationClustering, Energy, Points, Summarize, Tree, Weights, Workload};
+use trellis::{
+    CorrelationClustering, Energy, MAX_SET_POINTS, Points, Set, SetRepr, Summarize, Tree, Weights,
+    WideSet, Workload, count,
+};
 
 use crate::DataArgs;
 use crate::commands::{ClusterJson, to_json};
@@ -74,7 +77,7 @@ pub enum FlatFamily {
     /// hierarchy of --tree, or by default the average-linkage tree of the weights.
     Tree,
     /// The partitions made of the clusters listed in --clusters FILE, a family closed under
-    /// recursive complement (flat paper, Definition 5); up to 128 points.
+    /// recursive complement (flat paper, Definition 5); any number of points.
     Clusters,
 }
 
@@ -82,8 +85,9 @@ pub enum FlatFamily {
 #[derive(Args, Debug)]
 pub struct FlatSparseArgs {
     /// Restrict the partitions to a family of clusters (approximate; beyond the 30 points of
-    /// the full trellis). The JSON output adds "num_partitions_realised" (a decimal string)
-    /// and "sparsity" (that number over Bell(N)).
+    /// the full trellis). The JSON output adds "num_partitions_realised" (a decimal string),
+    /// "sparsity" (that number over Bell(N); 0 where it underflows, beyond about 200
+    /// points) and "log10_sparsity" (its log10, finite at any size).
     #[arg(long, value_enum)]
     sparse: Option<FlatFamily>,
     /// With --sparse tree: the hierarchy, a nested JSON list or Newick over all points
@@ -233,7 +237,7 @@ struct Flat {
     map: Option<ScoredPartition>,
     samples: Option<EachSample>,
     /// With a family: the number of partitions it realises (a decimal string)
-    /// and its share of Bell(N).
+    /// and `log10` of its share of Bell(N).
     family: Option<(String, f64)>,
     /// The points' names, when the input names them.
     names: Option<Vec<String>>,
@@ -286,7 +290,6 @@ fn infer(
     let w = named.weights;
     let n = w.n();
     let energy = CorrelationClustering::new(&w, beta)?;
-    let family = |realised: &dyn std::fmt::Display, share: f64| Some((realised.to_string(), share));
     match sparse.sparse {
         None => {
             if sparse.tree.is_some() || sparse.clusters.is_some() {
@@ -330,15 +333,14 @@ fn infer(
                 None => linkage(&distances_from_similarities(&w), n, Linkage::Average)?,
             };
             let cuts = tree_partitions(&energy, &tree)?;
-            let share =
-                cuts.num_partitions() / trellis::count::bell(n).to_string().parse::<f64>()?;
-            let realised = format!("{:.0}", cuts.num_partitions());
+            let realised = cuts.num_partitions();
+            let log10_share = count::log10(&realised) - count::log10(&count::bell(n));
             Ok(Flat {
                 n,
                 energy,
                 log_z: Some(cuts.log_z()),
                 map: Some(cuts.map().clone()),
-                family: family(&realised, share),
+                family: Some((realised.to_string(), log10_share)),
                 samples: Some(each_sample(cuts, |c, rng| c.sample(rng))),
                 names,
             })
@@ -351,21 +353,36 @@ fn infer(
                 bail!("--sparse clusters needs --clusters FILE");
             };
             let text = crate::input::read_text(path, gib(a.max_memory)).context("--clusters")?;
-            let clusters = trellis::io::parse_clusters(&text, n)
-                .with_context(|| format!("in --clusters {}", path.display()))?;
-            let t = SparseTrellis::flat(n, clusters)?;
-            let inf = t.infer_flat(&energy)?;
-            Ok(Flat {
-                n,
-                energy,
-                log_z: Some(inf.log_z()),
-                map: Some(inf.map().clone()),
-                family: family(&t.num_partitions_realised(), t.sparsity()),
-                samples: Some(each_sample(inf, |i, rng| i.sample(rng))),
-                names,
-            })
+            let context = || format!("in --clusters {}", path.display());
+            if n <= MAX_SET_POINTS {
+                clusters_family::<Set>(&text, n, energy, names).with_context(context)
+            } else {
+                clusters_family::<WideSet>(&text, n, energy, names).with_context(context)
+            }
         }
     }
+}
+
+/// `--sparse clusters`: every quantity over the partitions made of the
+/// clusters of `text`, stored as sets of type `S` (`u128` up to 128 points,
+/// wide sets beyond).
+fn clusters_family<S: SetRepr>(
+    text: &str,
+    n: usize,
+    energy: CorrelationClustering,
+    names: Option<Vec<String>>,
+) -> Result<Flat> {
+    let t = SparseTrellis::flat_as(n, trellis::io::parse_clusters::<S>(text, n)?)?;
+    let inf = t.infer_flat(&energy)?;
+    Ok(Flat {
+        n,
+        energy,
+        log_z: Some(inf.log_z()),
+        map: Some(inf.map().clone()),
+        family: Some((t.num_partitions_realised().to_string(), t.log10_sparsity())),
+        samples: Some(each_sample(inf, |i, rng| i.sample(rng))),
+        names,
+    })
 }
 
 /// `log E` of a partition at `beta`.
@@ -385,6 +402,8 @@ struct WithFamily<T> {
     #[serde(skip_serializing_if = "Option::is_none")]
     sparsity: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    log10_sparsity: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     names: Option<Vec<String>>,
 }
 
@@ -392,15 +411,18 @@ fn with_family<T: Serialize>(result: T, f: &Flat) -> Result<String> {
     to_json(&WithFamily {
         result,
         num_partitions_realised: f.family.as_ref().map(|x| x.0.clone()),
-        sparsity: f.family.as_ref().map(|x| x.1),
+        sparsity: f.family.as_ref().map(|x| 10f64.powf(x.1)),
+        log10_sparsity: f.family.as_ref().map(|x| x.1),
         names: f.names.clone(),
     })
 }
 
 fn family_line(f: &Flat) -> String {
     match &f.family {
-        Some((realised, share)) => format!(
-            "(over the {realised} partitions of the family, {share:.3e} of all {})\n",
+        Some((realised, log10_share)) => format!(
+            "(over the {} partitions of the family, {} of all {})\n",
+            output::approx(realised),
+            output::share(*log10_share),
             output::approx(&trellis::count::bell(f.n))
         ),
         None => String::new(),

@@ -65,6 +65,16 @@ pub fn approx(x: &impl std::fmt::Display) -> String {
     format!("{}.{}e{}", &digits[..1], &digits[1..3], digits.len() - 1)
 }
 
+/// A share given by its `log10` (e.g. a sparse trellis's sparsity index):
+/// `1.234e-5`, or `10^-2570.3` where a float would underflow.
+pub fn share(log10: f64) -> String {
+    if log10 >= -300.0 {
+        format!("{:.3e}", 10f64.powf(log10))
+    } else {
+        format!("10^{log10:.1}")
+    }
+}
+
 /// A matrix of probabilities, one row per line.
 pub fn matrix(rows: &[Vec<f64>]) -> String {
     rows.iter()

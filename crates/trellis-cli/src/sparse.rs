@@ -1,8 +1,9 @@
 //! `--sparse beam|simulator`: `map`, `logz`, `marginals` and `sample` on a
 //! sparse trellis (paper §3) instead of the full one, for problems too large
 //! for it. The JSON output adds `"num_trees_realised"` (the exact number of
-//! trees the sparse trellis realises, a decimal string) and `"sparsity"`
-//! (that number over `(2N-3)!!`).
+//! trees the sparse trellis realises, a decimal string), `"sparsity"`
+//! (that number over `(2N-3)!!`, 0 where it underflows) and
+//! `"log10_sparsity"` (its `log10`, finite at any size).
 //!
 //! Any number of points or leaves: clusters are stored as `u128` sets up to
 //! 128 and as wide sets beyond. The memory of the `--trees` trees and of
@@ -303,17 +304,17 @@ impl<S: SetRepr> Posterior for Sparse<S> {
     fn sparsity(&self) -> Option<(String, f64)> {
         Some((
             self.trellis.num_trees_realised().to_string(),
-            self.trellis.sparsity(),
+            self.trellis.log10_sparsity(),
         ))
     }
 
     fn note(&self) -> String {
         format!(
-            "sparse trellis: {} clusters, {} splits, {} trees realised (sparsity {:.3e})\n",
+            "sparse trellis: {} clusters, {} splits, {} trees realised (sparsity {})\n",
             self.trellis.num_vertices(),
             self.trellis.num_splits(),
-            self.trellis.num_trees_realised(),
-            self.trellis.sparsity()
+            crate::output::approx(&self.trellis.num_trees_realised()),
+            crate::output::share(self.trellis.log10_sparsity())
         )
     }
 }

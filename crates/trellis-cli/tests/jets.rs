@@ -398,6 +398,7 @@ fn sparse_trellis_fields_and_bounds() {
                 keys(&map[k]),
                 [
                     "id",
+                    "log10_sparsity",
                     "log_potential",
                     "n",
                     "num_trees_realised",
@@ -407,11 +408,25 @@ fn sparse_trellis_fields_and_bounds() {
             );
             assert_eq!(
                 keys(&z[k]),
-                ["id", "log_z", "n", "num_trees_realised", "sparsity"]
+                [
+                    "id",
+                    "log10_sparsity",
+                    "log_z",
+                    "n",
+                    "num_trees_realised",
+                    "sparsity"
+                ]
             );
             assert_eq!(
                 keys(&smp[k]),
-                ["id", "n", "num_trees_realised", "samples", "sparsity"]
+                [
+                    "id",
+                    "log10_sparsity",
+                    "n",
+                    "num_trees_realised",
+                    "samples",
+                    "sparsity"
+                ]
             );
             let realised: f64 = map[k]["num_trees_realised"]
                 .as_str()
@@ -515,6 +530,7 @@ fn sparse_options_are_checked() {
         keys(&out),
         [
             "cost",
+            "log10_sparsity",
             "log_potential",
             "n",
             "num_trees_realised",

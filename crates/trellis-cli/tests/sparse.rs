@@ -359,6 +359,95 @@ fn flat_sparse_families_equal_brute_force() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// Issue 15: `flat --sparse clusters` beyond 128 points (clusters stored as
+/// wide sets), against brute force: the family of every union of 5 blocks
+/// of points (closed under recursive complement) realises the Bell(5) = 52
+/// partitions of the blocks, enumerated here. Also the share of Bell(N) where
+/// a float underflows.
+#[test]
+fn flat_sparse_clusters_beyond_128_points() {
+    let beta = 0.9;
+    for n in [130, 400] {
+        let d = dir(&format!("flat_wide_{n}"));
+        let w = weights(n, 16);
+        let path = file(&d, "w.csv", &weights_csv(n, 16));
+        // Block b holds the points i with i % 5 == b.
+        let block = |m: u32| -> Vec<usize> { (0..n).filter(|i| m >> (i % 5) & 1 == 1).collect() };
+        let unions: HashSet<u32> = (1..32).collect();
+        let lines: Vec<String> = (1..32u32)
+            .map(|m| {
+                block(m)
+                    .iter()
+                    .map(usize::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        let clusters = file(&d, "unions.txt", &lines.join("\n"));
+        let log_e: Vec<f64> = partitions_within(31, &unions)
+            .iter()
+            .map(|p| {
+                let inside = |m: u32| {
+                    let pts = block(m);
+                    let pairs = pts.iter().enumerate();
+                    pairs
+                        .map(|(a, &i)| pts[a + 1..].iter().map(|&j| w[i][j]).sum::<f64>())
+                        .sum::<f64>()
+                };
+                beta * p.iter().map(|&m| inside(m)).sum::<f64>()
+            })
+            .collect();
+        assert_eq!(log_e.len(), 52);
+        let by = |cmd: &str| {
+            json(&[
+                "flat",
+                cmd,
+                "--model",
+                "cc",
+                "--weights",
+                s(&path),
+                "--beta",
+                "0.9",
+                "--json",
+                "--sparse",
+                "clusters",
+                "--clusters",
+                s(&clusters),
+            ])
+        };
+        let close =
+            |x: f64, y: f64| assert!((x - y).abs() <= 1e-9 * x.abs().max(1.0), "{x} vs {y}");
+        let logz = by("logz");
+        assert_eq!(logz["n"], n);
+        assert_eq!(logz["num_partitions_realised"], "52");
+        close(logz["log_z"].as_f64().unwrap(), log_sum_exp(&log_e));
+        let map = by("map");
+        let best = log_e.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        close(map["log_energy"].as_f64().unwrap(), best);
+        let parts = map["clusters"].as_array().unwrap();
+        let covered: usize = parts.iter().map(|c| c.as_array().unwrap().len()).sum();
+        assert_eq!(covered, n);
+        // 52 of Bell(130) = 10^161.162020192 and of Bell(400) =
+        // 10^644.108097992 partitions (Bell triangle, computed in Python): the
+        // float share underflows at 400 points, its log10 does not.
+        let log10_share = logz["log10_sparsity"].as_f64().unwrap();
+        let log10_bell = if n == 130 {
+            161.162020192
+        } else {
+            644.108097992
+        };
+        assert!(
+            (log10_share - (52f64.log10() - log10_bell)).abs() < 1e-8,
+            "{log10_share}"
+        );
+        if n == 400 {
+            assert_eq!(logz["sparsity"], 0.0);
+        } else {
+            close(logz["sparsity"].as_f64().unwrap(), 10f64.powf(log10_share));
+        }
+    }
+}
+
 /// Issue 15: `--sparse beam` on weights beyond 128 points (clusters stored
 /// as wide sets): log Z, the MAP tree and marginals are consistent with the
 /// trees the family realises (one tree: log Z is its log-potential).

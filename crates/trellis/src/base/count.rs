@@ -111,6 +111,15 @@ pub fn bell(n: usize) -> BigUint {
     }
 }
 
+/// `log10 x` of a count too large for a float (from its leading 17 decimal
+/// digits and its number of digits; `-∞` for 0). Ratios of such counts,
+/// e.g. a sparse trellis's share of all trees, are differences of these.
+pub fn log10(x: &BigUint) -> f64 {
+    let digits = x.to_string();
+    let lead: f64 = digits[..digits.len().min(17)].parse().unwrap_or(0.0);
+    lead.log10() + (digits.len() - digits.len().min(17)) as f64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

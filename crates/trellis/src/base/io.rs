@@ -32,6 +32,7 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use crate::base::set::SetRepr;
 use crate::base::weights::Matrix;
 use crate::error::{Error, ErrorKind, Result, human_bytes};
 
@@ -277,26 +278,29 @@ pub fn read_matrix(path: &Path, allow_header: bool) -> Result<Matrix> {
     Ok(read_table(path, &options)?.matrix)
 }
 
-/// Parses a family of clusters over `n` points: one cluster per line, 0-based
-/// point indices separated by whitespace or commas (blank lines and lines
-/// starting with `#` are skipped). Errors name the line.
-pub fn parse_clusters(text: &str, n: usize) -> Result<Vec<crate::Set>> {
-    if n > crate::MAX_SET_POINTS {
+/// Parses a family of clusters over `n` points, as sets of type `S` (a
+/// `u128` [`Set`](crate::Set) up to 128 points, a [`WideSet`](crate::WideSet)
+/// for any number): one cluster per line, 0-based point indices separated by
+/// whitespace or commas (blank lines and lines starting with `#` are
+/// skipped). Errors name the line.
+pub fn parse_clusters<S: SetRepr>(text: &str, n: usize) -> Result<Vec<S>> {
+    if n > S::MAX_POINTS {
         return Err(Error::parse(
             None,
             format!(
-                "a family of clusters holds at most {} points, not {n}",
-                crate::MAX_SET_POINTS
+                "a family of clusters of this set type holds at most {} points, not {n}",
+                S::MAX_POINTS
             ),
         ));
     }
     let mut out = Vec::new();
+    let mut points = Vec::new();
     for (k, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let mut set: crate::Set = 0;
+        points.clear();
         for field in line
             .split(|c: char| c == ',' || c.is_whitespace())
             .filter(|f| !f.is_empty())
@@ -308,9 +312,9 @@ pub fn parse_clusters(text: &str, n: usize) -> Result<Vec<crate::Set>> {
             if i >= n {
                 return Err(at(format!("point {i} is out of range (n = {n})")));
             }
-            set |= 1u128 << i;
+            points.push(i);
         }
-        out.push(set);
+        out.push(S::from_points(points.iter().copied(), n));
     }
     Ok(out)
 }

@@ -15,6 +15,7 @@
 //! kept as its MAP value and a relative part, so that the probabilities of
 //! the sampler are exact at any temperature.
 
+use num_bigint::BigUint;
 use rand::{Rng, RngExt};
 
 use crate::base::scaled::RelativeSum;
@@ -159,17 +160,19 @@ impl TreeCuts {
         &self.map
     }
 
-    /// Number of partitions that cut the tree, by the recursion
-    /// `C(v) = 1 + C(l)·C(r)`, `C(leaf) = 1`, as a float (it may be huge).
-    pub fn num_partitions(&self) -> f64 {
-        let mut c = vec![0.0f64; self.nodes.len()];
-        for (k, v) in self.nodes.iter().enumerate() {
-            c[k] = match v.children {
-                None => 1.0,
-                Some((l, r)) => 1.0 + c[l] * c[r],
+    /// Number of partitions that cut the tree, exactly, by the recursion
+    /// `C(v) = 1 + C(l)·C(r)`, `C(leaf) = 1` (it may be huge: a balanced
+    /// tree of 1,024 leaves has about 10^181).
+    pub fn num_partitions(&self) -> BigUint {
+        let mut c: Vec<BigUint> = Vec::with_capacity(self.nodes.len());
+        for v in &self.nodes {
+            let x = match v.children {
+                None => BigUint::from(1u32),
+                Some((l, r)) => &c[l] * &c[r] + 1u32,
             };
+            c.push(x);
         }
-        *c.last().expect("a root")
+        c.pop().expect("a root")
     }
 
     /// One exact sample of a cut.

@@ -53,7 +53,7 @@ use std::sync::Arc;
 use num_bigint::BigUint;
 use rand::{Rng, RngExt};
 
-use crate::base::count::{bell, num_trees};
+use crate::base::count::{self, bell, num_trees};
 use crate::base::scaled::{LogSumExp, RelativeSum};
 use crate::base::set::{MAX_SET_POINTS, Set, SetMapOf, SetRepr};
 use crate::base::tree::{ScoredTree, Tree};
@@ -346,17 +346,21 @@ impl<S: SetRepr> SparseTrellis<S> {
     }
 
     /// The sparsity index: realised trees / `(2n-3)!!` (hierarchical), or
-    /// realised partitions / Bell(n) (flat).
+    /// realised partitions / Bell(n) (flat). It underflows to 0 beyond a few
+    /// hundred points; [`log10_sparsity`](SparseTrellis::log10_sparsity) does not.
     pub fn sparsity(&self) -> f64 {
+        10f64.powf(self.log10_sparsity())
+    }
+
+    /// `log10` of the [sparsity index](SparseTrellis::sparsity), finite for
+    /// any number of points (e.g. about -2,570 for 10 trees of 1,000 points).
+    pub fn log10_sparsity(&self) -> f64 {
         let n = self.inner.n;
-        match self.inner.kind {
-            Kind::Hierarchical => {
-                10f64.powf(log10_big(&self.num_trees_realised()) - log10_big(&num_trees(n)))
-            }
-            Kind::Flat => {
-                10f64.powf(log10_big(&self.num_partitions_realised()) - log10_big(&bell(n)))
-            }
-        }
+        let (realised, all) = match self.inner.kind {
+            Kind::Hierarchical => (self.num_trees_realised(), num_trees(n)),
+            Kind::Flat => (self.num_partitions_realised(), bell(n)),
+        };
+        count::log10(&realised) - count::log10(&all)
     }
 
     fn check_model_points(&self, m: usize) -> Result<()> {
@@ -533,13 +537,6 @@ impl<S: SetRepr> SparseTrellis<S> {
             rel,
         })
     }
-}
-
-/// `log10` of a big integer (to about 1e-15 relative).
-fn log10_big(x: &BigUint) -> f64 {
-    let digits = x.to_string();
-    let lead: f64 = digits[..digits.len().min(17)].parse().unwrap_or(0.0);
-    lead.log10() + (digits.len() - digits.len().min(17)) as f64
 }
 
 /// `log p` of an option whose value (the floating-point sum the MAP pass
