@@ -224,7 +224,12 @@ fn beam_trees<M: Model>(model: &M, width: usize) -> Result<Vec<Tree>> {
         .collect())
 }
 
-fn jet_outcome(jet: &Jet, variant: Variant, args: &AstarArgs) -> Result<AstarJson> {
+fn jet_outcome(
+    jet: &Jet,
+    variant: Variant,
+    args: &AstarArgs,
+    progress: Option<ProgressFn<'_>>,
+) -> Result<AstarJson> {
     let heuristic = match args.heuristic.unwrap_or(HeuristicKind::H0) {
         HeuristicKind::H0 => Heuristic::H0,
         HeuristicKind::H1 => Heuristic::H1,
@@ -242,7 +247,7 @@ fn jet_outcome(jet: &Jet, variant: Variant, args: &AstarArgs) -> Result<AstarJso
         }
         Ok(trees)
     };
-    let out = search(&model, init, args, None)?;
+    let out = search(&model, init, args, progress)?;
     Ok(json(jet.len(), out, heuristic_name(args)))
 }
 
@@ -420,12 +425,18 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
             }
             let n = file.jets.iter().map(|j| j.len()).max().unwrap_or(0);
             check_sizes(args, n, rayon::current_num_threads())?;
+            // One large jet searched approximately: a bar of its explored
+            // vertices (as for weights) instead of the bar of jets done.
+            let one = file.jets.len() == 1 && args.approx && args.max_explored > 0 && n > 40;
+            let bar = Bar::search(progress && one, args.max_explored);
+            let callback = bar.callback();
+            let callback = callback.as_ref().map(|f| f as ProgressFn<'_>);
             per_jet(
                 &file,
-                progress,
+                progress && !one,
                 |jet| (jet.len() as u64).pow(3),
                 |_, jet| {
-                    let out = jet_outcome(jet, variant, args)?;
+                    let out = jet_outcome(jet, variant, args, callback)?;
                     let tree = &out.outcome.best.tree;
                     let linkage = jet_linkage(jet, variant, tree, &args.dendrogram)?;
                     Ok(WithLinkage {
