@@ -189,12 +189,16 @@ fn ginkgo_runs(args: &AstarExperimentArgs) -> Result<Vec<Run>> {
     Ok(runs)
 }
 
-/// The weight matrix of an ALOI subset file (its "weights" field).
-fn read_aloi(path: &Path) -> Result<(String, Weights)> {
+/// A JSON file, errors naming it.
+pub(crate) fn read_json(path: &Path) -> Result<serde_json::Value> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let v: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("cannot parse {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("cannot parse {}", path.display()))
+}
+
+/// The weight matrix of an ALOI subset file (its "weights" field).
+fn read_aloi(path: &Path) -> Result<(String, Weights)> {
+    let v = read_json(path)?;
     let id = v["id"].as_str().unwrap_or("?").to_string();
     let mut rows: Vec<Vec<f64>> = serde_json::from_value(v["weights"].clone())
         .with_context(|| format!("{}: no N x N \"weights\" matrix", path.display()))?;
@@ -216,7 +220,9 @@ fn read_aloi(path: &Path) -> Result<(String, Weights)> {
     Ok((id, w))
 }
 
-fn aloi_runs(dir: &Path, exact_max: usize, seed: u64) -> Result<Vec<Run>> {
+/// The ALOI subset files (`*_N*.json`) of the `subsets` and `authors`
+/// folders of `dir`, sorted (none when neither folder exists).
+pub(crate) fn aloi_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files: Vec<PathBuf> = Vec::new();
     for sub in ["subsets", "authors"] {
         let d = dir.join(sub);
@@ -231,6 +237,12 @@ fn aloi_runs(dir: &Path, exact_max: usize, seed: u64) -> Result<Vec<Run>> {
             }
         }
     }
+    files.sort();
+    Ok(files)
+}
+
+fn aloi_runs(dir: &Path, exact_max: usize, seed: u64) -> Result<Vec<Run>> {
+    let files = aloi_files(dir)?;
     if files.is_empty() {
         bail!(
             "no ALOI subset files (*_N*.json) under {}/subsets or {}/authors",
@@ -238,7 +250,6 @@ fn aloi_runs(dir: &Path, exact_max: usize, seed: u64) -> Result<Vec<Run>> {
             dir.display()
         );
     }
-    files.sort();
     let mut runs = Vec::new();
     for path in files {
         let (id, w) = read_aloi(&path)?;

@@ -126,33 +126,16 @@ struct Report {
 /// The distinct ALOI points of every subset file: `(features, class)` by point id.
 fn aloi_points(dir: &Path) -> Result<Vec<(Vec<f64>, i64)>> {
     let mut points: BTreeMap<i64, (Vec<f64>, i64)> = BTreeMap::new();
-    for sub in ["subsets", "authors"] {
-        let d = dir.join(sub);
-        if !d.is_dir() {
-            continue;
-        }
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&d)?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                let name = p.file_name().and_then(|s| s.to_str()).unwrap_or("");
-                name.ends_with(".json") && name.contains("_N")
-            })
-            .collect();
-        files.sort();
-        for path in files {
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            let v: serde_json::Value = serde_json::from_str(&text)
-                .with_context(|| format!("cannot parse {}", path.display()))?;
-            let pids: Vec<i64> = serde_json::from_value(v["pids"].clone())
-                .with_context(|| format!("{}: no \"pids\"", path.display()))?;
-            let labels: Vec<i64> = serde_json::from_value(v["labels"].clone())
-                .with_context(|| format!("{}: no \"labels\"", path.display()))?;
-            let features: Vec<Vec<f64>> = serde_json::from_value(v["features"].clone())
-                .with_context(|| format!("{}: no \"features\"", path.display()))?;
-            for ((p, l), x) in pids.into_iter().zip(labels).zip(features) {
-                points.entry(p).or_insert((x, l));
-            }
+    for path in crate::astar::aloi_files(dir)? {
+        let v = crate::astar::read_json(&path)?;
+        let pids: Vec<i64> = serde_json::from_value(v["pids"].clone())
+            .with_context(|| format!("{}: no \"pids\"", path.display()))?;
+        let labels: Vec<i64> = serde_json::from_value(v["labels"].clone())
+            .with_context(|| format!("{}: no \"labels\"", path.display()))?;
+        let features: Vec<Vec<f64>> = serde_json::from_value(v["features"].clone())
+            .with_context(|| format!("{}: no \"features\"", path.display()))?;
+        for ((p, l), x) in pids.into_iter().zip(labels).zip(features) {
+            points.entry(p).or_insert((x, l));
         }
     }
     Ok(points.into_values().collect())
