@@ -170,6 +170,12 @@ pub struct PerturbArgs {
     json: bool,
 }
 
+/// What to use instead of the full flat trellis over too many points.
+const FLAT_ALTERNATIVES: &str = "for more points, `map`, `logz` and `sample` take \
+     --sparse tree (the partitions that cut one hierarchy, by default the average-linkage \
+     tree; linear time, any number of points) or --sparse clusters --clusters FILE (the \
+     partitions made of a family of clusters, any number of points)";
+
 /// Reads the weights. With `dense = Some(workload)` the flat trellis over
 /// every subset will run: its point and memory limits are checked on the
 /// number of points, before the `N x N` weights are built.
@@ -177,7 +183,8 @@ fn weights(a: &FlatModelArgs, dense: Option<Workload>) -> Result<NamedWeights> {
     check_beta_and_memory(a.beta, a.max_memory)?;
     let check = |n: usize| -> Result<()> {
         match dense {
-            Some(workload) => Ok(trellis::check_memory(n, workload, gib(a.max_memory))?),
+            Some(workload) => trellis::check_memory(n, workload, gib(a.max_memory))
+                .map_err(|e| anyhow::anyhow!("{e} ({FLAT_ALTERNATIVES})")),
             None => Ok(()),
         }
     };

@@ -700,7 +700,7 @@ fn twenty_thousand_points_are_refused_before_any_similarity() {
         (&["astar", "--model", "hcc", "--points", p], "at most 128"),
         (
             &["flat", "map", "--model", "cc", "--points", p],
-            "20000 points is too many",
+            "take --sparse tree",
         ),
         (
             &[
