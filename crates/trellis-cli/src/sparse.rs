@@ -61,8 +61,9 @@ pub struct SparseArgs {
     pub sparse_seed: Option<u64>,
     /// With --sparse beam: the width of the beam search whose best --trees final beams
     /// make the trellis [default: max(K, min(3N, N(N-1)/2)); raised to K if below].
-    /// Its time grows about linearly with the width and quickly with N (1,000 points:
-    /// about 2 minutes at width 100, one core), so narrow it for large inputs.
+    /// Its time grows less than linearly with the width and quickly with N (1,000
+    /// points on 2 cores: about 45 s at width 100, 75 s at 300), so narrow it for
+    /// large inputs.
     #[arg(long, value_name = "W", requires = "sparse")]
     pub beam_width: Option<usize>,
 }
