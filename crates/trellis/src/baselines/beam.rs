@@ -362,15 +362,8 @@ impl<M: Model + ?Sized> Search<'_, M> {
     }
 
     /// The state reached from `parent` by merging its candidate `c`
-    /// (cluster `id`), with its candidate list.
-    fn child(
-        &self,
-        parent: &State,
-        c: Cand,
-        id: u32,
-        value: f64,
-        cache: &mut HashMap<(u32, u32), f64>,
-    ) -> State {
+    /// (cluster `id`), without its candidate list (see [`Search::candidates`]).
+    fn child(&self, parent: &State, c: Cand, id: u32, value: f64) -> State {
         let mut active = Vec::with_capacity(parent.active.len() - 1);
         active.extend(
             parent
@@ -379,10 +372,32 @@ impl<M: Model + ?Sized> Search<'_, M> {
                 .copied()
                 .filter(|&x| x != c.a && x != c.b),
         );
+        active.push(id);
+        State {
+            active,
+            log_potential: value,
+            hash: parent.hash ^ key(c.a) ^ key(c.b) ^ key(id),
+            cands: Vec::new(),
+            bound: parent.bound,
+        }
+    }
+
+    /// The candidate list and bound of `child`, reached from `parent` by
+    /// merging `c` into the cluster last in the child's list. `cache` holds
+    /// `log ψ` of the new cluster with others, shared by the children that
+    /// build the same cluster.
+    fn candidates(
+        &self,
+        parent: &State,
+        c: Cand,
+        child: &State,
+        cache: &mut HashMap<u32, f64>,
+    ) -> (Vec<Cand>, Option<f64>) {
+        let (&id, others) = child.active.split_last().expect("a merged cluster");
         // The new cluster's merges, in list order of the other cluster.
-        let mut new: Vec<Cand> = Vec::with_capacity(active.len());
-        for &k in &active {
-            let psi = *cache.entry((k, id)).or_insert_with(|| self.psi(k, id));
+        let mut new: Vec<Cand> = Vec::with_capacity(others.len());
+        for &k in others {
+            let psi = *cache.entry(k).or_insert_with(|| self.psi(k, id));
             let listed = match parent.bound {
                 None => true,
                 Some(b) => psi.total_cmp(&b) == Ordering::Greater,
@@ -417,18 +432,10 @@ impl<M: Model + ?Sized> Search<'_, M> {
         let room = capacity - cands.len();
         cands.extend(new.take(room));
         let mut bound = parent.bound;
-        if cands.len() == self.capacity && cands.len() < pairs(active.len() + 1) {
+        if cands.len() == self.capacity && cands.len() < pairs(child.active.len()) {
             bound = cands.last().map(|x| x.psi);
         }
-        let hash = parent.hash ^ key(c.a) ^ key(c.b) ^ key(id);
-        active.push(id);
-        State {
-            active,
-            log_potential: value,
-            hash,
-            cands,
-            bound,
-        }
+        (cands, bound)
     }
 }
 
@@ -500,12 +507,10 @@ pub fn beam_search_with<M: Model + ?Sized>(
     let mut states = vec![root];
     let mut streams: Vec<Stream> = Vec::new();
     let mut heap: BinaryHeap<Head> = BinaryHeap::new();
-    let mut cache: HashMap<(u32, u32), f64> = HashMap::new();
     for _level in 1..search.n {
         streams.clear();
         streams.resize_with(states.len(), Stream::default);
         heap.clear();
-        cache.clear();
         // Each state's first run, in parallel (the candidate lists that
         // ran short are rebuilt here, the costly part of a level).
         let mut first: Vec<(&mut State, &mut Stream)> =
@@ -524,6 +529,8 @@ pub fn beam_search_with<M: Model + ?Sized>(
             }
         }
         let mut next: Vec<State> = Vec::new();
+        // Per state of `next`: its parent's index and the merge made.
+        let mut origin: Vec<(usize, Cand)> = Vec::new();
         // Hash of a kept state -> its indices in `next`.
         let mut kept: HashMap<u64, Vec<usize>> = HashMap::new();
         while let Some(Head { value: v, state: s }) = heap.pop() {
@@ -567,9 +574,33 @@ pub fn beam_search_with<M: Model + ?Sized>(
                 }
             }
             let id = search.merge(c.a, c.b);
-            let child = search.child(&states[s], c, id, v, &mut cache);
+            let child = search.child(&states[s], c, id, v);
             kept.entry(child.hash).or_default().push(next.len());
             next.push(child);
+            origin.push((s, c));
+        }
+        // The children's candidate lists, in parallel: one task per new
+        // cluster, its children sharing the new cluster's log ψ with others.
+        let mut by_cluster: HashMap<u32, Vec<usize>> = HashMap::new();
+        for (k, child) in next.iter().enumerate() {
+            let id = *child.active.last().expect("a merged cluster");
+            by_cluster.entry(id).or_default().push(k);
+        }
+        let mut groups: Vec<Vec<usize>> = by_cluster.into_values().collect();
+        groups.sort_unstable();
+        let lists = par::collect_range(groups.len(), true, |g| {
+            let mut cache = HashMap::new();
+            groups[g]
+                .iter()
+                .map(|&k| {
+                    let (s, c) = origin[k];
+                    (k, search.candidates(&states[s], c, &next[k], &mut cache))
+                })
+                .collect::<Vec<_>>()
+        });
+        for (k, (cands, bound)) in lists.into_iter().flatten() {
+            next[k].cands = cands;
+            next[k].bound = bound;
         }
         states = next;
         // Drop the parts of clusters no state holds any more.
