@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{ArgGroup, Args, Subcommand, ValueEnum};
+use num_bigint::BigUint;
 use serde::Serialize;
 use trellis::baselines::{Linkage, distances_from_similarities, linkage};
 use trellis::flat::{FlatTrellis, Partition, ScoredPartition, perturb_and_map, tree_partitions};
@@ -243,6 +244,9 @@ struct Flat {
     log_z: Option<f64>,
     map: Option<ScoredPartition>,
     samples: Option<EachSample>,
+    /// Bell(N), the number of all partitions (computed once: it is a
+    /// number of thousands of digits at thousands of points).
+    partitions: BigUint,
     /// With a family: the number of partitions it realises (a decimal string)
     /// and `log10` of its share of Bell(N).
     family: Option<(String, f64)>,
@@ -297,6 +301,7 @@ fn infer(
     let w = named.weights;
     let n = w.n();
     let energy = CorrelationClustering::new(&w, beta)?;
+    let partitions = count::bell(n);
     match sparse.sparse {
         None => {
             if sparse.tree.is_some() || sparse.clusters.is_some() {
@@ -316,6 +321,7 @@ fn infer(
                     log_z,
                     map,
                     samples: None,
+                    partitions,
                     family: None,
                     names,
                 });
@@ -327,6 +333,7 @@ fn infer(
                 log_z: Some(t.log_z()),
                 map: Some(t.map().clone()),
                 samples: Some(each_sample(t, |t, rng| t.sample(rng))),
+                partitions,
                 family: None,
                 names,
             })
@@ -340,14 +347,13 @@ fn infer(
                 None => linkage(&distances_from_similarities(&w), n, Linkage::Average)?,
             };
             let cuts = tree_partitions(&energy, &tree)?;
-            let realised = cuts.num_partitions();
-            let log10_share = count::log10(&realised) - count::log10(&count::bell(n));
             Ok(Flat {
                 n,
                 energy,
                 log_z: Some(cuts.log_z()),
                 map: Some(cuts.map().clone()),
-                family: Some((realised.to_string(), log10_share)),
+                family: family(&cuts.num_partitions(), &partitions),
+                partitions,
                 samples: Some(each_sample(cuts, |c, rng| c.sample(rng))),
                 names,
             })
@@ -362,9 +368,9 @@ fn infer(
             let text = crate::input::read_text(path, gib(a.max_memory)).context("--clusters")?;
             let context = || format!("in --clusters {}", path.display());
             if n <= MAX_SET_POINTS {
-                clusters_family::<Set>(&text, n, energy, names).with_context(context)
+                clusters_family::<Set>(&text, energy, partitions, names).with_context(context)
             } else {
-                clusters_family::<WideSet>(&text, n, energy, names).with_context(context)
+                clusters_family::<WideSet>(&text, energy, partitions, names).with_context(context)
             }
         }
     }
@@ -375,10 +381,11 @@ fn infer(
 /// wide sets beyond).
 fn clusters_family<S: SetRepr>(
     text: &str,
-    n: usize,
     energy: CorrelationClustering,
+    partitions: BigUint,
     names: Option<Vec<String>>,
 ) -> Result<Flat> {
+    let n = energy.num_points();
     let t = SparseTrellis::flat_as(n, trellis::io::parse_clusters::<S>(text, n)?)?;
     let inf = t.infer_flat(&energy)?;
     Ok(Flat {
@@ -386,10 +393,20 @@ fn clusters_family<S: SetRepr>(
         energy,
         log_z: Some(inf.log_z()),
         map: Some(inf.map().clone()),
-        family: Some((t.num_partitions_realised().to_string(), t.log10_sparsity())),
+        family: family(&t.num_partitions_realised(), &partitions),
+        partitions,
         samples: Some(each_sample(inf, |i, rng| i.sample(rng))),
         names,
     })
+}
+
+/// A family's count (a decimal string) and `log10` of its share of all
+/// `partitions`.
+fn family(realised: &BigUint, partitions: &BigUint) -> Option<(String, f64)> {
+    Some((
+        realised.to_string(),
+        count::log10(realised) - count::log10(partitions),
+    ))
 }
 
 /// `log E` of a partition at `beta`.
@@ -430,7 +447,7 @@ fn family_line(f: &Flat) -> String {
             "(over the {} partitions of the family, {} of all {})\n",
             output::approx(realised),
             output::share(*log10_share),
-            output::approx(&trellis::count::bell(f.n))
+            output::approx(&f.partitions)
         ),
         None => String::new(),
     }
@@ -477,7 +494,7 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                     "log Z = {:.10}\n({} points, {} partitions, beta {})\n{}",
                     f.log_z(),
                     f.n,
-                    output::approx(&trellis::count::bell(f.n)),
+                    output::approx(&f.partitions),
                     a.model.beta,
                     family_line(&f)
                 ))
