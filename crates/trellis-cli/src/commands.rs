@@ -524,10 +524,8 @@ struct WithSparsity<T> {
     result: T,
     #[serde(skip_serializing_if = "Option::is_none")]
     num_trees_realised: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    sparsity: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    log10_sparsity: Option<f64>,
+    #[serde(flatten)]
+    share: Option<crate::output::Sparsity>,
 }
 
 fn with_sparsity<T>(result: T, post: &dyn Posterior) -> WithSparsity<T> {
@@ -535,8 +533,7 @@ fn with_sparsity<T>(result: T, post: &dyn Posterior) -> WithSparsity<T> {
     WithSparsity {
         result,
         num_trees_realised: s.as_ref().map(|x| x.0.clone()),
-        sparsity: s.as_ref().map(|x| 10f64.powf(x.1)),
-        log10_sparsity: s.map(|x| x.1),
+        share: s.map(|x| crate::output::Sparsity::of(x.1)),
     }
 }
 

@@ -423,10 +423,8 @@ struct WithFamily<T> {
     result: T,
     #[serde(skip_serializing_if = "Option::is_none")]
     num_partitions_realised: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    sparsity: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    log10_sparsity: Option<f64>,
+    #[serde(flatten)]
+    share: Option<output::Sparsity>,
     #[serde(skip_serializing_if = "Option::is_none")]
     names: Option<Vec<String>>,
 }
@@ -435,8 +433,7 @@ fn with_family<T: Serialize>(result: T, f: &Flat) -> Result<String> {
     to_json(&WithFamily {
         result,
         num_partitions_realised: f.family.as_ref().map(|x| x.0.clone()),
-        sparsity: f.family.as_ref().map(|x| 10f64.powf(x.1)),
-        log10_sparsity: f.family.as_ref().map(|x| x.1),
+        share: f.family.as_ref().map(|x| output::Sparsity::of(x.1)),
         names: f.names.clone(),
     })
 }

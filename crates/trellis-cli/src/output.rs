@@ -75,6 +75,24 @@ pub fn share(log10: f64) -> String {
     }
 }
 
+/// The JSON fields of a sparse trellis's share of all hierarchies or
+/// partitions: `"sparsity"` (0 where the float underflows) and
+/// `"log10_sparsity"` (finite at any size).
+#[derive(serde::Serialize)]
+pub struct Sparsity {
+    sparsity: f64,
+    log10_sparsity: f64,
+}
+
+impl Sparsity {
+    pub fn of(log10: f64) -> Sparsity {
+        Sparsity {
+            sparsity: 10f64.powf(log10),
+            log10_sparsity: log10,
+        }
+    }
+}
+
 /// A matrix of probabilities, one row per line.
 pub fn matrix(rows: &[Vec<f64>]) -> String {
     rows.iter()
