@@ -11,26 +11,25 @@
 //! Exact A* takes at most 128 points; approximate A* any number (its
 //! clusters are wide bitsets beyond 128 points, with the same results).
 
-use std::time::Duration;
-
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use trellis::astar::{self, ApproxOptions, Candidates, Outcome};
 use trellis::baselines::{self as agglomerative, Linkage};
 use trellis::ginkgo::{Ginkgo, Heuristic, Jet, Variant};
-use trellis::{Model, Options, ProgressFn, Search, Tree, Weights};
+use trellis::{Model, Options, ProgressFn, Search, Tree};
 
 use crate::batch::per_jet;
 use crate::commands::{
     WithLinkage, check_jets_dendrogram, dendrogram_output, jet_linkage, to_json,
 };
+use crate::input::Pairwise;
 use crate::input::{Input, ginkgo_variant, load_checked, memory_limit};
 use crate::limits;
 use crate::output::number;
 use crate::progress::Bar;
 use crate::trees::{self, DendrogramArgs, HeightsKind};
-use crate::{ModelArgs, ModelKind, with_cost_model};
+use crate::{ModelArgs, ModelName, with_cost_model};
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HeuristicKind {
@@ -137,12 +136,6 @@ pub struct AstarArgs {
     #[arg(long, requires = "approx", default_value_t = 5, value_name = "R")]
     pub rounds: usize,
 
-    /// Wall-clock limit in seconds (per jet with --jets). The approximate search returns
-    /// its best tree so far; the exact search fails. A limit beyond what the clock can
-    /// represent (centuries) is no limit.
-    #[arg(long, value_name = "S", allow_negative_numbers = true)]
-    pub time_limit: Option<f64>,
-
     /// Seed of the approximate search's sampler; same seed, same output.
     #[arg(long, requires = "approx", default_value_t = 0, value_name = "S")]
     pub seed: u64,
@@ -203,9 +196,7 @@ fn search<M: Search>(
     let options = Options {
         memory_limit: memory_limit(&args.model),
         // Checked finite and >= 0; too long for a Duration is no limit.
-        time_limit: args
-            .time_limit
-            .and_then(|t| Duration::try_from_secs_f64(t).ok()),
+        time_limit: crate::input::time_limit(&args.model),
         progress,
         ..Options::default()
     };
@@ -256,8 +247,9 @@ fn heuristic_name(args: &AstarArgs) -> &'static str {
         args.model.model,
         args.heuristic.unwrap_or(HeuristicKind::H0),
     ) {
-        (ModelKind::Hcc, _) => "hcc",
-        (ModelKind::Dasgupta, _) => "dasgupta",
+        (ModelName::Hcc, _) => "hcc",
+        (ModelName::Dasgupta, _) => "dasgupta",
+        (m, _) if m.linkage_kind().is_some() => "mst",
         (_, HeuristicKind::H0) => "h0",
         (_, HeuristicKind::H1) => "h1",
     }
@@ -292,7 +284,7 @@ fn init_kinds(args: &AstarArgs, jets: bool) -> Vec<InitKind> {
 }
 
 fn weights_outcome(
-    weights: &Weights,
+    weights: &Pairwise,
     args: &AstarArgs,
     progress: Option<ProgressFn<'_>>,
 ) -> Result<AstarJson> {
@@ -301,7 +293,7 @@ fn weights_outcome(
     let out = with_cost_model!(args.model.model, weights, beta, |model| {
         let init = || {
             let mut trees = Vec::new();
-            let d = agglomerative::distances_from_similarities(weights);
+            let d = weights.linkage_distances();
             for kind in init_kinds(args, false) {
                 // The initial trees rank merges by cost, whatever beta is.
                 match kind {
@@ -348,14 +340,6 @@ fn check(args: &AstarArgs) -> Result<()> {
     }
     if args.approx && args.rounds == 0 {
         bail!("--rounds must be at least 1");
-    }
-    if let Some(t) = args.time_limit {
-        if !(t.is_finite() && t >= 0.0) {
-            bail!(
-                "--time-limit must be a number of seconds >= 0, not {}",
-                number(t)
-            );
-        }
     }
     Ok(())
 }
@@ -476,7 +460,7 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
             let kind = if args.approx { "Approximate" } else { "Exact" };
             let full = 3f64.powi(out.n as i32);
             Ok(format!(
-                "{kind} A* over {} points ({:?} model, heuristic {}): cost {:.6}, log potential \
+                "{kind} A* over {} points ({} model, heuristic {}): cost {:.6}, log potential \
                  {:.6} at beta {}\n{} the optimum; explored {} trellis vertices, scored {} splits \
                  ({:.2e} of 3^N), {} rounds\n{}\n",
                 out.n,

@@ -10,16 +10,18 @@ use clap::{ArgGroup, Args, ValueEnum};
 use trellis::baselines::{self as agglomerative, Linkage};
 use trellis::ginkgo::{Ginkgo, Jet};
 use trellis::io::{ReadOptions, Table};
-use trellis::{Dendrogram, Model, Search, Tree, Weights};
+use trellis::{Dendrogram, Model, Search, Tree};
 
 use crate::batch::per_jet;
 use crate::commands::{TreeJson, WithLinkage, check_jets_dendrogram, to_json, weights_tree_output};
+use crate::input::Pairwise;
 use crate::input::{
     Input, NamedWeights, check_beta_and_memory, gib, ginkgo_variant, load_checked, memory_limit,
     read_input, read_points, similarity_weights,
 };
 use crate::trees::{self, DendrogramArgs, HeightsKind};
-use crate::{DataArgs, ModelArgs, ModelKind, limits, with_cost_model};
+use crate::{DataArgs, ModelArgs, ModelName, limits, with_cost_model};
+use trellis::models::InputKind;
 
 /// Output flags shared by the baselines.
 #[derive(Args, Debug)]
@@ -85,26 +87,26 @@ pub struct LinkageArgs {
     /// Score the tree under this model and report its "log_potential" and "cost" (hcc,
     /// dasgupta over --weights or the points' similarity; ginkgo, ginkgo-legacy for
     /// --jets, where it is required). Not with --distances.
-    #[arg(long, value_enum)]
-    pub model: Option<ModelKind>,
+    #[arg(long, value_name = "MODEL", value_parser = crate::input::hierarchy_model, conflicts_with = "distances")]
+    pub model: Option<ModelName>,
 
     /// Jets file (JSON): linkage on the angles between the leaves' 3-momenta; one JSON
     /// object per jet per line.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["distances", "metric"])]
     pub jets: Option<PathBuf>,
 
-    /// Dissimilarities: an N x N symmetric matrix of distances >= 0 (CSV without header
-    /// or .npy, `-` for standard input; the diagonal is ignored). The merge heights equal
-    /// SciPy's `linkage` on the same matrix.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["model", "metric"])]
-    pub distances: Option<PathBuf>,
-
     /// What the linkage of --points runs on: `euclidean` distances between the rows (as
     /// SciPy's `linkage(points)`), or `similarity`: max(s) - s for the points'
     /// similarity s (--similarity, --center; the behaviour before --metric, and the
     /// weights --model scores with) [default: euclidean].
-    #[arg(long, value_enum, requires = "points")]
+    #[arg(long, value_enum, requires = "points", conflicts_with = "distances")]
     pub metric: Option<Metric>,
+
+    /// Dissimilarities: an N x N symmetric matrix of distances >= 0 (CSV without header
+    /// or .npy, `-` for standard input; the diagonal is ignored). The merge heights equal
+    /// SciPy's `linkage` on the same matrix.
+    #[arg(long, value_name = "FILE")]
+    pub distances: Option<PathBuf>,
 
     #[command(flatten)]
     pub data: DataArgs,
@@ -134,13 +136,15 @@ pub struct LinkageArgs {
 
 impl LinkageArgs {
     /// The model arguments of `--model`.
-    fn model_args(&self, model: ModelKind) -> ModelArgs {
+    fn model_args(&self, model: ModelName) -> ModelArgs {
         ModelArgs {
             model,
             jets: self.jets.clone(),
+            distances: self.distances.clone(),
             data: self.data.clone(),
             beta: self.beta,
             max_memory: self.max_memory,
+            time_limit: None,
         }
     }
 }
@@ -158,7 +162,7 @@ fn jet_tree_json(jet: &Jet, model: &Ginkgo, tree: Tree) -> Result<TreeJson> {
 /// The problem a baseline runs on.
 #[derive(Clone, Copy)]
 enum Problem<'a> {
-    Weights(&'a Weights),
+    Weights(&'a Pairwise),
     Jet(&'a Jet),
 }
 
@@ -334,11 +338,7 @@ struct ClassicLinkage(Linkage);
 impl Baseline for ClassicLinkage {
     fn search<M: Model>(&self, _: &M, problem: Problem<'_>) -> Result<Tree> {
         Ok(match problem {
-            Problem::Weights(w) => agglomerative::linkage(
-                &agglomerative::distances_from_similarities(w),
-                w.n(),
-                self.0,
-            )?,
+            Problem::Weights(w) => agglomerative::linkage(&w.linkage_distances(), w.n(), self.0)?,
             Problem::Jet(jet) => agglomerative::linkage(&jet.angle_distances(), jet.len(), self.0)?,
         })
     }
@@ -355,11 +355,9 @@ impl Baseline for ClassicLinkage {
             return trees::of_model(model, tree, h);
         }
         Ok(match problem {
-            Problem::Weights(w) => agglomerative::linkage_dendrogram(
-                &agglomerative::distances_from_similarities(w),
-                w.n(),
-                self.0,
-            )?,
+            Problem::Weights(w) => {
+                agglomerative::linkage_dendrogram(&w.linkage_distances(), w.n(), self.0)?
+            }
             Problem::Jet(jet) => {
                 agglomerative::linkage_dendrogram(&jet.angle_distances(), jet.len(), self.0)?
             }
@@ -402,7 +400,7 @@ fn linkage_on_matrix(a: &LinkageArgs, method: Linkage, title: &str) -> Result<St
     let flags = &a.output.dendrogram;
     if let Some(m) = a.model {
         if ginkgo_variant(m).is_some() {
-            bail!("--model {m:?} scores jets: give them with --jets FILE");
+            bail!("--model {m} scores jets: give them with --jets FILE");
         }
     }
     if a.model.is_none() && flags.heights == Some(HeightsKind::Cost) {
@@ -457,26 +455,26 @@ fn linkage_on_matrix(a: &LinkageArgs, method: Linkage, title: &str) -> Result<St
     } else if let (Some(path), Metric::Euclidean) =
         (&a.data.points, a.metric.unwrap_or(Metric::Euclidean))
     {
-        let Table { names, matrix } = read_points(path, &a.data, limit)?;
+        let Table { names, matrix, .. } = read_points(path, &a.data, limit)?;
         check(matrix.rows)?;
         let weights = match a.model {
-            Some(_) => Some(similarity_weights(&a.data, &matrix)?),
+            Some(_) => Some(Pairwise::Weights(similarity_weights(&a.data, &matrix)?)),
             None => None,
         };
         let d = agglomerative::euclidean_distances(&matrix)
             .with_context(|| format!("in --points {}", path.display()))?;
         (d, matrix.rows, names, weights)
     } else {
-        let w = read_input(&a.data, limit, None, &check)?;
-        let d = agglomerative::distances_from_similarities(&w);
+        let w = read_input(&a.data, None, limit, None, &check, InputKind::Weights)?;
+        let d = w.linkage_distances();
         let n = w.n();
-        (d, n, w.names, Some(w.weights))
+        (d, n, w.names, Some(w.data))
     };
     let dendrogram = agglomerative::linkage_dendrogram(&dist, n, method)?;
     drop(dist);
     let tree = dendrogram.tree().clone();
-    let named = |weights: Weights| NamedWeights {
-        weights,
+    let named = |data: Pairwise| NamedWeights {
+        data,
         names: names.clone(),
     };
     if a.output.newick || flags.any() {

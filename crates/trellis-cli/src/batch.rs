@@ -8,8 +8,8 @@
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 use serde::Serialize;
-use trellis::ginkgo::{Ginkgo, Jet, JetsFile, Variant};
-use trellis::{MAX_POINTS, Trellis, total_splits};
+use trellis::ginkgo::{Jet, JetsFile};
+use trellis::{MAX_POINTS, total_splits};
 
 use crate::progress::Bar;
 
@@ -95,9 +95,4 @@ pub fn check_dense(file: &JetsFile) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// The exact trellis of one jet (the jets were checked by [`check_dense`]).
-pub fn dense_trellis(jet: &Jet, variant: Variant) -> Result<Trellis<Ginkgo>> {
-    Ok(Trellis::new(Ginkgo::new(jet, variant))?)
 }

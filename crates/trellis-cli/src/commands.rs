@@ -7,48 +7,35 @@
 //! of what is held for the output (every jet's samples, the clusters listed
 //! by `marginals`) is checked with the tables before anything runs.
 
-use std::cell::OnceCell;
 use std::io::Write;
 use std::ops::ControlFlow;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Result, bail};
 use serde::Serialize;
 use serde_json::json;
 use trellis::ginkgo::{Ginkgo, Jet};
-use trellis::{
-    Dendrogram, Marginals, Model, ScoredTree, Search, Tree, Trellis, Weights, Workload,
-    total_splits, tree_log_potential,
-};
+use trellis::posterior::{Need, Posterior};
+use trellis::{Dendrogram, Search, Tree, Workload, total_splits, tree_log_potential};
 
-use crate::batch::{dense_trellis, dense_work, per_jet};
-use crate::input::{Input, NamedWeights, ginkgo_variant, load, load_checked, memory_limit};
+use crate::batch::{dense_work, per_jet};
+use crate::input::{
+    Input, NamedWeights, Pairwise, load, load_checked, memory_limit, time_limit, variant,
+};
 use crate::limits;
-use crate::output::{self, put};
-use crate::progress::{Bar, note_long, options};
+use crate::output::{self, ClusterJson, put};
+use crate::progress::{Bar, options};
 use crate::sparse::SparseArgs;
 use crate::trees::{self, DendrogramArgs, HeightsKind};
 use crate::{
     InferArgs, LogzArgs, MapArgs, MarginalsArgs, ModelArgs, SampleArgs, ScoreArgs, with_cost_model,
 };
+use trellis::plan::Task;
 
 /// Largest N accepted by `count` (the number has about N·log10(2N) digits).
 const MAX_COUNT_N: usize = 100_000;
 
-/// Splits per second assumed when warning about long runs (measured on 2 cores).
-const WARN_SPLITS_PER_S: f64 = 5e8;
-
-/// Builds the trellis with a progress bar and the memory limit of the arguments.
-pub fn build<M: Model>(model: M, args: &ModelArgs, progress: bool) -> Result<Trellis<M>> {
-    let n = model.num_points();
-    let splits = total_splits(n) as u64;
-    let what = format!("exact inference over {n} points evaluates, per pass,");
-    note_long(&what, splits as f64, WARN_SPLITS_PER_S);
-    let bar = Bar::new(progress, splits);
-    let callback = bar.callback();
-    let options = options(memory_limit(args), callback.as_ref());
-    Ok(Trellis::with_options(model, &options)?)
-}
+/// Runs whose estimate (the library's planner) is longer print it on stderr.
+const NOTE_SECONDS: f64 = 10.0;
 
 /// `-0.0` prints as `-0.0` in JSON; normalise it.
 fn clean(x: f64) -> f64 {
@@ -57,11 +44,6 @@ fn clean(x: f64) -> f64 {
 
 pub fn to_json<T: Serialize>(value: &T) -> Result<String> {
     Ok(serde_json::to_string(value)? + "\n")
-}
-
-/// The variant of a jets command's model (checked by `input::load`).
-pub fn variant(args: &ModelArgs) -> trellis::ginkgo::Variant {
-    ginkgo_variant(args.model).expect("a jet model")
 }
 
 /// A tree with its value, the output of `map` and `score`.
@@ -77,11 +59,7 @@ pub struct TreeJson {
 
 /// A tree over a weight matrix with its cost (from the weights, any number of
 /// points, independent of β) and `log_potential = -β · cost`.
-pub fn weights_tree_json(
-    args: &ModelArgs,
-    weights: &trellis::Weights,
-    tree: Tree,
-) -> Result<TreeJson> {
+pub fn weights_tree_json(args: &ModelArgs, weights: &Pairwise, tree: Tree) -> Result<TreeJson> {
     // The model at the user's β (the cost does not depend on it) so that its
     // range check refuses a β whose product with the cost overflows.
     let cost = with_cost_model!(args.model, weights, args.beta, |model| trellis::tree_cost(
@@ -130,7 +108,7 @@ pub fn weights_tree_output(
         return to_json(&weights.with_names(out));
     }
     let mut s = format!(
-        "{title} of {} points ({:?} model): cost {cost:.6}, log potential {:.6} at beta {}\n",
+        "{title} of {} points ({} model): cost {cost:.6}, log potential {:.6} at beta {}\n",
         out.n, args.model, out.log_potential, args.beta
     );
     with_cost_model!(args.model, weights, 1.0, |model| {
@@ -191,233 +169,53 @@ pub fn check_jets_dendrogram(args: &ModelArgs, flags: &DendrogramArgs) -> Result
     Ok(())
 }
 
-/// One inference, on the dense trellis or on a sparse one, as the inference
-/// commands read it.
-pub trait Posterior {
-    fn log_z(&self) -> f64;
-    fn map(&self) -> Result<ScoredTree>;
-    /// Draws `k` samples from `seed`, handing each to `each` as it is drawn.
-    fn each_sample(
-        &self,
-        k: usize,
-        seed: u64,
-        each: &mut dyn FnMut(Tree) -> Result<()>,
-    ) -> Result<()>;
-    /// `k` samples from `seed`, in memory.
-    fn samples(&self, k: usize, seed: u64) -> Result<Vec<Tree>> {
-        let mut out = Vec::new();
-        self.each_sample(k, seed, &mut |t| {
-            out.push(t);
-            Ok(())
-        })?;
-        Ok(out)
-    }
-    /// Every non-singleton proper cluster with `p > 0` and `p >= min_p`, most
-    /// probable first.
-    fn clusters(&self, min_p: f64) -> Result<Vec<ClusterJson>>;
-    /// The marginal of each of these clusters (sorted points).
-    fn support(&self, clusters: &[Vec<usize>]) -> Result<Vec<f64>>;
-    /// The marginal of a sub-hierarchy (dense trellis only).
-    fn subtree(&self, _: &Tree) -> Result<f64> {
-        bail!("--subtree is not available with --sparse")
-    }
-    /// For a sparse trellis: the trees it realises (a decimal string) and
-    /// `log10` of its sparsity index.
-    fn sparsity(&self) -> Option<(String, f64)> {
-        None
-    }
-    /// A line about the trellis for readable output.
-    fn note(&self) -> String {
-        String::new()
-    }
-}
-
-/// The dense trellis, with the options of its outside pass.
-struct Dense<M: Model> {
-    trellis: Trellis<M>,
-    memory_limit: Option<u64>,
-    progress: bool,
-    marginals: OnceCell<Marginals<M>>,
-}
-
-impl<M: Model> Dense<M> {
-    fn new(trellis: Trellis<M>, memory_limit: Option<u64>, progress: bool) -> Dense<M> {
-        Dense {
-            trellis,
-            memory_limit,
-            progress,
-            marginals: OnceCell::new(),
-        }
-    }
-
-    fn marginals(&self) -> Result<&Marginals<M>> {
-        if let Some(m) = self.marginals.get() {
-            return Ok(m);
-        }
-        let n = self.trellis.num_points();
-        let bar = Bar::new(self.progress, 3u64.pow(n as u32) + 1 - (2u64 << n));
-        let callback = bar.callback();
-        let m = self
-            .trellis
-            .marginals_with(&options(self.memory_limit, callback.as_ref()))?;
-        Ok(self.marginals.get_or_init(|| m))
-    }
-}
-
-impl<M: Model + 'static> Posterior for Dense<M> {
-    fn log_z(&self) -> f64 {
-        self.trellis.log_z()
-    }
-
-    fn map(&self) -> Result<ScoredTree> {
-        Ok(self.trellis.map().clone())
-    }
-
-    fn each_sample(
-        &self,
-        k: usize,
-        seed: u64,
-        each: &mut dyn FnMut(Tree) -> Result<()>,
-    ) -> Result<()> {
-        // The library's callback cannot fail with our error: keep it, and
-        // cancel the sampler through its progress callback.
-        let stopped = AtomicBool::new(false);
-        let stop = |_: trellis::Progress<'_>| {
-            if stopped.load(Ordering::Relaxed) {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
-            }
-        };
-        let options = trellis::Options::default().with_progress(&stop);
-        let mut failed = None;
-        let result = self.trellis.samples_with(k, seed, &options, |t| {
-            if failed.is_none() {
-                if let Err(e) = each(t) {
-                    failed = Some(e);
-                    stopped.store(true, Ordering::Relaxed);
-                }
-            }
-            Ok(())
-        });
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        Ok(result?)
-    }
-
-    fn clusters(&self, min_p: f64) -> Result<Vec<ClusterJson>> {
-        let marginals = self.marginals()?;
-        Ok(marginals
-            .clusters(min_p)
-            .into_iter()
-            .map(|(s, p)| ClusterJson::of(s, p))
-            .collect())
-    }
-
-    fn support(&self, clusters: &[Vec<usize>]) -> Result<Vec<f64>> {
-        let marginals = self.marginals()?;
-        Ok(clusters
-            .iter()
-            .map(|c| marginals.p(trellis::mask_of(c.iter().copied())))
-            .collect())
-    }
-
-    fn subtree(&self, tree: &Tree) -> Result<f64> {
-        tree.validate(self.trellis.num_points(), false)?;
-        Ok(self.marginals()?.subtree(tree)?)
-    }
-}
-
-/// The inference of the model at `beta` on weights: the dense trellis, or a
-/// sparse one with `--sparse`.
+/// The inference of the model at `beta` on weights or distances: the dense
+/// trellis (computing what `need` says), or a sparse one with `--sparse`.
 fn weights_posterior(
     args: &ModelArgs,
     sparse: &SparseArgs,
-    weights: &Weights,
+    weights: &Pairwise,
     beta: f64,
     progress: bool,
-    need: Need,
-) -> Result<Box<dyn Posterior>> {
+    task: Task,
+) -> Result<Posterior> {
     if sparse.sparse.is_some() {
         return sparse.weights(args, weights, beta);
     }
-    if need != Need::All {
-        let n = weights.n();
-        let splits = total_splits(n) as u64;
-        note_long(
-            &format!("exact inference over {n} points evaluates"),
-            splits as f64,
-            WARN_SPLITS_PER_S,
-        );
-        let bar = Bar::new(progress, splits);
-        let callback = bar.callback();
-        let options = options(memory_limit(args), callback.as_ref());
-        return Ok(with_cost_model!(args.model, weights, beta, |model| {
-            Box::new(match need {
-                Need::Map => Single {
-                    map: Some(Trellis::map_only(&model, &options)?),
-                    log_z: None,
-                },
-                _ => Single {
-                    map: None,
-                    log_z: Some(Trellis::log_z_only(&model, &options)?),
-                },
-            }) as Box<dyn Posterior>
-        }));
-    }
-    Ok(with_cost_model!(
-        args.model,
-        weights,
-        beta,
-        |model| Box::new(Dense::new(
-            build(model, args, progress)?,
-            memory_limit(args),
-            progress
-        )) as Box<dyn Posterior>
-    ))
+    let n = weights.n();
+    plan(args, n, task)?;
+    let splits = total_splits(n) as u64;
+    let bar = Bar::new(progress, splits);
+    let callback = bar.callback();
+    let mut options = options(memory_limit(args), callback.as_ref());
+    options.time_limit = time_limit(args);
+    let need = match task {
+        Task::LogZ => Need::LogZ,
+        Task::Map => Need::Map,
+        _ => Need::All,
+    };
+    Ok(with_cost_model!(args.model, weights, beta, |model| {
+        Posterior::dense(model, need, &options)?
+    }))
 }
 
-/// What a command needs of the dense trellis: `map` and `logz` compute their
-/// one quantity alone (a single pass for hierarchical correlation
-/// clustering, and a MAP pass without partition-function terms for jets);
-/// every other command keeps the whole trellis.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Need {
-    All,
-    Map,
-    LogZ,
-}
-
-/// The MAP tree or log Z computed alone (see [`Need`]).
-struct Single {
-    map: Option<ScoredTree>,
-    log_z: Option<f64>,
-}
-
-impl Posterior for Single {
-    fn log_z(&self) -> f64 {
-        self.log_z.expect("log Z is computed for `logz`")
+/// The library planner's estimate of an exact run over `n` points: printed
+/// on stderr when it is over 10 s, and refused up front when it exceeds
+/// `--time-limit` (the tables' memory is checked with the input).
+fn plan(args: &ModelArgs, n: usize, task: Task) -> Result<()> {
+    let estimate = trellis::plan::estimate(n, args.model, task, rayon::current_num_threads())?;
+    if let Some(seconds) = args.time_limit {
+        let budget = trellis::plan::Budget {
+            memory_bytes: Some(u64::MAX),
+            seconds: Some(seconds),
+        };
+        trellis::plan::check(&estimate, &budget)?;
     }
-
-    fn map(&self) -> Result<ScoredTree> {
-        Ok(self
-            .map
-            .clone()
-            .expect("the MAP tree is computed for `map`"))
+    if estimate.seconds > NOTE_SECONDS {
+        // A closed or full stderr is no reason to stop.
+        let _ = writeln!(std::io::stderr(), "note: {estimate}");
     }
-
-    fn each_sample(&self, _: usize, _: u64, _: &mut dyn FnMut(Tree) -> Result<()>) -> Result<()> {
-        bail!("samples need the whole trellis")
-    }
-
-    fn clusters(&self, _: f64) -> Result<Vec<ClusterJson>> {
-        bail!("marginals need the whole trellis")
-    }
-
-    fn support(&self, _: &[Vec<usize>]) -> Result<Vec<f64>> {
-        bail!("support values need the whole trellis")
-    }
+    Ok(())
 }
 
 /// The inference of a jet's model: the dense trellis, or a sparse one with
@@ -428,23 +226,103 @@ fn jet_posterior(
     jet: &Jet,
     index: usize,
     need: Need,
-) -> Result<Box<dyn Posterior>> {
+) -> Result<Posterior> {
     if sparse.sparse.is_some() {
         return sparse.jet(jet, args, index);
     }
-    if need == Need::Map {
-        let options = trellis::Options {
-            memory_limit: memory_limit(args),
-            ..trellis::Options::default()
-        };
-        let map = Trellis::map_only(&Ginkgo::new(jet, variant(args)), &options)?;
-        return Ok(Box::new(Single {
-            map: Some(map),
-            log_z: None,
-        }));
+    // The jet itself was checked against the dense trellis's limits.
+    let options = trellis::Options {
+        memory_limit: memory_limit(args),
+        time_limit: time_limit(args),
+        ..trellis::Options::default()
+    };
+    let need = if need == Need::LogZ { Need::All } else { need };
+    Ok(Posterior::dense(
+        Ginkgo::new(jet, variant(args)),
+        need,
+        &options,
+    )?)
+}
+
+/// Runs `f` on a posterior with the options of its outside pass: the memory
+/// limit, and a progress bar of the pass's terms for a dense trellis.
+fn outside<T>(
+    post: &Posterior,
+    args: &ModelArgs,
+    progress: bool,
+    f: impl FnOnce(&trellis::Options<'_>) -> trellis::Result<T>,
+) -> Result<T> {
+    // A dense trellis (at most 30 points) shows its outside pass's terms.
+    let dense = post.sparsity().is_none() && post.n() <= trellis::MAX_POINTS;
+    let n = post.n().min(trellis::MAX_POINTS) as u32;
+    let terms = 3u64.pow(n) + 1 - (2u64 << n);
+    let bar = Bar::new(progress && dense, terms);
+    let callback = bar.callback();
+    Ok(f(&options(memory_limit(args), callback.as_ref()))?)
+}
+
+/// Every listed cluster marginal of a posterior (see
+/// [`Posterior::cluster_marginals`]).
+fn clusters(
+    post: &Posterior,
+    args: &ModelArgs,
+    progress: bool,
+    min_p: f64,
+) -> Result<Vec<ClusterJson>> {
+    let clusters = outside(post, args, progress, |o| post.cluster_marginals(min_p, o))?;
+    Ok(clusters
+        .into_iter()
+        .map(|(members, p)| ClusterJson { members, p })
+        .collect())
+}
+
+/// The support values of clusters (see [`Posterior::support`]).
+fn support(
+    post: &Posterior,
+    args: &ModelArgs,
+    progress: bool,
+    clusters: &[Vec<usize>],
+) -> Result<Vec<f64>> {
+    outside(post, args, progress, |o| post.support(clusters, o))
+}
+
+/// Hands `k` samples from `seed` to `each` as they are drawn; the first
+/// error of `each` (a failed write) stops the stream and is returned.
+fn each_sample(
+    post: &Posterior,
+    k: usize,
+    seed: u64,
+    each: &mut dyn FnMut(Tree) -> Result<()>,
+) -> Result<()> {
+    let mut failed = None;
+    post.each_sample(
+        k,
+        seed,
+        &trellis::Options::default(),
+        &mut |t| match each(t) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                failed = Some(e);
+                ControlFlow::Break(())
+            }
+        },
+    )?;
+    failed.map_or(Ok(()), Err)
+}
+
+/// A line about a sparse trellis for readable output (empty for the dense
+/// trellis).
+fn note(post: &Posterior) -> String {
+    match post.sparsity() {
+        Some(s) => format!(
+            "sparse trellis: {} clusters, {} splits, {} trees realised (sparsity {})\n",
+            s.clusters,
+            s.splits,
+            output::approx(&s.trees_realised),
+            output::share(s.log10_sparsity)
+        ),
+        None => String::new(),
     }
-    let t = dense_trellis(jet, variant(args))?;
-    Ok(Box::new(Dense::new(t, memory_limit(args), false)))
 }
 
 /// Runs `f` on the posterior of every problem of the input: one JSON line per
@@ -464,8 +342,8 @@ fn run<T: Serialize + Send>(
     beta: f64,
     progress: bool,
     output: impl Fn(usize) -> u128,
-    jet: impl Fn(&Jet, &dyn Posterior, usize) -> Result<T> + Sync,
-    weights: impl FnOnce(&NamedWeights, &dyn Posterior) -> Result<String>,
+    jet: impl Fn(&Jet, &Posterior, usize) -> Result<T> + Sync,
+    weights: impl FnOnce(&NamedWeights, &Posterior) -> Result<String>,
 ) -> Result<String> {
     let dense = sparse.sparse.is_none();
     // The sparse trellis's point limit is checked before the weights are built.
@@ -507,12 +385,18 @@ fn run<T: Serialize + Send>(
             let work = |j: &Jet| if dense { dense_work(j) } else { 1 };
             per_jet(&file, progress && dense, work, |index, j| {
                 let post = jet_posterior(args, sparse, j, index, need)?;
-                Ok(with_sparsity(jet(j, &*post, index)?, &*post))
+                Ok(with_sparsity(jet(j, &post, index)?, &post))
             })
         }
         Input::Weights(w) => {
-            let post = weights_posterior(args, sparse, &w, beta, progress, need)?;
-            weights(&w, &*post)
+            let task = match (need, workload) {
+                (Need::LogZ, _) => Task::LogZ,
+                (Need::Map, _) => Task::Map,
+                (Need::All, Workload::Marginals) => Task::Marginals,
+                (Need::All, _) => Task::Sample,
+            };
+            let post = weights_posterior(args, sparse, &w, beta, progress, task)?;
+            weights(&w, &post)
         }
     }
 }
@@ -528,12 +412,12 @@ struct WithSparsity<T> {
     share: Option<crate::output::Sparsity>,
 }
 
-fn with_sparsity<T>(result: T, post: &dyn Posterior) -> WithSparsity<T> {
+fn with_sparsity<T>(result: T, post: &Posterior) -> WithSparsity<T> {
     let s = post.sparsity();
     WithSparsity {
         result,
-        num_trees_realised: s.as_ref().map(|x| x.0.clone()),
-        share: s.map(|x| crate::output::Sparsity::of(x.1)),
+        num_trees_realised: s.as_ref().map(|x| x.trees_realised.to_string()),
+        share: s.map(|x| crate::output::Sparsity::of(x.log10_sparsity)),
     }
 }
 
@@ -578,7 +462,7 @@ pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
             if a.support {
                 let heights = flags.heights.unwrap_or(HeightsKind::Cost);
                 let d = trees::of_weights(args.model, weights, tree, heights)?;
-                let support = post.support(&d.clusters())?;
+                let support = support(post, args, progress, &d.clusters())?;
                 return trees::newick(&d, weights.names(), Some(&support));
             }
             if json {
@@ -596,7 +480,7 @@ pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
             Ok(if newick || flags.any() {
                 out
             } else {
-                post.note() + &out
+                note(post) + &out
             })
         },
     )
@@ -658,9 +542,9 @@ pub fn logz(a: &LogzArgs, progress: bool) -> Result<String> {
         args.beta,
         progress,
         |_| 0,
-        |jet, post, _| Ok(json!({"n": jet.len(), "log_z": post.log_z()})),
+        |jet, post, _| Ok(json!({"n": jet.len(), "log_z": post.log_z()?})),
         |weights, post| {
-            let (n, log_z) = (weights.n(), post.log_z());
+            let (n, log_z) = (weights.n(), post.log_z()?);
             if json {
                 return to_json(
                     &weights.with_names(with_sparsity(json!({"n": n, "log_z": log_z}), post)),
@@ -671,27 +555,10 @@ pub fn logz(a: &LogzArgs, progress: bool) -> Result<String> {
                 output::approx(&trellis::count::num_trees(n)),
                 args.model,
                 args.beta,
-                post.note()
+                note(post)
             ))
         },
     )
-}
-
-/// A cluster and its marginal, as in every `marginals` JSON output.
-#[derive(Serialize)]
-pub(crate) struct ClusterJson {
-    pub members: Vec<usize>,
-    pub p: f64,
-}
-
-impl ClusterJson {
-    /// The cluster of a dense trellis's mask.
-    pub fn of(mask: trellis::Mask, p: f64) -> ClusterJson {
-        ClusterJson {
-            members: trellis::members(mask).collect(),
-            p,
-        }
-    }
 }
 
 #[derive(Serialize)]
@@ -706,15 +573,19 @@ pub(crate) struct MarginalsJson {
 /// Every cluster marginal (and the sub-hierarchy's) of an inference.
 fn marginals_json(
     n: usize,
-    post: &dyn Posterior,
+    post: &Posterior,
+    args: &ModelArgs,
+    progress: bool,
     min_p: f64,
     subtree: Option<&Tree>,
 ) -> Result<MarginalsJson> {
     Ok(MarginalsJson {
         n,
-        log_z: post.log_z(),
-        clusters: post.clusters(min_p)?,
-        subtree_p: subtree.map(|t| post.subtree(t)).transpose()?,
+        log_z: post.log_z()?,
+        clusters: clusters(post, args, progress, min_p)?,
+        subtree_p: subtree
+            .map(|t| outside(post, args, progress, |o| post.subtree(t, o)))
+            .transpose()?,
     })
 }
 
@@ -739,9 +610,9 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
                 0
             }
         },
-        |jet, post, _| marginals_json(jet.len(), post, min_p, subtree.as_ref()),
+        |jet, post, _| marginals_json(jet.len(), post, args, false, min_p, subtree.as_ref()),
         |weights, post| {
-            let out = marginals_json(weights.n(), post, min_p, subtree.as_ref())?;
+            let out = marginals_json(weights.n(), post, args, progress, min_p, subtree.as_ref())?;
             if json {
                 return to_json(&weights.with_names(with_sparsity(out, post)));
             }
@@ -751,7 +622,7 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
                 out.log_z,
                 args.model,
                 args.beta,
-                post.note()
+                note(post)
             );
             s += &format!(
                 "{} of the {} non-singleton proper clusters have p > 0{}; the {} most probable:\n",
@@ -817,7 +688,7 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
                     serde_json::to_string(&weights.with_names(with_sparsity(json!({}), post)))?;
                 put(out, &format!("{{\"n\":{n},\"samples\":["))?;
                 let mut first = true;
-                post.each_sample(k, seed, &mut |t| {
+                each_sample(post, k, seed, &mut |t| {
                     let sep = if std::mem::take(&mut first) { "" } else { "," };
                     put(out, &format!("{sep}{}", serde_json::to_string(&t)?))
                 })?;
@@ -831,7 +702,7 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
                 return Ok(String::new());
             }
             if newick {
-                post.each_sample(k, seed, &mut |t| {
+                each_sample(post, k, seed, &mut |t| {
                     let d = trees::of_weights(args.model, weights, t, heights)?;
                     put(out, &trees::weights_newick(&d, weights)?)
                 })?;
@@ -845,7 +716,7 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
                     put(out, "[")?;
                 }
                 let mut first = true;
-                post.each_sample(k, seed, &mut |t| {
+                each_sample(post, k, seed, &mut |t| {
                     let rows = trees::of_weights(args.model, weights, t, heights)?.linkage()?;
                     let sep = if std::mem::take(&mut first) {
                         ""
@@ -869,14 +740,14 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
             put(
                 out,
                 &format!(
-                    "{k} exact posterior samples over {n} points ({:?} model, beta {}, seed {seed}):\n{}",
+                    "{k} exact posterior samples over {n} points ({} model, beta {}, seed {seed}):\n{}",
                     args.model,
                     args.beta,
-                    post.note()
+                    note(post)
                 ),
             )?;
-            let log_z = post.log_z();
-            post.each_sample(k, seed, &mut |t| {
+            let log_z = post.log_z()?;
+            each_sample(post, k, seed, &mut |t| {
                 let log_phi = weights_tree_json(args, weights, t.clone())?.log_potential;
                 let shown = match weights.names() {
                     Some(_) => weights.newick(&t),
@@ -929,32 +800,32 @@ pub fn infer(a: &InferArgs, progress: bool) -> Result<String> {
             let map = post.map()?;
             Ok(InferJson {
                 n: jet.len(),
-                log_z: post.log_z(),
+                log_z: post.log_z()?,
                 map: MapJson {
                     tree: map.tree,
                     log_potential: map.log_potential,
                     cost: None,
                 },
-                clusters: post.clusters(min_p)?,
+                clusters: clusters(post, args, false, min_p)?,
             })
         },
         |weights, post| {
             let tree = post.map()?.tree;
             if a.newick {
                 let d = trees::of_weights(args.model, weights, tree, HeightsKind::Cost)?;
-                let support = post.support(&d.clusters())?;
+                let support = support(post, args, progress, &d.clusters())?;
                 return trees::newick(&d, weights.names(), Some(&support));
             }
             let scored = weights_tree_json(args, weights, tree)?;
             let out = InferJson {
                 n: weights.n(),
-                log_z: post.log_z(),
+                log_z: post.log_z()?,
                 map: MapJson {
                     tree: scored.tree,
                     log_potential: scored.log_potential,
                     cost: scored.cost,
                 },
-                clusters: post.clusters(min_p)?,
+                clusters: clusters(post, args, progress, min_p)?,
             };
             if a.json {
                 return to_json(&weights.with_names(with_sparsity(out, post)));
@@ -965,7 +836,7 @@ pub fn infer(a: &InferArgs, progress: bool) -> Result<String> {
                 out.log_z,
                 args.model,
                 args.beta,
-                post.note()
+                note(post)
             );
             s += &format!(
                 "MAP hierarchy: cost {:.6}, log potential {:.6}\n",

@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 use anyhow::Result;
-use trellis::{Hcc, Matrix, Similarity, Trellis, Weights, tree_cost};
+use trellis::{Hcc, Matrix, Trellis, tree_cost};
 
 use crate::output;
 
@@ -28,8 +28,8 @@ const IRIS: [(&str, [f64; 4]); 12] = [
     ("virginica-103", [6.3, 2.9, 5.6, 1.8]),
 ];
 
-/// Inverse temperature of the demo.
-const BETA: f64 = 4.0;
+/// Inverse temperature of the demo: the library's default recipe.
+const BETA: f64 = trellis::models::RECIPE_BETA;
 
 fn points() -> Matrix {
     Matrix {
@@ -42,7 +42,8 @@ fn points() -> Matrix {
 pub fn run() -> Result<String> {
     let label = |i: usize| IRIS[i].0.to_string();
     let n = IRIS.len();
-    let weights = Weights::from_points(&points(), Similarity::Rbf { gamma: 0.25 }, true)?;
+    // The library's default recipe (centred RBF, gamma = 1/4 for 4 features).
+    let weights = trellis::models::recipe_weights(&points())?;
     let mut s = String::new();
     s += &format!(
         "Trellis demo: {n} iris flowers (4 per species), centred RBF similarities,\n\

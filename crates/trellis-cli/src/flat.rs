@@ -5,24 +5,26 @@
 //! before anything is built; `sample` writes each partition as it is drawn.
 
 use std::io::Write;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{ArgGroup, Args, Subcommand, ValueEnum};
-use num_bigint::BigUint;
 use serde::Serialize;
 use trellis::baselines::{Linkage, distances_from_similarities, linkage};
-use trellis::flat::{FlatTrellis, Partition, ScoredPartition, perturb_and_map, tree_partitions};
+use trellis::flat::{Partition, perturb_and_map};
+use trellis::posterior::{Need, PartitionPosterior};
 use trellis::sparse::SparseTrellis;
 use trellis::{
-    CorrelationClustering, Energy, MAX_SET_POINTS, Points, Set, SetRepr, Summarize, Tree, Weights,
-    WideSet, Workload, count,
+    CorrelationClustering, Energy, MAX_SET_POINTS, Points, Set, SetRepr, Summarize, Tree, WideSet,
+    Workload,
 };
 
 use crate::DataArgs;
-use crate::commands::{ClusterJson, to_json};
+use crate::commands::to_json;
 use crate::input::{NamedWeights, check_beta_and_memory, gib, read_input};
 use crate::limits;
+use crate::output::ClusterJson;
 use crate::output::{self, put};
 use crate::progress::{Bar, options};
 
@@ -189,92 +191,60 @@ fn weights(a: &FlatModelArgs, dense: Option<Workload>) -> Result<NamedWeights> {
             None => Ok(()),
         }
     };
-    read_input(&a.data, gib(a.max_memory), None, &check)
+    read_input(
+        &a.data,
+        None,
+        gib(a.max_memory),
+        None,
+        &check,
+        trellis::models::InputKind::Weights,
+    )
 }
 
-/// The flat trellis of correlation clustering at `beta`, with a progress bar.
-fn build(
+/// The options of a flat trellis pass over `n` points: the memory limit of
+/// `a` and a progress bar of its `(3^n - 1)/2` terms.
+fn with_bar<T>(
     a: &FlatModelArgs,
-    w: &Weights,
-    beta: f64,
+    n: usize,
     progress: bool,
-) -> Result<FlatTrellis<CorrelationClustering>> {
-    let n = w.n();
+    f: impl FnOnce(&trellis::Options<'_>) -> trellis::Result<T>,
+) -> Result<T> {
     let bar = Bar::new(progress, (3u64.pow(n.min(40) as u32) - 1) / 2);
     let callback = bar.callback();
-    Ok(FlatTrellis::with_options(
-        CorrelationClustering::new(w, beta)?,
-        &options(gib(a.max_memory), callback.as_ref()),
-    )?)
+    Ok(f(&options(gib(a.max_memory), callback.as_ref()))?)
 }
 
-/// Draws `k` partitions from a seed, handing each to a callback as it is drawn.
-type EachSample = Box<dyn Fn(usize, u64, &mut dyn FnMut(Partition) -> Result<()>) -> Result<()>>;
-
-/// The stream of `samples(k, seed)` of a flat inference, one at a time
-/// (every flat sampler draws from `trellis::random::rng(seed)`).
-fn each_sample<T: 'static>(
-    inference: T,
-    sample: fn(&T, &mut trellis::random::SeededRng) -> Partition,
-) -> EachSample {
-    Box::new(move |k, seed, each| {
-        let mut rng = trellis::random::rng(seed);
-        for _ in 0..k {
-            each(sample(&inference, &mut rng))?;
-        }
-        Ok(())
-    })
-}
-
-/// What a flat command needs: over all partitions, `map` and `logz` compute
-/// their one quantity alone (one pass each); over a family, everything is
-/// computed at once.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Need {
-    Map,
-    LogZ,
-    All,
-}
-
-/// The inference over all partitions, or over those of a family; the
-/// quantities not needed are `None`.
-struct Flat {
-    n: usize,
+/// A flat inference with what its output needs: the model (for each
+/// sample's log-energy) and the points' names.
+struct FlatRun {
+    post: PartitionPosterior,
     energy: CorrelationClustering,
-    log_z: Option<f64>,
-    map: Option<ScoredPartition>,
-    samples: Option<EachSample>,
-    /// Bell(N), the number of all partitions (computed once: it is a
-    /// number of thousands of digits at thousands of points).
-    partitions: BigUint,
-    /// With a family: the number of partitions it realises (a decimal string)
-    /// and `log10` of its share of Bell(N).
-    family: Option<(String, f64)>,
-    /// The points' names, when the input names them.
     names: Option<Vec<String>>,
 }
 
-impl Flat {
+impl FlatRun {
     /// How point `i` is shown: its name, or its index.
     fn label(&self, i: usize) -> String {
         label(&self.names, i)
     }
 
-    fn log_z(&self) -> f64 {
-        self.log_z
-            .expect("log Z is computed for Need::LogZ and Need::All")
-    }
-
-    fn map(&self) -> &ScoredPartition {
-        self.map
-            .as_ref()
-            .expect("the MAP is computed for Need::Map and Need::All")
-    }
-
-    fn samples(&self) -> &EachSample {
-        self.samples
-            .as_ref()
-            .expect("samples are drawn for Need::All")
+    /// Hands `k` samples from `seed` to `each` as they are drawn; the first
+    /// error of `each` (a failed write) stops the stream and is returned.
+    fn each_sample(
+        &self,
+        k: usize,
+        seed: u64,
+        each: &mut dyn FnMut(Partition) -> Result<()>,
+    ) -> Result<()> {
+        let mut failed = None;
+        self.post.each_sample(k, seed, &mut |p| match each(p) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                failed = Some(e);
+                ControlFlow::Break(())
+            }
+        })?;
+        failed.map_or(Ok(()), Err)
     }
 }
 
@@ -295,48 +265,19 @@ fn infer(
     beta: f64,
     progress: bool,
     need: Need,
-) -> Result<Flat> {
+) -> Result<FlatRun> {
     let named = weights(a, sparse.sparse.is_none().then_some(Workload::FlatInside))?;
     let names = named.names().map(<[String]>::to_vec);
-    let w = named.weights;
+    let w = named.into_weights();
     let n = w.n();
     let energy = CorrelationClustering::new(&w, beta)?;
-    let partitions = count::bell(n);
-    match sparse.sparse {
+    let post = match sparse.sparse {
         None => {
             if sparse.tree.is_some() || sparse.clusters.is_some() {
                 bail!("--tree and --clusters choose the family of --sparse");
             }
-            if need != Need::All {
-                let bar = Bar::new(progress, (3u64.pow(n.min(40) as u32) - 1) / 2);
-                let callback = bar.callback();
-                let options = options(gib(a.max_memory), callback.as_ref());
-                let (log_z, map) = match need {
-                    Need::Map => (None, Some(FlatTrellis::map_only(&energy, &options)?)),
-                    _ => (Some(FlatTrellis::log_z_only(&energy, &options)?), None),
-                };
-                return Ok(Flat {
-                    n,
-                    energy,
-                    log_z,
-                    map,
-                    samples: None,
-                    partitions,
-                    family: None,
-                    names,
-                });
-            }
-            let t = build(a, &w, beta, progress)?;
-            Ok(Flat {
-                n,
-                energy,
-                log_z: Some(t.log_z()),
-                map: Some(t.map().clone()),
-                samples: Some(each_sample(t, |t, rng| t.sample(rng))),
-                partitions,
-                family: None,
-                names,
-            })
+            let e = energy.clone();
+            with_bar(a, n, progress, |o| PartitionPosterior::dense(e, need, o))?
         }
         Some(FlatFamily::Tree) => {
             if sparse.clusters.is_some() {
@@ -346,17 +287,7 @@ fn infer(
                 Some(text) => Tree::parse(text)?,
                 None => linkage(&distances_from_similarities(&w), n, Linkage::Average)?,
             };
-            let cuts = tree_partitions(&energy, &tree)?;
-            Ok(Flat {
-                n,
-                energy,
-                log_z: Some(cuts.log_z()),
-                map: Some(cuts.map().clone()),
-                family: family(&cuts.num_partitions(), &partitions),
-                partitions,
-                samples: Some(each_sample(cuts, |c, rng| c.sample(rng))),
-                names,
-            })
+            PartitionPosterior::tree_cuts(&energy, &tree)?
         }
         Some(FlatFamily::Clusters) => {
             if sparse.tree.is_some() {
@@ -368,45 +299,29 @@ fn infer(
             let text = crate::input::read_text(path, gib(a.max_memory)).context("--clusters")?;
             let context = || format!("in --clusters {}", path.display());
             if n <= MAX_SET_POINTS {
-                clusters_family::<Set>(&text, energy, partitions, names).with_context(context)
+                clusters_family::<Set>(&text, &energy).with_context(context)?
             } else {
-                clusters_family::<WideSet>(&text, energy, partitions, names).with_context(context)
+                clusters_family::<WideSet>(&text, &energy).with_context(context)?
             }
         }
-    }
-}
-
-/// `--sparse clusters`: every quantity over the partitions made of the
-/// clusters of `text`, stored as sets of type `S` (`u128` up to 128 points,
-/// wide sets beyond).
-fn clusters_family<S: SetRepr>(
-    text: &str,
-    energy: CorrelationClustering,
-    partitions: BigUint,
-    names: Option<Vec<String>>,
-) -> Result<Flat> {
-    let n = energy.num_points();
-    let t = SparseTrellis::flat_as(n, trellis::io::parse_clusters::<S>(text, n)?)?;
-    let inf = t.infer_flat(&energy)?;
-    Ok(Flat {
-        n,
+    };
+    Ok(FlatRun {
+        post,
         energy,
-        log_z: Some(inf.log_z()),
-        map: Some(inf.map().clone()),
-        family: family(&t.num_partitions_realised(), &partitions),
-        partitions,
-        samples: Some(each_sample(inf, |i, rng| i.sample(rng))),
         names,
     })
 }
 
-/// A family's count (a decimal string) and `log10` of its share of all
-/// `partitions`.
-fn family(realised: &BigUint, partitions: &BigUint) -> Option<(String, f64)> {
-    Some((
-        realised.to_string(),
-        count::log10(realised) - count::log10(partitions),
-    ))
+/// `--sparse clusters`: the posterior over the partitions made of the
+/// clusters of `text`, stored as sets of type `S` (`u128` up to 128 points,
+/// wide sets beyond).
+fn clusters_family<S: SetRepr + 'static>(
+    text: &str,
+    energy: &CorrelationClustering,
+) -> Result<PartitionPosterior> {
+    let n = energy.num_points();
+    let t = SparseTrellis::flat_as(n, trellis::io::parse_clusters::<S>(text, n)?)?;
+    Ok(PartitionPosterior::sparse(&t, energy)?)
 }
 
 /// `log E` of a partition at `beta`.
@@ -429,28 +344,29 @@ struct WithFamily<T> {
     names: Option<Vec<String>>,
 }
 
-fn with_family<T: Serialize>(result: T, f: &Flat) -> Result<String> {
+fn with_family<T: Serialize>(result: T, f: &FlatRun) -> Result<String> {
+    let family = f.post.family();
     to_json(&WithFamily {
         result,
-        num_partitions_realised: f.family.as_ref().map(|x| x.0.clone()),
-        share: f.family.as_ref().map(|x| output::Sparsity::of(x.1)),
+        num_partitions_realised: family.as_ref().map(|x| x.partitions_realised.to_string()),
+        share: family.map(|x| output::Sparsity::of(x.log10_share)),
         names: f.names.clone(),
     })
 }
 
-fn family_line(f: &Flat) -> String {
-    match &f.family {
-        Some((realised, log10_share)) => format!(
+fn family_line(f: &FlatRun) -> String {
+    match f.post.family() {
+        Some(family) => format!(
             "(over the {} partitions of the family, {} of all {})\n",
-            output::approx(realised),
-            output::share(*log10_share),
-            output::approx(&f.partitions)
+            output::approx(&family.partitions_realised),
+            output::share(family.log10_share),
+            output::approx(f.post.num_partitions())
         ),
         None => String::new(),
     }
 }
 
-fn partition_text(p: &Partition, f: &Flat) -> String {
+fn partition_text(p: &Partition, f: &FlatRun) -> String {
     p.iter()
         .map(|c| {
             let names: Vec<String> = c.iter().map(|&i| f.label(i)).collect();
@@ -465,16 +381,18 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
         FlatCommand::Map(a) => {
             // The MAP does not depend on beta > 0: search at beta = 1, report beta * (weight kept).
             let f = infer(&a.model, &a.sparse, 1.0, progress, Need::Map)?;
-            let clusters = f.map().clusters.clone();
-            let log_energy = a.model.beta * f.map().log_energy + 0.0;
+            let map = f.post.map()?;
+            let clusters = map.clusters;
+            let log_energy = a.model.beta * map.log_energy + 0.0;
+            let n = f.post.n();
             if a.json {
                 let out =
-                    serde_json::json!({"n": f.n, "log_energy": log_energy, "clusters": clusters});
+                    serde_json::json!({"n": n, "log_energy": log_energy, "clusters": clusters});
                 with_family(out, &f)
             } else {
                 Ok(format!(
                     "MAP partition of {} points into {} clusters: log energy {log_energy:.6} at beta {}\n{}{}\n",
-                    f.n,
+                    n,
                     clusters.len(),
                     a.model.beta,
                     family_line(&f),
@@ -484,14 +402,15 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
         }
         FlatCommand::Logz(a) => {
             let f = infer(&a.model, &a.sparse, a.model.beta, progress, Need::LogZ)?;
+            let (n, log_z) = (f.post.n(), f.post.log_z()?);
             if a.json {
-                with_family(serde_json::json!({"n": f.n, "log_z": f.log_z()}), &f)
+                with_family(serde_json::json!({"n": n, "log_z": log_z}), &f)
             } else {
                 Ok(format!(
                     "log Z = {:.10}\n({} points, {} partitions, beta {})\n{}",
-                    f.log_z(),
-                    f.n,
-                    output::approx(&f.partitions),
+                    log_z,
+                    n,
+                    output::approx(f.post.num_partitions()),
                     a.model.beta,
                     family_line(&f)
                 ))
@@ -500,7 +419,7 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
         FlatCommand::Marginals(a) => {
             let named = weights(&a.model, Some(Workload::FlatMarginals))?;
             let names = named.names().map(<[String]>::to_vec);
-            let w = named.weights;
+            let w = named.into_weights();
             let n = w.n();
             if n <= trellis::MAX_POINTS {
                 // The tables, their marginals, and the clusters listed.
@@ -511,14 +430,17 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                     gib(a.model.max_memory),
                 )?;
             }
-            let t = build(&a.model, &w, a.model.beta, progress)?;
-            let m = t.marginals();
+            let energy = CorrelationClustering::new(&w, a.model.beta)?;
+            let post = with_bar(&a.model, n, progress, |o| {
+                PartitionPosterior::dense(energy, Need::All, o)
+            })?;
+            let m = post.marginals()?;
             let clusters: Vec<ClusterJson> = m
                 .clusters(a.min_p)
                 .into_iter()
                 .map(|(c, p)| ClusterJson::of(c, p))
                 .collect();
-            let (n, log_z, pairwise) = (w.n(), t.log_z(), m.pairwise_matrix());
+            let (log_z, pairwise) = (post.log_z()?, m.pairwise_matrix());
             if a.json {
                 let mut out = serde_json::json!({"n": n, "log_z": log_z, "clusters": clusters, "pairwise": pairwise});
                 if let Some(names) = &names {
@@ -527,9 +449,7 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                 return to_json(&out);
             }
             let mut s = format!(
-                "log Z = {:.10}   ({} points, beta {})\n",
-                t.log_z(),
-                w.n(),
+                "log Z = {log_z:.10}   ({n} points, beta {})\n",
                 a.model.beta
             );
             s += &format!(
@@ -553,9 +473,9 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                     .trim_end()
                     .trim_start_matches('{')
                     .trim_end_matches('}');
-                put(out, &format!("{{\"n\":{},\"samples\":[", f.n))?;
+                put(out, &format!("{{\"n\":{},\"samples\":[", f.post.n()))?;
                 let mut first = true;
-                (f.samples())(k, seed, &mut |p| {
+                f.each_sample(k, seed, &mut |p| {
                     let sep = if std::mem::take(&mut first) { "" } else { "," };
                     put(out, &format!("{sep}{}", serde_json::to_string(&p)?))
                 })?;
@@ -567,11 +487,12 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                 put(out, &format!("]{rest}}}\n"))?;
             } else {
                 put(out, &family_line(&f))?;
-                (f.samples())(k, seed, &mut |p| {
+                let log_z = f.post.log_z()?;
+                f.each_sample(k, seed, &mut |p| {
                     let line = format!(
                         "{}   log P = {:.6}\n",
                         partition_text(&p, &f),
-                        log_energy(&f.energy, &p) - f.log_z()
+                        log_energy(&f.energy, &p) - log_z
                     );
                     put(out, &line)
                 })?;
@@ -581,7 +502,7 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
         FlatCommand::PerturbMap(a) => {
             let named = weights(&a.model, Some(Workload::FlatInside))?;
             let names = named.names().map(<[String]>::to_vec);
-            let w = named.weights;
+            let w = named.into_weights();
             let n = w.n();
             if n > trellis::MAX_POINTS {
                 bail!(

@@ -1,6 +1,8 @@
 //! From command-line arguments to a validated problem: a weight matrix (for
-//! the cost models), with the points' names when `--points` gives them, or a
-//! jets file (for the Ginkgo likelihood).
+//! the weight models), a distance matrix (for the linkage potentials), with
+//! the points' names when `--points` gives them, or a jets file (for the
+//! Ginkgo likelihood). Which model takes which input is the library's
+//! registry (`trellis::models::ModelInfo`).
 //!
 //! Inputs are read with the library's readers (`trellis::io`): `-` is standard
 //! input, and no more bytes are read than a share of the memory limit
@@ -16,28 +18,69 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use trellis::ginkgo::{JetsFile, Variant};
 use trellis::io::{NamesColumn, ReadOptions, Table};
-use trellis::{Similarity, Weights, Workload};
+use trellis::models::{InputKind, ModelName, PairwiseData};
+use trellis::{Distances, Similarity, Weights, Workload};
 
-use crate::{DataArgs, ModelArgs, ModelKind, SimilarityKind};
+use crate::{DataArgs, ModelArgs, SimilarityKind};
 
 /// What the commands run on.
 pub enum Input {
-    /// One dataset of pairwise weights (`--weights` or `--points`).
+    /// One dataset of pairwise weights or distances (`--weights`,
+    /// `--distances` or `--points`).
     Weights(NamedWeights),
     /// Many jets (`--jets`), each its own problem.
     Jets(JetsFile),
 }
 
-/// Pairwise weights with the names of their points, when the input names
-/// them. Dereferences to the weights.
+/// The pairwise data of a dataset: weights (the weight models) or distances
+/// (the linkage potentials).
+pub enum Pairwise {
+    /// Validated pairwise weights.
+    Weights(Weights),
+    /// Validated pairwise distances.
+    Distances(Distances),
+}
+
+impl Pairwise {
+    /// The library's view of the data, to build a model on.
+    pub fn view(&self) -> PairwiseData<'_> {
+        match self {
+            Pairwise::Weights(w) => PairwiseData::Weights(w),
+            Pairwise::Distances(d) => PairwiseData::Distances(d),
+        }
+    }
+
+    /// The number of points.
+    pub fn n(&self) -> usize {
+        self.view().n()
+    }
+
+    /// Distances for the classic linkages (see
+    /// `trellis::models::PairwiseData::linkage_distances`).
+    pub fn linkage_distances(&self) -> Vec<f64> {
+        self.view().linkage_distances()
+    }
+}
+
+/// Pairwise data with the names of their points, when the input names
+/// them. Dereferences to the data.
 pub struct NamedWeights {
-    /// The validated weights.
-    pub weights: Weights,
+    /// The validated weights or distances.
+    pub data: Pairwise,
     /// One name per point, when the input has a names column.
     pub names: Option<Vec<String>>,
 }
 
 impl NamedWeights {
+    /// The weights (the input of a weight model; `read_input` with
+    /// `InputKind::Weights` gives nothing else).
+    pub fn into_weights(self) -> Weights {
+        match self.data {
+            Pairwise::Weights(w) => w,
+            Pairwise::Distances(_) => unreachable!("weights were read"),
+        }
+    }
+
     /// The points' names, when the input gives them.
     pub fn names(&self) -> Option<&[String]> {
         self.names.as_deref()
@@ -81,10 +124,10 @@ pub struct Named<'a, T> {
 }
 
 impl Deref for NamedWeights {
-    type Target = Weights;
+    type Target = Pairwise;
 
-    fn deref(&self) -> &Weights {
-        &self.weights
+    fn deref(&self) -> &Pairwise {
+        &self.data
     }
 }
 
@@ -106,6 +149,23 @@ fn point_flags(data: &DataArgs) -> bool {
     data.similarity.is_some() || data.gamma.is_some() || data.center || data.names_column.is_some()
 }
 
+/// Whether a flag of the points' similarity was given.
+fn similarity_flags(data: &DataArgs) -> bool {
+    data.similarity.is_some() || data.gamma.is_some() || data.center
+}
+
+/// Parses `--model` of the hierarchical commands: a hierarchical model of
+/// the library's registry.
+pub fn hierarchy_model(s: &str) -> Result<ModelName, String> {
+    let name: ModelName = s.parse().map_err(|e: trellis::Error| e.to_string())?;
+    if name.info().structure != trellis::models::Structure::Hierarchy {
+        return Err(format!(
+            "{name} scores flat partitions: use `trellis flat ... --model {name}`"
+        ));
+    }
+    Ok(name)
+}
+
 /// Parses `--names-column`: a 0-based column index, or `none`.
 pub fn names_column(s: &str) -> Result<NamesColumn, String> {
     if s.eq_ignore_ascii_case("none") {
@@ -117,12 +177,17 @@ pub fn names_column(s: &str) -> Result<NamesColumn, String> {
 }
 
 /// The Ginkgo likelihood variant of a model choice, if it is one.
-pub fn ginkgo_variant(kind: ModelKind) -> Option<Variant> {
+pub fn ginkgo_variant(kind: ModelName) -> Option<Variant> {
     match kind {
-        ModelKind::Ginkgo => Some(Variant::Current),
-        ModelKind::GinkgoLegacy => Some(Variant::Legacy),
-        ModelKind::Hcc | ModelKind::Dasgupta => None,
+        ModelName::Ginkgo => Some(Variant::Current),
+        ModelName::GinkgoLegacy => Some(Variant::Legacy),
+        _ => None,
     }
+}
+
+/// The variant of a jets command's model (checked by `input::load`).
+pub fn variant(args: &ModelArgs) -> Variant {
+    ginkgo_variant(args.model).expect("a jet model")
 }
 
 /// Reads and validates the input of a command. With `dense = Some(workload)`
@@ -142,17 +207,22 @@ pub fn load_checked(
     check_points: &dyn Fn(usize) -> Result<()>,
 ) -> Result<Input> {
     check_beta_and_memory(args.beta, args.max_memory)?;
+    if let Some(t) = args.time_limit {
+        if !(t.is_finite() && t >= 0.0) {
+            bail!("--time-limit must be a number of seconds >= 0, not {t}");
+        }
+    }
     let data = &args.data;
     if let Some(path) = &args.jets {
         if ginkgo_variant(args.model).is_none() {
             bail!(
-                "--jets needs a jet model: --model ginkgo or --model ginkgo-legacy, not {:?}",
+                "--jets needs a jet model: --model ginkgo or --model ginkgo-legacy, not {}",
                 args.model
             );
         }
         if args.beta != 1.0 {
             bail!(
-                "--beta applies to the cost models (hcc, dasgupta), not to the Ginkgo likelihood"
+                "--beta applies to the cost models (hcc, dasgupta, linkage-*), not to the Ginkgo likelihood"
             );
         }
         if point_flags(data) {
@@ -170,20 +240,48 @@ pub fn load_checked(
     }
     if ginkgo_variant(args.model).is_some() {
         bail!(
-            "--model {:?} scores jets: give them with --jets FILE",
+            "--model {} scores jets: give them with --jets FILE",
             args.model
         );
     }
-    let weights = read_input(data, memory_limit(args), dense, check_points)?;
-    if args.model == ModelKind::Dasgupta {
-        if let Some((i, j, w)) = weights.first_negative() {
+    let info = args.model.info();
+    let kind = if info.takes(InputKind::Distances) {
+        if data.weights.is_some() {
+            bail!(
+                "--model {} runs on distances: give --distances FILE or --points FILE \
+                 (Euclidean distances between the rows), not --weights",
+                args.model
+            );
+        }
+        InputKind::Distances
+    } else {
+        if args.distances.is_some() {
+            bail!(
+                "--model {} runs on weights (similarities): give --weights or --points; \
+                 --distances is for the linkage potentials (--model linkage-average, \
+                 linkage-complete, linkage-single)",
+                args.model
+            );
+        }
+        InputKind::Weights
+    };
+    let named = read_input(
+        data,
+        args.distances.as_deref(),
+        memory_limit(args),
+        dense,
+        check_points,
+        kind,
+    )?;
+    if let (ModelName::Dasgupta, Pairwise::Weights(w)) = (args.model, &named.data) {
+        if let Some((i, j, w)) = w.first_negative() {
             bail!(
                 "negative weight w[{i}][{j}] = {w}: Dasgupta's cost needs non-negative \
                  similarities (do not use --center with it, or use --model hcc)"
             );
         }
     }
-    Ok(Input::Weights(weights))
+    Ok(Input::Weights(named))
 }
 
 /// Checks `--beta` and `--max-memory`.
@@ -199,17 +297,21 @@ pub fn check_beta_and_memory(beta: f64, max_memory: Option<f64>) -> Result<()> {
     Ok(())
 }
 
-/// Reads `--weights`, or `--points` (with their names) and their similarity.
-/// At most `limit` bytes (`None`: the memory available) are read; with
-/// `dense = Some(workload)`, the dense trellis's point and memory limits are
-/// checked on the number of rows before anything else (after the command's
-/// own `check_points(n)`, so that its point limit refuses first); the `N x N`
-/// matrix is checked against `limit` before it is allocated.
+/// Reads `--weights`, or `--points` (with their names) and their similarity
+/// (`kind` = weights); or `distances` (`--distances`), or the Euclidean distances between
+/// `--points` (`kind` = distances). At most `limit` bytes (`None`: the memory
+/// available) are read; with `dense = Some(workload)`, the dense trellis's
+/// point and memory limits are checked on the number of rows before anything
+/// else (after the command's own `check_points(n)`, so that its point limit
+/// refuses first); the `N x N` matrix is checked against `limit` before it
+/// is allocated.
 pub fn read_input(
     data: &DataArgs,
+    distances: Option<&Path>,
     limit: Option<u64>,
     dense: Option<Workload>,
     check_points: &dyn Fn(usize) -> Result<()>,
+    kind: InputKind,
 ) -> Result<NamedWeights> {
     let check_size = |n: usize| -> Result<()> {
         check_points(n)?;
@@ -222,6 +324,16 @@ pub fn read_input(
             None => anyhow::anyhow!("{e} (the memory available)"),
         })
     };
+    if kind == InputKind::Distances {
+        return read_distances(data, distances, limit, dense, &check_size);
+    }
+    if distances.is_some() {
+        bail!(
+            "--distances is for the linkage potentials (--model linkage-average, \
+             linkage-complete, linkage-single) and `trellis linkage`; this model runs on \
+             weights: give --weights or --points"
+        );
+    }
     if let Some(path) = &data.weights {
         if point_flags(data) {
             bail!(
@@ -252,15 +364,77 @@ pub fn read_input(
         let weights =
             Weights::from_matrix(m).with_context(|| format!("in --weights {}", path.display()))?;
         return Ok(NamedWeights {
-            weights,
+            data: Pairwise::Weights(weights),
             names: None,
         });
     }
-    let path = data.points.as_ref().expect("clap requires an input");
-    let Table { names, matrix: m } = read_points(path, data, limit)?;
+    let path = data
+        .points
+        .as_ref()
+        .context("give the weights with --weights FILE or --points FILE")?;
+    let Table {
+        names, matrix: m, ..
+    } = read_points(path, data, limit)?;
     check_size(m.rows)?;
     let weights = similarity_weights(data, &m)?;
-    Ok(NamedWeights { weights, names })
+    Ok(NamedWeights {
+        data: Pairwise::Weights(weights),
+        names,
+    })
+}
+
+/// Reads `--distances`, or `--points` as the Euclidean distances between
+/// their rows (with their names), checking `check_size(n)` before the
+/// `N x N` matrix is built.
+fn read_distances(
+    data: &DataArgs,
+    distances: Option<&Path>,
+    limit: Option<u64>,
+    dense: Option<Workload>,
+    check_size: &dyn Fn(usize) -> Result<()>,
+) -> Result<NamedWeights> {
+    if similarity_flags(data) {
+        bail!(
+            "--similarity, --gamma and --center make weights; the linkage potentials run on \
+             distances (--distances, or the Euclidean distances between --points)"
+        );
+    }
+    if let Some(path) = distances {
+        if data.names_column.is_some() {
+            bail!("--names-column applies to --points, not to --distances");
+        }
+        let mut max_bytes = trellis::io::input_limit(limit);
+        if dense.is_some() {
+            max_bytes = max_bytes.min(DENSE_WEIGHTS_BYTES);
+        }
+        let table =
+            trellis::io::read_table(path, &ReadOptions::weights().with_max_bytes(max_bytes))
+                .map_err(|e| explain_limit(e, limit))?;
+        let m = &table.matrix;
+        if m.rows == m.cols {
+            check_size(m.rows)?;
+        }
+        let d = Distances::from_matrix(m)
+            .with_context(|| format!("in --distances {}", path.display()))?;
+        return Ok(NamedWeights {
+            data: Pairwise::Distances(d),
+            names: None,
+        });
+    }
+    let path = data
+        .points
+        .as_ref()
+        .context("give the distances with --distances FILE or --points FILE")?;
+    let Table {
+        names, matrix: m, ..
+    } = read_points(path, data, limit)?;
+    check_size(m.rows)?;
+    let d =
+        Distances::from_points(&m).with_context(|| format!("in --points {}", path.display()))?;
+    Ok(NamedWeights {
+        data: Pairwise::Distances(d),
+        names,
+    })
 }
 
 /// Reads `--points` (with their names, see `--names-column`), at most the
@@ -323,6 +497,13 @@ fn explain_limit(e: trellis::Error, limit: Option<u64>) -> anyhow::Error {
     }
 }
 
+/// `--time-limit` as the library's time limit (checked finite and >= 0 by
+/// [`load`]; one too long for a `Duration` is no limit).
+pub fn time_limit(args: &ModelArgs) -> Option<std::time::Duration> {
+    args.time_limit
+        .and_then(|t| std::time::Duration::try_from_secs_f64(t).ok())
+}
+
 /// `--max-memory` in bytes (`None`: the memory available).
 pub fn memory_limit(args: &ModelArgs) -> Option<u64> {
     gib(args.max_memory)
@@ -333,21 +514,14 @@ pub fn gib(g: Option<f64>) -> Option<u64> {
     g.map(|g| (g * (1u64 << 30) as f64) as u64)
 }
 
-/// Runs `$body` with `$m` bound to the chosen cost model (a concrete type per
-/// arm, so the library's generic kernels are monomorphised for each).
+/// Runs `$body` with `$m` bound to the cost model `$kind` (a
+/// [`trellis::models::ModelName`]) built at `$beta` over `$data` (a
+/// [`Pairwise`]) by the library's registry, a concrete type per model (see
+/// `trellis::with_cost_model!`).
 #[macro_export]
 macro_rules! with_cost_model {
-    ($kind:expr, $weights:expr, $beta:expr, |$m:ident| $body:expr) => {
-        match $kind {
-            $crate::ModelKind::Hcc => {
-                let $m = trellis::Hcc::new($weights, $beta)?;
-                $body
-            }
-            $crate::ModelKind::Dasgupta => {
-                let $m = trellis::Dasgupta::new($weights, $beta)?;
-                $body
-            }
-            other => anyhow::bail!("--model {other:?} is not a cost model over weights"),
-        }
-    };
+    ($kind:expr, $data:expr, $beta:expr, |$m:ident| $body:expr) => {{
+        let model = trellis::models::CostModel::build($kind, $data.view(), $beta)?;
+        trellis::with_cost_model!(model, |$m| $body)
+    }};
 }

@@ -18,7 +18,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
 use trellis::ddt::{
     Chain, Dataset, Ddt, Hierarchy, LcaDepths, LoopOptions, Params, Rebuild, Simulation, Strategy,
-    Triplet, named_message, parse_triplets, variance,
+    Triplet, named_message, parse_triplets,
 };
 
 use crate::output::{number, put};
@@ -286,20 +286,11 @@ fn read_points(args: &DdtArgs, seed: u64) -> Result<Dataset> {
     Ok(points)
 }
 
-/// The variance of a flag's spec (see [`variance`]).
-fn variance_spec(spec: &str, points: &Dataset, flag: &str) -> Result<Vec<f64>> {
-    variance(spec, points).with_context(|| flag.to_string())
-}
-
 fn model_of(args: &DdtArgs, points: &Dataset) -> Result<Ddt> {
-    let params = Params {
-        c: args.c,
-        sigma: variance_spec(&args.sigma, points, "--sigma")?,
-        sigma0: variance_spec(&args.sigma0, points, "--sigma0")?,
-        mu0: points.mean(),
-        leaf_noise: args.leaf_noise,
-    };
-    Ddt::new(points, params).context("the DDT parameters (--c, --sigma, --sigma0, --leaf-noise)")
+    let what = "the DDT parameters (--c, --sigma, --sigma0, --leaf-noise)";
+    let params = Params::from_specs(points, args.c, &args.sigma, &args.sigma0, args.leaf_noise)
+        .context(what)?;
+    Ddt::new(points, params).context(what)
 }
 
 fn read_target(path: &Path, points: &Dataset) -> Result<LcaDepths> {

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
+use trellis::models::ModelName;
 
 mod astar;
 mod baselines;
@@ -103,18 +104,29 @@ enum Command {
 
 /// The model and its input, shared by the inference commands.
 #[derive(Args, Debug)]
-#[command(group(ArgGroup::new("input").required(true).args(["weights", "points", "jets"])))]
+#[command(group(ArgGroup::new("input").required(true).args(["weights", "points", "jets", "distances"])))]
 pub struct ModelArgs {
-    /// Split potential: `hcc` (hierarchical correlation clustering; weights of any sign)
-    /// or `dasgupta` (Dasgupta's cost; weights >= 0), with log psi = -beta * cost; or for
-    /// --jets the Ginkgo likelihood: `ginkgo` (current) or `ginkgo-legacy` (the paper's).
-    #[arg(long, value_enum)]
-    pub model: ModelKind,
+    /// Split potential, log psi = -beta * cost: over weights (--weights, or the
+    /// similarity of --points) `hcc` (hierarchical correlation clustering; weights of any
+    /// sign) or `dasgupta` (Dasgupta's cost; weights >= 0); over distances (--distances,
+    /// or the Euclidean distances of --points) the linkage potentials `linkage-average`,
+    /// `linkage-complete`, `linkage-single` (cost: the average, largest or smallest
+    /// distance between the two children); for --jets the Ginkgo likelihood: `ginkgo`
+    /// (current) or `ginkgo-legacy` (the paper's).
+    #[arg(long, value_name = "MODEL", value_parser = input::hierarchy_model)]
+    pub model: ModelName,
 
     /// Jets file (JSON, the format of shared/data/ginkgo): every jet is its own problem
     /// and the output is one JSON object per jet per line, with its "id".
     #[arg(long, value_name = "FILE")]
     pub jets: Option<PathBuf>,
+
+    /// Pairwise distances for the linkage potentials (--model linkage-average,
+    /// linkage-complete, linkage-single): an N x N symmetric matrix of distances >= 0, CSV
+    /// without header or .npy, or `-` for standard input; the diagonal is ignored.
+    /// (--points gives the Euclidean distances between its rows instead.)
+    #[arg(long, value_name = "FILE")]
+    pub distances: Option<PathBuf>,
 
     #[command(flatten)]
     pub data: DataArgs,
@@ -133,6 +145,14 @@ pub struct ModelArgs {
     /// [default: the memory available].
     #[arg(long, value_name = "GIB")]
     pub max_memory: Option<f64>,
+
+    /// Wall-clock limit in seconds (per jet with --jets). The exact trellis commands
+    /// refuse up front when the library's planner estimates a longer run, and stop with
+    /// an error when the limit is reached; `astar` stops its search (the approximate
+    /// search returns its best tree so far, the exact one fails). A limit beyond what
+    /// the clock can represent (centuries) is no limit.
+    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    pub time_limit: Option<f64>,
 }
 
 /// A dataset given as pairwise weights or as points with a similarity.
@@ -170,18 +190,6 @@ pub struct DataArgs {
     /// (the recipe of the trellis and A* papers for hcc).
     #[arg(long, requires = "points")]
     pub center: bool,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ModelKind {
-    /// Hierarchical correlation clustering.
-    Hcc,
-    /// Dasgupta's cost.
-    Dasgupta,
-    /// The Ginkgo jet likelihood (current reference form; root split at lambda_root).
-    Ginkgo,
-    /// The Ginkgo likelihood of the trellis paper's tables (legacy form).
-    GinkgoLegacy,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -384,7 +392,9 @@ fn flag_hint(e: &anyhow::Error) -> Option<&'static str> {
         .kind();
     Some(match kind {
         ErrorKind::SearchBudget { .. } => "raise --max-memory, or use --approx",
-        ErrorKind::TimeLimit { .. } => "raise --time-limit, or use --approx",
+        ErrorKind::TimeLimit { .. } | ErrorKind::TimeBudget { .. } => {
+            "raise --time-limit, or use an approximate method (astar --approx, --sparse beam)"
+        }
         _ => return None,
     })
 }

@@ -109,7 +109,7 @@ pub fn matrix(rows: &[Vec<f64>]) -> String {
 /// The first `top` clusters with their marginals, one per line, point `i`
 /// shown as `label(i)`.
 pub fn labelled_clusters(
-    clusters: &[crate::commands::ClusterJson],
+    clusters: &[ClusterJson],
     top: usize,
     label: &dyn Fn(usize) -> String,
 ) -> String {
@@ -121,4 +121,21 @@ pub fn labelled_clusters(
             format!("  {:.6}  {{{}}}\n", c.p, names.join(", "))
         })
         .collect()
+}
+
+/// A cluster and its marginal, as in every `marginals` JSON output.
+#[derive(serde::Serialize)]
+pub(crate) struct ClusterJson {
+    pub members: Vec<usize>,
+    pub p: f64,
+}
+
+impl ClusterJson {
+    /// The cluster of a dense trellis's mask.
+    pub fn of(mask: trellis::Mask, p: f64) -> ClusterJson {
+        ClusterJson {
+            members: trellis::members(mask).collect(),
+            p,
+        }
+    }
 }

@@ -13,13 +13,14 @@ use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use trellis::ginkgo::JetsFile;
 use trellis::ginkgo::{Ginkgo, Jet, LeafOrdering, SparseJet, beam_trees, simulator_trees};
-use trellis::sparse::{MAX_SPARSE_POINTS, SparseInference, SparseTrellis};
-use trellis::{ScoredTree, Set, SetRepr, Tree, WideSet};
+use trellis::sparse::{MAX_SPARSE_POINTS, SparseTrellis};
+use trellis::{Set, SetRepr, Tree, WideSet};
 
-use crate::commands::{ClusterJson, Posterior, variant};
 use crate::input::memory_limit;
+use crate::input::variant;
 use crate::limits;
 use crate::{ModelArgs, with_cost_model};
+use trellis::posterior::Posterior;
 
 /// How a sparse trellis is built.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,19 +151,9 @@ impl SparseArgs {
 
     /// The inference of a jet's model on its sparse trellis (clusters as
     /// wide sets beyond 128 leaves).
-    pub(crate) fn jet(
-        &self,
-        jet: &Jet,
-        args: &ModelArgs,
-        index: usize,
-    ) -> Result<Box<dyn Posterior>> {
-        fn infer<S: SetRepr>(sj: SparseJet<S>) -> Result<Box<dyn Posterior>> {
-            let inference = sj.trellis.infer(&sj.model)?;
-            Ok(Box::new(Sparse {
-                trellis: sj.trellis,
-                inference,
-                order: Some(sj.order),
-            }))
+    pub(crate) fn jet(&self, jet: &Jet, args: &ModelArgs, index: usize) -> Result<Posterior> {
+        fn infer<S: SetRepr + 'static>(sj: SparseJet<S>) -> Result<Posterior> {
+            Ok(Posterior::sparse(sj.trellis, &sj.model, Some(sj.order))?)
         }
         if jet.len() <= MAX_SPARSE_POINTS {
             infer(self.sparse_jet::<Set>(jet, args, index)?)
@@ -190,9 +181,9 @@ impl SparseArgs {
     pub(crate) fn weights(
         &self,
         args: &ModelArgs,
-        weights: &trellis::Weights,
+        weights: &crate::input::Pairwise,
         beta: f64,
-    ) -> Result<Box<dyn Posterior>> {
+    ) -> Result<Posterior> {
         let n = weights.n();
         self.check_weights(args, n)?;
         let (k, width) = (self.trees()?, self.beam_width(n)?);
@@ -202,120 +193,24 @@ impl SparseArgs {
             Some(width)
         )?);
         if n <= MAX_SPARSE_POINTS {
-            Ok(Box::new(self.infer::<Set>(args, weights, beta, &trees)?))
+            self.infer::<Set>(args, weights, beta, &trees)
         } else {
-            Ok(Box::new(
-                self.infer::<WideSet>(args, weights, beta, &trees)?,
-            ))
+            self.infer::<WideSet>(args, weights, beta, &trees)
         }
     }
 
     /// The sparse trellis of `trees` with clusters stored as `S`, and the
     /// model's inference on it.
-    fn infer<S: SetRepr>(
+    fn infer<S: SetRepr + 'static>(
         &self,
         args: &ModelArgs,
-        weights: &trellis::Weights,
+        weights: &crate::input::Pairwise,
         beta: f64,
         trees: &[Tree],
-    ) -> Result<Sparse<S>> {
+    ) -> Result<Posterior> {
         let trellis = SparseTrellis::<S>::from_trees_as(weights.n(), trees)?;
-        let inference = with_cost_model!(args.model, weights, beta, |m| trellis.infer(&m)?);
-        Ok(Sparse {
-            trellis,
-            inference,
-            order: None,
-        })
-    }
-}
-
-/// An inference on a sparse trellis; for a jet, over positions in its leaf
-/// `order` (position `r` is leaf `order[r]`), reported over the jet's leaves.
-pub struct Sparse<S: SetRepr = Set> {
-    trellis: SparseTrellis<S>,
-    inference: SparseInference<S>,
-    order: Option<Vec<usize>>,
-}
-
-impl<S: SetRepr> Sparse<S> {
-    fn leaf(&self, r: usize) -> usize {
-        self.order.as_ref().map_or(r, |o| o[r])
-    }
-
-    fn tree(&self, t: &Tree) -> Tree {
-        t.relabel(|r| self.leaf(r)).canonical()
-    }
-}
-
-impl<S: SetRepr> Posterior for Sparse<S> {
-    fn log_z(&self) -> f64 {
-        self.inference.log_z()
-    }
-
-    fn map(&self) -> Result<ScoredTree> {
-        let map = self.inference.map();
-        Ok(ScoredTree {
-            tree: self.tree(&map.tree),
-            log_potential: map.log_potential,
-        })
-    }
-
-    fn each_sample(
-        &self,
-        k: usize,
-        seed: u64,
-        each: &mut dyn FnMut(Tree) -> Result<()>,
-    ) -> Result<()> {
-        // The stream of `SparseInference::samples(k, seed)`, one at a time.
-        let mut rng = trellis::random::rng(seed);
-        for _ in 0..k {
-            each(self.tree(&self.inference.sample(&mut rng)))?;
-        }
-        Ok(())
-    }
-
-    fn clusters(&self, min_p: f64) -> Result<Vec<ClusterJson>> {
-        let clusters = self.inference.marginals().clusters(min_p);
-        Ok(clusters
-            .into_iter()
-            .map(|(c, p)| {
-                let mut members: Vec<usize> = c.points().iter().map(|r| self.leaf(r)).collect();
-                members.sort_unstable();
-                ClusterJson { members, p }
-            })
-            .collect())
-    }
-
-    fn support(&self, clusters: &[Vec<usize>]) -> Result<Vec<f64>> {
-        // Leaf `order[r]` is at position `r`.
-        let mut position: Vec<usize> = (0..self.trellis.num_points()).collect();
-        if let Some(order) = &self.order {
-            for (r, &leaf) in order.iter().enumerate() {
-                position[leaf] = r;
-            }
-        }
-        let marginals = self.inference.marginals();
-        let n = self.trellis.num_points();
-        Ok(clusters
-            .iter()
-            .map(|c| marginals.p(S::from_points(c.iter().map(|&i| position[i]), n)))
-            .collect())
-    }
-
-    fn sparsity(&self) -> Option<(String, f64)> {
-        Some((
-            self.trellis.num_trees_realised().to_string(),
-            self.trellis.log10_sparsity(),
-        ))
-    }
-
-    fn note(&self) -> String {
-        format!(
-            "sparse trellis: {} clusters, {} splits, {} trees realised (sparsity {})\n",
-            self.trellis.num_vertices(),
-            self.trellis.num_splits(),
-            crate::output::approx(&self.trellis.num_trees_realised()),
-            crate::output::share(self.trellis.log10_sparsity())
-        )
+        Ok(with_cost_model!(args.model, weights, beta, |m| {
+            Posterior::sparse(trellis, &m, None)?
+        }))
     }
 }

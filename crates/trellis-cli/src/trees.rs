@@ -10,7 +10,7 @@ use clap::{Args, ValueEnum};
 use trellis::{Dendrogram, Newick, Search, Tree};
 
 use crate::input::NamedWeights;
-use crate::{ModelKind, with_cost_model};
+use crate::{ModelName, with_cost_model};
 
 /// How merge heights are chosen.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,8 +67,8 @@ pub fn of_model<M: Search + ?Sized>(
 /// The dendrogram of a tree over weights under a cost model (costs do not
 /// depend on beta).
 pub fn of_weights(
-    kind: ModelKind,
-    weights: &trellis::Weights,
+    kind: ModelName,
+    weights: &crate::input::Pairwise,
     tree: Tree,
     heights: HeightsKind,
 ) -> Result<Dendrogram> {

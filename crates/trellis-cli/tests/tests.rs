@@ -14,6 +14,8 @@ mod issue11_trees;
 mod issue12_beamjets;
 mod issue12_kernel;
 mod issue13_trees;
+mod issue21_linkage;
+mod issue21_reader;
 mod jets;
 mod serve;
 mod sparse;

@@ -37,9 +37,9 @@ pyo3::create_exception!(
 pub fn to_py(e: trellis::Error) -> PyErr {
     let message = e.to_string();
     match e.kind() {
-        ErrorKind::TooManyPoints { .. } | ErrorKind::OutOfMemory { .. } => {
-            TooLargeError::new_err(message)
-        }
+        ErrorKind::TooManyPoints { .. }
+        | ErrorKind::OutOfMemory { .. }
+        | ErrorKind::TimeBudget { .. } => TooLargeError::new_err(message),
         ErrorKind::Cancelled => PyKeyboardInterrupt::new_err("cancelled"),
         ErrorKind::TimeLimit { .. } | ErrorKind::SearchBudget { .. } | ErrorKind::Io { .. } => {
             TrellisError::new_err(message)

@@ -22,9 +22,6 @@ use trellis::{Dendrogram, MAX_POINTS, Options, Trellis, total_splits, tree_log_p
 use crate::errors::{TooLargeError, input, to_py};
 use crate::tree::PyTree;
 
-/// Relative tolerance on `E² ≥ |p|²`, as the jets-file reader's.
-const MASS_TOLERANCE: f64 = 1e-9;
-
 /// Jets whose exact trellis evaluates more splits run one at a time (as the CLI).
 const BIG_WORK: u64 = 20_000_000;
 
@@ -192,18 +189,8 @@ fn check_leaves(id: &str, rows: &[f64]) -> PyResult<Vec<[f64; 4]>> {
     let mut out = Vec::with_capacity(n);
     for (i, p) in rows.chunks_exact(4).enumerate() {
         let p = [p[0], p[1], p[2], p[3]];
-        if p.iter().any(|x| !x.is_finite()) {
-            return Err(input(format!(
-                "jet {id}: leaf {i} has a non-finite component"
-            )));
-        }
-        let t = trellis::ginkgo::mass_squared(&p);
-        if p[0] <= 0.0 || t < -MASS_TOLERANCE * p[0] * p[0] {
-            return Err(input(format!(
-                "jet {id}: leaf {i} is unphysical: E = {} but |p| = {} (a particle needs E > 0 and E >= |p|)",
-                p[0],
-                (p[1] * p[1] + p[2] * p[2] + p[3] * p[3]).sqrt()
-            )));
+        if let Some(problem) = trellis::ginkgo::leaf_problem(i, &p) {
+            return Err(input(format!("jet {id}: {problem}")));
         }
         out.push(p);
     }

@@ -15,7 +15,9 @@
 
 mod errors;
 mod interactive;
+mod io;
 mod jets;
+mod plan;
 mod posterior;
 mod search;
 mod tree;
@@ -178,6 +180,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     search::register(m)?;
     jets::register(m)?;
     interactive::register(m)?;
+    io::register(m)?;
+    plan::register(m)?;
     m.add("MAX_JOBS", MAX_JOBS)?;
     Ok(())
 }

@@ -1,50 +1,72 @@
 //! The exact posteriors: `exact_hierarchy` (the hierarchical trellis) and
 //! `exact_partition` (the flat trellis), with their result classes.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
-use trellis::flat::{FlatMarginals, FlatTrellis};
-use trellis::{
-    CorrelationClustering, Dasgupta, Dendrogram, Hcc, Marginals, Mask, Search, Trellis, Weights,
-};
+use trellis::flat::FlatMarginals;
+use trellis::models::{CostModel, InputKind, ModelName, PairwiseData, Structure};
+use trellis::posterior::{Need, Posterior};
+use trellis::{CorrelationClustering, Dendrogram, Distances, Mask, Search};
 
 use crate::errors::{input, to_py};
 use crate::tree::PyTree;
 
-/// The models of hierarchies over weights.
-pub enum HierModel {
-    Hcc(Hcc),
-    Dasgupta(Dasgupta),
-}
-
-impl HierModel {
-    /// `model` ("hcc" or "dasgupta") at `beta` over `w`.
-    pub fn new(model: &str, w: &Weights, beta: f64) -> PyResult<HierModel> {
-        match model {
-            "hcc" => Hcc::new(w, beta).map(HierModel::Hcc).map_err(to_py),
-            "dasgupta" => Dasgupta::new(w, beta)
-                .map(HierModel::Dasgupta)
-                .map_err(to_py),
-            other => Err(input(format!(
-                "model must be \"hcc\" or \"dasgupta\", not {other:?}"
-            ))),
-        }
+/// A hierarchical cost model of the library's registry (`model`, a model id
+/// such as ``"hcc"`` or ``"linkage-average"``) at `beta` over a numpy matrix:
+/// `kind` says whether it holds weights, distances or points (Euclidean
+/// distances between the rows, for the linkage potentials).
+pub fn cost_model(
+    data: &PyReadonlyArray2<'_, f64>,
+    kind: &str,
+    model: &str,
+    beta: f64,
+) -> PyResult<CostModel> {
+    let name: ModelName = model.parse().map_err(to_py)?;
+    let info = name.info();
+    if info.structure != Structure::Hierarchy || info.takes(InputKind::Jets) {
+        return Err(input(format!(
+            "model {model:?} is not a cost model of hierarchies over weights or distances \
+             (hcc, dasgupta, linkage-average, linkage-complete, linkage-single)"
+        )));
     }
-}
-
-/// Runs `$body` with `$m` bound to the concrete model of a [`HierModel`].
-macro_rules! with_model {
-    ($model:expr, |$m:ident| $body:expr) => {
-        match $model {
-            $crate::posterior::HierModel::Hcc($m) => $body,
-            $crate::posterior::HierModel::Dasgupta($m) => $body,
+    let distances = info.takes(InputKind::Distances);
+    let built = match (kind, distances) {
+        ("weights", false) => {
+            let w = crate::weights(data)?;
+            CostModel::build(name, PairwiseData::Weights(&w), beta)
+        }
+        ("distances", true) => {
+            let (rows, cols) = data.as_array().dim();
+            if rows != cols {
+                return Err(input(format!(
+                    "distances must be a square (n, n) matrix, not {rows} x {cols}"
+                )));
+            }
+            let d = Distances::from_matrix(&crate::matrix(data)?).map_err(to_py)?;
+            CostModel::build(name, PairwiseData::Distances(&d), beta)
+        }
+        ("points", true) => {
+            let d = Distances::from_points(&crate::matrix(data)?).map_err(to_py)?;
+            CostModel::build(name, PairwiseData::Distances(&d), beta)
+        }
+        (_, false) => {
+            return Err(input(format!(
+                "model {model:?} runs on weights (similarities): give weights= \
+                 (for points, weights=trellis.similarity(points, ...))"
+            )));
+        }
+        (_, true) => {
+            return Err(input(format!(
+                "model {model:?} runs on distances: give distances= or points= \
+                 (Euclidean distances between the rows), not weights="
+            )));
         }
     };
+    built.map_err(to_py)
 }
-pub(crate) use with_model;
 
 /// A tree from a model: names and cumulative-cost heights.
 pub fn model_tree<M: Search + ?Sized>(
@@ -58,26 +80,12 @@ pub fn model_tree<M: Search + ?Sized>(
     Ok(PyTree::new(tree, names.clone(), heights))
 }
 
-enum Hier {
-    Hcc(Trellis<Hcc>, OnceLock<Marginals<Hcc>>),
-    Dasgupta(Trellis<Dasgupta>, OnceLock<Marginals<Dasgupta>>),
-}
-
-macro_rules! with_trellis {
-    ($h:expr, |$t:ident, $marg:ident| $body:expr) => {
-        match $h {
-            Hier::Hcc($t, $marg) => $body,
-            Hier::Dasgupta($t, $marg) => $body,
-        }
-    };
-}
-
 /// The exact posterior over every binary hierarchy of the points, from
 /// ``exact_hierarchy``: ``log_z``, the MAP tree, the marginal probability of
 /// every cluster and of any sub-hierarchy, and exact samples.
 #[pyclass(module = "trellis", frozen)]
 pub struct HierarchyPosterior {
-    inner: Hier,
+    inner: Posterior,
     names: Option<Arc<Vec<String>>>,
     n_jobs: Option<i64>,
     max_memory: Option<f64>,
@@ -142,53 +150,27 @@ fn check_samples(k: usize, n: usize) -> PyResult<()> {
     Ok(())
 }
 
-/// The marginals of `t`, computed on first use (one outside pass, with the
-/// interpreter released and Ctrl-C checked).
-fn marginals_of<'a, M: trellis::Model + Send + Sync>(
-    py: Python<'_>,
-    t: &Trellis<M>,
-    cell: &'a OnceLock<Marginals<M>>,
-    n_jobs: Option<i64>,
-    max_memory: Option<f64>,
-) -> PyResult<&'a Marginals<M>>
-where
-    M::Summary: Send + Sync,
-{
-    if cell.get().is_none() {
-        let m = crate::run(py, n_jobs, max_memory, |o| t.marginals_with(o))?;
-        let _ = cell.set(m);
-    }
-    Ok(cell.get().expect("set above"))
-}
-
 impl HierarchyPosterior {
-    /// The marginals (computed on first use, one outside pass).
-    fn with_marginals<R: Send>(
-        &self,
-        py: Python<'_>,
-        f: impl FnOnce(&dyn Fn(Mask) -> f64) -> R,
-    ) -> PyResult<R> {
-        with_trellis!(&self.inner, |t, cell| {
-            let m = marginals_of(py, t, cell, self.n_jobs, self.max_memory)?;
-            Ok(f(&|s| m.p(s)))
-        })
-    }
-
-    /// The posterior marginal of each cluster (sorted point lists).
+    /// The posterior marginal of each cluster (point lists): one outside
+    /// pass on first use, with the interpreter released and Ctrl-C checked.
     pub fn cluster_probabilities(
         &self,
         py: Python<'_>,
         clusters: &[Vec<usize>],
     ) -> PyResult<Vec<f64>> {
-        let masks: Vec<Mask> = clusters
-            .iter()
-            .map(|c| {
-                c.iter()
-                    .try_fold(0 as Mask, |m, &i| (i < 32).then(|| m | (1 << i)))
-                    .ok_or_else(|| input("a cluster holds a point beyond the posterior's points"))
-            })
-            .collect::<PyResult<_>>()?;
-        self.with_marginals(py, |p| masks.iter().map(|&s| p(s)).collect())
+        crate::run(py, self.n_jobs, self.max_memory, |o| {
+            self.inner.support(clusters, o)
+        })
+    }
+
+    /// A tree of the posterior with names and cumulative-cost heights.
+    fn tree(&self, tree: trellis::Tree) -> PyTree {
+        let heights = self
+            .inner
+            .dendrogram(tree.clone())
+            .ok()
+            .map(|d| d.heights().to_vec());
+        PyTree::new(tree, self.names.clone(), heights)
     }
 }
 
@@ -197,45 +179,37 @@ impl HierarchyPosterior {
     /// Number of points.
     #[getter]
     fn n(&self) -> usize {
-        with_trellis!(&self.inner, |t, _m| t.num_points())
+        self.inner.n()
     }
 
     /// ``log Z``: the log of the summed potential of every hierarchy.
     #[getter]
-    fn log_z(&self) -> f64 {
-        with_trellis!(&self.inner, |t, _m| t.log_z())
+    fn log_z(&self) -> PyResult<f64> {
+        self.inner.log_z().map_err(to_py)
     }
 
     /// The number of binary hierarchies, ``(2n - 3)!!`` (a Python int).
     #[getter]
     fn num_trees<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        big_int(py, with_trellis!(&self.inner, |t, _m| t.num_trees()))
+        big_int(py, self.inner.num_trees())
     }
 
     /// The most probable hierarchy, with names and cumulative-cost heights.
     #[getter]
     fn map_tree(&self) -> PyResult<PyTree> {
-        with_trellis!(&self.inner, |t, _m| model_tree(
-            t.model(),
-            t.map().tree.clone(),
-            &self.names
-        ))
+        Ok(self.tree(self.inner.map().map_err(to_py)?.tree))
     }
 
     /// The cost of the MAP tree (the model's cost, without ``beta``).
     #[getter]
     fn map_cost(&self) -> PyResult<f64> {
-        with_trellis!(&self.inner, |t, _m| trellis::tree_cost(
-            t.model(),
-            &t.map().tree
-        )
-        .map_err(to_py))
+        self.inner.map_cost().map_err(to_py)
     }
 
     /// The log-potential of the MAP tree, ``log φ(MAP)``.
     #[getter]
-    fn map_log_potential(&self) -> f64 {
-        with_trellis!(&self.inner, |t, _m| t.map().log_potential)
+    fn map_log_potential(&self) -> PyResult<f64> {
+        Ok(self.inner.map().map_err(to_py)?.log_potential)
     }
 
     /// Every non-singleton proper cluster with marginal probability ``> 0``
@@ -250,20 +224,21 @@ impl HierarchyPosterior {
         if min_p.is_nan() {
             return Err(input("min_p must be a number"));
         }
-        with_trellis!(&self.inner, |t, cell| {
-            let m = marginals_of(py, t, cell, self.n_jobs, self.max_memory)?;
-            m.clusters(min_p)
-                .into_iter()
-                .map(|(s, p)| Ok((mask_tuple(py, s)?, p)))
-                .collect()
-        })
+        let clusters = crate::run(py, self.n_jobs, self.max_memory, |o| {
+            self.inner.cluster_marginals(min_p, o)
+        })?;
+        clusters
+            .into_iter()
+            .map(|(c, p)| Ok((PyTuple::new(py, c)?, p)))
+            .collect()
     }
 
     /// The probability that ``members`` (point indices, or names) is a
     /// cluster of the hierarchy.
     fn marginal(&self, py: Python<'_>, members: &Bound<'_, PyAny>) -> PyResult<f64> {
         let mask = members_mask(members, self.n(), &self.names)?;
-        self.with_marginals(py, |p| p(mask))
+        let cluster: Vec<usize> = trellis::members(mask).collect();
+        Ok(self.cluster_probabilities(py, &[cluster])?[0])
     }
 
     /// The probability that the hierarchy contains ``tree`` (a ``Tree`` over
@@ -279,10 +254,8 @@ impl HierarchyPosterior {
                 trellis::Tree::from_json_str(&text).map_err(to_py)?
             }
         };
-        with_trellis!(&self.inner, |t, cell| {
-            marginals_of(py, t, cell, self.n_jobs, self.max_memory)?
-                .subtree(&tree)
-                .map_err(to_py)
+        crate::run(py, self.n_jobs, self.max_memory, |o| {
+            self.inner.subtree(&tree, o)
         })
     }
 
@@ -291,46 +264,42 @@ impl HierarchyPosterior {
     #[pyo3(signature = (k, seed=0))]
     fn sample(&self, py: Python<'_>, k: usize, seed: u64) -> PyResult<Vec<PyTree>> {
         check_samples(k, self.n())?;
-        with_trellis!(&self.inner, |t, _m| {
-            let trees = crate::run(py, self.n_jobs, self.max_memory, |_| Ok(t.samples(k, seed)))?;
-            trees
-                .into_iter()
-                .map(|tree| model_tree(t.model(), tree, &self.names))
-                .collect()
-        })
+        let trees = crate::run(py, self.n_jobs, self.max_memory, |_| {
+            self.inner.samples(k, seed)
+        })?;
+        Ok(trees.into_iter().map(|t| self.tree(t)).collect())
     }
 
     fn __repr__(&self) -> String {
-        format!("HierarchyPosterior(n={}, log_z={})", self.n(), self.log_z())
+        match self.inner.log_z() {
+            Ok(log_z) => format!("HierarchyPosterior(n={}, log_z={log_z})", self.n()),
+            Err(_) => format!("HierarchyPosterior(n={})", self.n()),
+        }
     }
 }
 
 /// The exact posterior over every hierarchy: the hierarchical trellis
 /// (``O(3^n)`` time, ``O(2^n)`` memory; at most 30 points and the memory
-/// available).
+/// available). `data` holds weights, distances or points as `kind` says
+/// (see [`cost_model`]).
 #[pyfunction]
-#[pyo3(signature = (weights, model="hcc", beta=1.0, names=None, max_memory=None, n_jobs=None))]
+#[pyo3(signature = (data, kind="weights", model="hcc", beta=1.0, names=None, max_memory=None, n_jobs=None))]
+#[allow(clippy::too_many_arguments)]
 fn exact_hierarchy(
     py: Python<'_>,
-    weights: PyReadonlyArray2<'_, f64>,
+    data: PyReadonlyArray2<'_, f64>,
+    kind: &str,
     model: &str,
     beta: f64,
     names: Option<Vec<String>>,
     max_memory: Option<f64>,
     n_jobs: Option<i64>,
 ) -> PyResult<HierarchyPosterior> {
-    let w = crate::weights(&weights)?;
-    let names = crate::check_names(names, w.n())?.map(Arc::new);
-    let inner = match HierModel::new(model, &w, beta)? {
-        HierModel::Hcc(m) => Hier::Hcc(
-            crate::run(py, n_jobs, max_memory, |o| Trellis::with_options(m, o))?,
-            OnceLock::new(),
-        ),
-        HierModel::Dasgupta(m) => Hier::Dasgupta(
-            crate::run(py, n_jobs, max_memory, |o| Trellis::with_options(m, o))?,
-            OnceLock::new(),
-        ),
-    };
+    let model = cost_model(&data, kind, model, beta)?;
+    let names = crate::check_names(names, model.data().n())?.map(Arc::new);
+    let inner = crate::run(py, n_jobs, max_memory, |o| {
+        trellis::with_cost_model!(model, |m| Posterior::dense(m, Need::All, o))
+    })?;
     Ok(HierarchyPosterior {
         inner,
         names,
@@ -343,8 +312,7 @@ fn exact_hierarchy(
 /// points, from ``exact_partition``.
 #[pyclass(module = "trellis", frozen)]
 pub struct PartitionPosterior {
-    trellis: FlatTrellis<CorrelationClustering>,
-    marginals: OnceLock<FlatMarginals>,
+    inner: trellis::posterior::PartitionPosterior,
     n_jobs: Option<i64>,
 }
 
@@ -360,12 +328,9 @@ fn labels(n: usize, clusters: &[Vec<usize>]) -> Vec<i64> {
 }
 
 impl PartitionPosterior {
+    /// The marginals: computed on first use with the interpreter released.
     fn marginals(&self, py: Python<'_>) -> PyResult<&FlatMarginals> {
-        if self.marginals.get().is_none() {
-            let m = crate::run(py, self.n_jobs, None, |_| Ok(self.trellis.marginals()))?;
-            let _ = self.marginals.set(m);
-        }
-        Ok(self.marginals.get().expect("set above"))
+        crate::run(py, self.n_jobs, None, |_| self.inner.marginals())
     }
 }
 
@@ -374,32 +339,33 @@ impl PartitionPosterior {
     /// Number of points.
     #[getter]
     fn n(&self) -> usize {
-        self.trellis.num_points()
+        self.inner.n()
     }
 
     /// ``log Z``: the log of the summed energy of every partition.
     #[getter]
-    fn log_z(&self) -> f64 {
-        self.trellis.log_z()
+    fn log_z(&self) -> PyResult<f64> {
+        self.inner.log_z().map_err(to_py)
     }
 
     /// The number of partitions (the Bell number ``B(n)``, a Python int).
     #[getter]
     fn num_partitions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        big_int(py, self.trellis.num_partitions())
+        big_int(py, self.inner.num_partitions().clone())
     }
 
     /// The MAP partition as labels ``0..k`` (clusters numbered by their
     /// smallest point).
     #[getter]
-    fn map_labels<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        labels(self.n(), &self.trellis.map().clusters).into_pyarray(py)
+    fn map_labels<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<i64>>> {
+        let map = self.inner.map().map_err(to_py)?;
+        Ok(labels(self.n(), &map.clusters).into_pyarray(py))
     }
 
     /// The log-energy of the MAP partition.
     #[getter]
-    fn map_log_energy(&self) -> f64 {
-        self.trellis.map().log_energy
+    fn map_log_energy(&self) -> PyResult<f64> {
+        Ok(self.inner.map().map_err(to_py)?.log_energy)
     }
 
     /// Every cluster (singletons included) with marginal probability ``> 0``
@@ -437,7 +403,7 @@ impl PartitionPosterior {
     ) -> PyResult<Vec<Bound<'py, PyArray1<i64>>>> {
         check_samples(k, self.n())?;
         let n = self.n();
-        let parts = crate::run(py, self.n_jobs, None, |_| Ok(self.trellis.samples(k, seed)))?;
+        let parts = crate::run(py, self.n_jobs, None, |_| self.inner.samples(k, seed))?;
         Ok(parts
             .iter()
             .map(|p| labels(n, p).into_pyarray(py))
@@ -445,7 +411,10 @@ impl PartitionPosterior {
     }
 
     fn __repr__(&self) -> String {
-        format!("PartitionPosterior(n={}, log_z={})", self.n(), self.log_z())
+        match self.inner.log_z() {
+            Ok(log_z) => format!("PartitionPosterior(n={}, log_z={log_z})", self.n()),
+            Err(_) => format!("PartitionPosterior(n={})", self.n()),
+        }
     }
 }
 
@@ -470,14 +439,10 @@ fn exact_partition(
     let w = crate::weights(&weights)?;
     crate::check_names(names, w.n())?;
     let energy = CorrelationClustering::new(&w, beta).map_err(to_py)?;
-    let trellis = crate::run(py, n_jobs, max_memory, |o| {
-        FlatTrellis::with_options(energy, o)
+    let inner = crate::run(py, n_jobs, max_memory, |o| {
+        trellis::posterior::PartitionPosterior::dense(energy, Need::All, o)
     })?;
-    Ok(PartitionPosterior {
-        trellis,
-        marginals: OnceLock::new(),
-        n_jobs,
-    })
+    Ok(PartitionPosterior { inner, n_jobs })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -10,8 +10,9 @@ use trellis::baselines::{self, Linkage};
 use trellis::{Similarity, Weights};
 
 use crate::errors::{input, to_py};
-use crate::posterior::{HierModel, model_tree, with_model};
+use crate::posterior::{cost_model, model_tree};
 use crate::tree::PyTree;
+use trellis::with_cost_model;
 
 /// Pairwise similarities of the rows of ``points`` (one point per row):
 /// ``"cosine"``, ``"rbf"`` (``exp(-gamma |x - y|^2)``, ``gamma`` defaults
@@ -96,11 +97,12 @@ impl AstarResult {
 /// ``max_explored`` vertices (deterministic) and ``time_limit`` seconds as
 /// budgets; ``seed`` drives its candidate sampler.
 #[pyfunction]
-#[pyo3(signature = (weights, model="hcc", approx=false, seed=0, beta=1.0, names=None, max_explored=None, time_limit=None, max_memory=None, n_jobs=None))]
+#[pyo3(signature = (data, kind="weights", model="hcc", approx=false, seed=0, beta=1.0, names=None, max_explored=None, time_limit=None, max_memory=None, n_jobs=None))]
 #[allow(clippy::too_many_arguments)]
 fn astar(
     py: Python<'_>,
-    weights: PyReadonlyArray2<'_, f64>,
+    data: PyReadonlyArray2<'_, f64>,
+    kind: &str,
     model: &str,
     approx: bool,
     seed: u64,
@@ -111,8 +113,8 @@ fn astar(
     max_memory: Option<f64>,
     n_jobs: Option<i64>,
 ) -> PyResult<AstarResult> {
-    let w = crate::weights(&weights)?;
-    let n = w.n();
+    let cm = cost_model(&data, kind, model, beta)?;
+    let n = cm.data().n();
     let names = crate::check_names(names, n)?.map(Arc::new);
     let time_limit = match time_limit {
         None => None,
@@ -126,13 +128,12 @@ fn astar(
     if max_explored == Some(0) {
         return Err(input("max_explored must be at least 1"));
     }
-    let hm = HierModel::new(model, &w, beta)?;
-    let outcome = with_model!(&hm, |m| crate::run(py, n_jobs, max_memory, |o| {
+    let outcome = with_cost_model!(&cm, |m| crate::run(py, n_jobs, max_memory, |o| {
         let options = trellis::Options { time_limit, ..*o };
         if approx {
             // The CLI's default for weights (docs/astar.md): the three
             // linkage trees; greedy and beam search start poorly on hcc.
-            let d = baselines::distances_from_similarities(&w);
+            let d = cm.data().linkage_distances();
             let init = [Linkage::Average, Linkage::Complete, Linkage::Ward]
                 .into_iter()
                 .map(|l| baselines::linkage(&d, n, l))
@@ -147,7 +148,7 @@ fn astar(
             search::exact(m, &options)
         }
     }))?;
-    let tree = with_model!(&hm, |m| model_tree(m, outcome.best.tree, &names))?;
+    let tree = with_cost_model!(&cm, |m| model_tree(m, outcome.best.tree, &names))?;
     Ok(AstarResult {
         tree: Py::new(py, tree)?,
         cost: outcome.cost,
@@ -160,18 +161,18 @@ fn astar(
 /// Greedy agglomerative search: at each step, the merge with the best
 /// split potential. Returns a ``Tree`` (names, cost heights).
 #[pyfunction]
-#[pyo3(signature = (weights, model="hcc", beta=1.0, names=None))]
+#[pyo3(signature = (data, kind="weights", model="hcc", beta=1.0, names=None))]
 fn greedy(
     py: Python<'_>,
-    weights: PyReadonlyArray2<'_, f64>,
+    data: PyReadonlyArray2<'_, f64>,
+    kind: &str,
     model: &str,
     beta: f64,
     names: Option<Vec<String>>,
 ) -> PyResult<PyTree> {
-    let w = crate::weights(&weights)?;
-    let names = crate::check_names(names, w.n())?.map(Arc::new);
-    let hm = HierModel::new(model, &w, beta)?;
-    with_model!(&hm, |m| {
+    let cm = cost_model(&data, kind, model, beta)?;
+    let names = crate::check_names(names, cm.data().n())?.map(Arc::new);
+    with_cost_model!(&cm, |m| {
         let best = crate::run(py, None, None, |_| baselines::greedy(m))?;
         model_tree(m, best.tree, &names)
     })
@@ -180,24 +181,25 @@ fn greedy(
 /// Beam search (the A* paper's baseline): ``width`` partial hierarchies
 /// kept per step (default ``n(n - 1)/2``). Returns the best ``Tree``.
 #[pyfunction]
-#[pyo3(signature = (weights, model="hcc", beta=1.0, width=None, names=None))]
+#[pyo3(signature = (data, kind="weights", model="hcc", beta=1.0, width=None, names=None))]
+#[allow(clippy::too_many_arguments)]
 fn beam(
     py: Python<'_>,
-    weights: PyReadonlyArray2<'_, f64>,
+    data: PyReadonlyArray2<'_, f64>,
+    kind: &str,
     model: &str,
     beta: f64,
     width: Option<usize>,
     names: Option<Vec<String>>,
 ) -> PyResult<PyTree> {
-    let w = crate::weights(&weights)?;
-    let n = w.n();
+    let cm = cost_model(&data, kind, model, beta)?;
+    let n = cm.data().n();
     let names = crate::check_names(names, n)?.map(Arc::new);
     let width = width.unwrap_or_else(|| baselines::default_beam_width(n));
     if width == 0 {
         return Err(input("width must be at least 1"));
     }
-    let hm = HierModel::new(model, &w, beta)?;
-    with_model!(&hm, |m| {
+    with_cost_model!(&cm, |m| {
         let trees = crate::run(py, None, None, |_| baselines::beam_search(m, width))?;
         let best = trees
             .into_iter()

@@ -6,25 +6,19 @@
 //! that both find the same optimum.
 
 use anyhow::Result;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use serde::Serialize;
 use trellis::astar::{self, Outcome};
+use trellis::models::ModelName;
 use trellis::{Dasgupta, Hcc, Options, Search, Trellis, Workload, total_splits};
 
 use crate::astar::jet_params;
 use crate::bench::{absolute, random_weights};
 use crate::timing::best_of;
 
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ModelKind {
-    /// Hierarchical correlation clustering.
-    Hcc,
-    /// Dasgupta's cost.
-    Dasgupta,
-    /// The Ginkgo jet likelihood (current reference form; root split at lambda_root).
-    Ginkgo,
-    /// The Ginkgo likelihood of the trellis paper's tables (legacy form).
-    GinkgoLegacy,
+/// Parses `--model`: a model of the library's registry.
+pub fn model_name(s: &str) -> Result<ModelName, String> {
+    s.parse().map_err(|e: trellis::Error| e.to_string())
 }
 
 #[derive(Args, Debug)]
@@ -40,9 +34,9 @@ pub struct AstarBenchArgs {
     /// Runs per size; the fastest is reported.
     #[arg(long, default_value_t = 3, value_name = "R")]
     repeats: usize,
-    /// Model of the split potential.
-    #[arg(long, value_enum, default_value = "hcc")]
-    model: ModelKind,
+    /// Model of the split potential: hcc, dasgupta, ginkgo or ginkgo-legacy.
+    #[arg(long, default_value = "hcc", value_parser = model_name)]
+    model: ModelName,
     /// Seed of the random weights (of the simulated jets for --model ginkgo).
     #[arg(long, default_value_t = 1, value_name = "S")]
     seed: u64,
@@ -88,8 +82,8 @@ pub fn run(args: &AstarBenchArgs) -> Result<String> {
     for &n in &args.sizes {
         trellis::check_memory(n, Workload::Inside, None)?;
         let (dp_s, dp, astar_s, o) = match args.model {
-            ModelKind::Ginkgo | ModelKind::GinkgoLegacy => {
-                let variant = if args.model == ModelKind::Ginkgo {
+            ModelName::Ginkgo | ModelName::GinkgoLegacy => {
+                let variant = if args.model == ModelName::Ginkgo {
                     Variant::Current
                 } else {
                     Variant::Legacy
@@ -97,13 +91,16 @@ pub fn run(args: &AstarBenchArgs) -> Result<String> {
                 let jet = generate_jet(&jet_params(n), args.seed, 0, n, n)?;
                 compare(&Ginkgo::new(&jet, variant), args.repeats)?
             }
-            ModelKind::Hcc => compare(
+            ModelName::Hcc => compare(
                 &Hcc::new(&random_weights(n, args.seed)?, 1.0)?,
                 args.repeats,
             )?,
-            ModelKind::Dasgupta => {
+            ModelName::Dasgupta => {
                 let w = absolute(&random_weights(n, args.seed)?)?;
                 compare(&Dasgupta::new(&w, 1.0)?, args.repeats)?
+            }
+            other => {
+                anyhow::bail!("astar-bench runs hcc, dasgupta and the Ginkgo models, not {other}")
             }
         };
         if (o.cost - dp).abs() > 1e-7 * dp.abs().max(1.0) {
@@ -111,7 +108,7 @@ pub fn run(args: &AstarBenchArgs) -> Result<String> {
         }
         let row = AstarRow {
             n,
-            model: format!("{:?}", args.model).to_lowercase(),
+            model: args.model.to_string(),
             dp_s,
             dp_splits: total_splits(n) as u64,
             astar_s,

@@ -8,10 +8,11 @@ use anyhow::Result;
 use clap::Args;
 use rand::RngExt;
 use serde::Serialize;
-use trellis::{Dasgupta, General, Hcc, Matrix, Model, Trellis, Weights, Workload, total_splits};
+use trellis::{Distances, General, Matrix, Model, Trellis, Weights, Workload, total_splits};
 
-use crate::astar_bench::ModelKind;
+use crate::astar_bench::model_name;
 use crate::timing::best_of;
+use trellis::models::{CostModel, ModelName, PairwiseData};
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
@@ -26,9 +27,11 @@ pub struct BenchArgs {
     /// Runs per size; the fastest is reported.
     #[arg(long, default_value_t = 3, value_name = "R")]
     repeats: usize,
-    /// Model of the split potential.
-    #[arg(long, value_enum, default_value = "hcc")]
-    model: ModelKind,
+    /// Model of the split potential: hcc, dasgupta (on the absolute weights) or a
+    /// linkage potential (linkage-average, linkage-complete, linkage-single; on the
+    /// absolute weights as distances).
+    #[arg(long, default_value = "hcc", value_parser = model_name)]
+    model: ModelName,
     /// Call log psi per split (the kernel user-defined models get) instead of
     /// the separable kernel of the built-in models.
     #[arg(long)]
@@ -245,7 +248,7 @@ fn measure<M: Model>(model: M, args: &BenchArgs, n: usize) -> Result<Row> {
     Ok(Row {
         n,
         threads,
-        model: format!("{:?}", args.model).to_lowercase(),
+        model: args.model.to_string(),
         kernel: if args.general { "general" } else { "separable" },
         path: trellis::KernelPath::choose(None)?.to_string(),
         splits,
@@ -277,7 +280,7 @@ pub fn run(args: &BenchArgs) -> Result<String> {
     if args.flat {
         return bench_flat(args);
     }
-    if matches!(args.model, ModelKind::Ginkgo | ModelKind::GinkgoLegacy) {
+    if matches!(args.model, ModelName::Ginkgo | ModelName::GinkgoLegacy) {
         anyhow::bail!(
             "--model ginkgo is benchmarked with --jets FILE (A* against the DP: trellis-repro astar-bench)"
         );
@@ -307,15 +310,20 @@ pub fn run(args: &BenchArgs) -> Result<String> {
         };
         trellis::check_memory(n, workload, None)?;
         let w = random_weights(n, args.seed)?;
-        let w = if args.model == ModelKind::Dasgupta {
-            absolute(&w)?
-        } else {
-            w
+        let positive = absolute(&w)?;
+        let d;
+        let data = match args.model {
+            ModelName::Hcc => PairwiseData::Weights(&w),
+            ModelName::Dasgupta => PairwiseData::Weights(&positive),
+            _ => {
+                d = Distances::from_matrix(&Matrix::from_rows(
+                    (0..n).map(|i| positive.row(i).to_vec()).collect(),
+                )?)?;
+                PairwiseData::Distances(&d)
+            }
         };
-        let row = match args.model {
-            ModelKind::Hcc => measure_model(Hcc::new(&w, 1.0)?, args, n)?,
-            _ => measure_model(Dasgupta::new(&w, 1.0)?, args, n)?,
-        };
+        let model = CostModel::build(args.model, data, 1.0)?;
+        let row = trellis::with_cost_model!(model, |m| measure_model(m, args, n)?);
         if args.json {
             out += &(serde_json::to_string(&row)? + "\n");
         } else {

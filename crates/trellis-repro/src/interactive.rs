@@ -19,7 +19,7 @@ use serde_json::json;
 use trellis::baselines::{Linkage, linkage};
 use trellis::ddt::{
     Chain, Dataset, Ddt, Hierarchy, LcaDepths, LoopOptions, Params, Rebuild, Record, Simulation,
-    Strategy, triplet_distance, variance,
+    Strategy, triplet_distance,
 };
 
 use crate::svg::{Plot, Series, Style};
@@ -167,19 +167,9 @@ fn read_points(args: &DdtArgs, seed: u64) -> Result<Dataset> {
     Ok(points)
 }
 
-/// The variance of a flag's spec (see [`variance`]).
-fn variance_spec(spec: &str, points: &Dataset, flag: &str) -> Result<Vec<f64>> {
-    variance(spec, points).with_context(|| flag.to_string())
-}
-
 fn model_of(args: &DdtArgs, points: &Dataset) -> Result<Ddt> {
-    let params = Params {
-        c: args.c,
-        sigma: variance_spec(&args.sigma, points, "--sigma")?,
-        sigma0: variance_spec(&args.sigma0, points, "--sigma0")?,
-        mu0: points.mean(),
-        leaf_noise: args.leaf_noise,
-    };
+    let params = Params::from_specs(points, args.c, &args.sigma, &args.sigma0, args.leaf_noise)
+        .context("--c, --sigma, --sigma0, --leaf-noise")?;
     Ok(Ddt::new(points, params)?)
 }
 
@@ -429,13 +419,7 @@ pub fn bench(a: &BenchArgs) -> Result<String> {
         }
         None => synthetic_points(150, 4),
     };
-    let params = Params {
-        c: 1.0,
-        sigma: variance_spec(&a.sigma, &points, "--sigma")?,
-        sigma0: vec![0.5; points.dim()],
-        mu0: points.mean(),
-        leaf_noise: 0.01,
-    };
+    let params = Params::from_specs(&points, 1.0, &a.sigma, "0.5", 0.01).context("--sigma")?;
     let model = Ddt::new(&points, params)?;
     let n = points.len();
     let time = |s: &mut Chain| {
@@ -460,9 +444,9 @@ pub fn bench(a: &BenchArgs) -> Result<String> {
     let spr_rate = a.iters as f64 / t0.elapsed().as_secs_f64();
     // Constraints: random triplets of a random tree (a BUILD tree of random triplets).
     let mut s = Chain::new(model, 2);
-    let target = trellis::ddt::LcaDepths::from_ddt(
-        Chain::new(Ddt::new(&points, s.model().params().clone())?, 99).tree(),
-    );
+    let target = Chain::new(Ddt::new(&points, s.model().params().clone())?, 99)
+        .tree()
+        .lca_depths();
     let all = target.triplets();
     let mut picked = 0;
     let mut k = 0usize;

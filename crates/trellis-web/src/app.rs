@@ -17,8 +17,9 @@ use sha2::{Digest, Sha256};
 use trellis::Tree;
 use trellis::ddt::{
     Answer, Dataset, Ddt, DdtTree, Params, QueryOptions, Rejection, Session, Strategy, Triplet,
-    snapshot, variance,
+    snapshot,
 };
+use trellis::io::{NamesColumn, ReadOptions};
 
 use crate::store::{Event, Identity, Store};
 
@@ -98,32 +99,11 @@ pub struct Data {
     pub sha256: String,
 }
 
-/// Splits a CSV line into fields (double quotes may enclose commas; `""` is a quote).
-fn split_csv(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(ch) = chars.next() {
-        match ch {
-            '"' if quoted && chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            '"' => quoted = !quoted,
-            ',' if !quoted => out.push(std::mem::take(&mut cur)),
-            _ => cur.push(ch),
-        }
-    }
-    out.push(cur);
-    out
-}
-
 impl Data {
-    /// Reads and hashes the data file.
+    /// Reads and hashes the data file (at most the library's input limit: a
+    /// share of the memory available).
     pub fn read(path: &Path) -> Result<Data> {
-        let bytes =
-            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let bytes = trellis::io::read_bytes(path, trellis::io::input_limit(None))?;
         let sha256 = Sha256::digest(&bytes)
             .iter()
             .map(|b| format!("{b:02x}"))
@@ -135,66 +115,28 @@ impl Data {
         Ok(data)
     }
 
-    /// Parses CSV text (see [`Config::points`]).
+    /// Parses CSV text (see [`Config::points`]) with the library's reader
+    /// (`trellis::io`, RFC 4180): the first column holds the names, `text`
+    /// and `image` columns are kept as text.
     pub fn parse(text: &str) -> Result<Data> {
-        let rows: Vec<&str> = text
-            .lines()
-            .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-            .collect();
-        let Some(header) = rows.first() else {
-            bail!("the file is empty (a header row is expected)");
+        let options = ReadOptions::points()
+            .with_names(NamesColumn::Column(0))
+            .with_text_columns(&["text", "image"]);
+        let mut table = trellis::io::parse_table(text, &options)?;
+        let mut column = |name: &str| {
+            let k = table
+                .text
+                .iter()
+                .position(|c| c.name.eq_ignore_ascii_case(name))?;
+            Some(table.text.remove(k).values)
         };
-        let head: Vec<String> = split_csv(header)
-            .into_iter()
-            .map(|s| s.trim().to_string())
-            .collect();
-        let col = |name: &str| {
-            head.iter()
-                .skip(1)
-                .position(|h| h.eq_ignore_ascii_case(name))
-                .map(|i| i + 1)
-        };
-        let (text_col, image_col) = (col("text"), col("image"));
-        let extra = |i: usize| Some(i) == text_col || Some(i) == image_col;
-        let features: Vec<&str> = head
-            .iter()
-            .enumerate()
-            .skip(1)
-            .filter(|(i, _)| !extra(*i))
-            .map(|(_, h)| h.as_str())
-            .collect();
-        let (points, texts, images) = if text_col.is_none() && image_col.is_none() {
-            (Dataset::parse_csv(text)?, None, None)
-        } else {
-            let mut numeric = String::new();
-            let mut texts = Vec::new();
-            let mut images = Vec::new();
-            for (k, line) in rows.iter().enumerate() {
-                let fields = split_csv(line);
-                if k > 0 {
-                    let get = |c: Option<usize>| {
-                        c.and_then(|c| fields.get(c))
-                            .map(|s| s.trim().to_string())
-                            .unwrap_or_default()
-                    };
-                    texts.push(get(text_col));
-                    images.push(get(image_col));
-                }
-                let kept: Vec<&str> = fields
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| !extra(*i))
-                    .map(|(_, f)| f.as_str())
-                    .collect();
-                numeric.push_str(&kept.join(","));
-                numeric.push('\n');
-            }
-            (
-                Dataset::parse_csv(&numeric)?,
-                text_col.map(|_| texts),
-                image_col.map(|_| images),
-            )
-        };
+        let (texts, images) = (column("text"), column("image"));
+        let features = table.columns.clone().unwrap_or_else(|| {
+            (1..=table.matrix.cols)
+                .map(|j| format!("feature {j}"))
+                .collect()
+        });
+        let points = Dataset::from_table(table)?;
         let hover = (0..points.len())
             .map(|i| match &texts {
                 Some(t) if !t[i].is_empty() => t[i].clone(),
@@ -296,14 +238,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 fn model_of(config: &Config, points: &Dataset) -> Result<Ddt> {
-    let spec = |s: &str, flag: &str| variance(s, points).with_context(|| flag.to_string());
-    let params = Params {
-        c: config.c,
-        sigma: spec(&config.sigma, "--sigma")?,
-        sigma0: spec(&config.sigma0, "--sigma0")?,
-        mu0: points.mean(),
-        leaf_noise: config.leaf_noise,
-    };
+    let c = &config;
+    let params = Params::from_specs(points, c.c, &c.sigma, &c.sigma0, c.leaf_noise)
+        .context("the DDT parameters (--c, --sigma, --sigma0, --leaf-noise)")?;
     Ok(Ddt::new(points, params)?)
 }
 
@@ -860,23 +797,17 @@ impl Drop for Workers {
     }
 }
 
-/// The exact posterior of hierarchical correlation clustering on centred RBF
-/// similarities (`γ = 1 / features`) at `β = 4` (the demo's recipe): the MAP tree with each
-/// cluster's marginal probability, and the most probable clusters. Cancelled
-/// (an error) between batches of work once `stop` returns true.
+/// The exact posterior of the library's default recipe for points
+/// (`trellis::models::recipe_weights`, as `trellis demo`): the MAP tree with
+/// each cluster's marginal probability, and the most probable clusters.
+/// Cancelled (an error) between batches of work once `stop` returns true.
 fn exact_posterior(
     rows: Vec<Vec<f64>>,
     names: &[String],
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Result<Value> {
-    const BETA: f64 = 4.0;
     let d = rows[0].len();
-    let gamma = 1.0 / d as f64;
-    let weights = trellis::Weights::from_points(
-        &trellis::Matrix::from_rows(rows)?,
-        trellis::Similarity::Rbf { gamma },
-        true,
-    )?;
+    let weights = trellis::models::recipe_weights(&trellis::Matrix::from_rows(rows)?)?;
     let progress = |_: trellis::Progress<'_>| {
         if stop() {
             std::ops::ControlFlow::Break(())
@@ -885,43 +816,46 @@ fn exact_posterior(
         }
     };
     let options = trellis::Options::default().with_progress(&progress);
-    let trellis = trellis::Trellis::with_options(trellis::Hcc::new(&weights, BETA)?, &options)?;
-    let marginals = trellis.marginals_with(&options)?;
-    let map = trellis.map().tree.clone();
+    let model = trellis::Hcc::new(&weights, trellis::models::RECIPE_BETA)?;
+    let post =
+        trellis::posterior::Posterior::dense(model, trellis::posterior::Need::All, &options)?;
+    let map = post.map()?.tree;
+    let map_clusters = map.clusters();
+    let support: HashMap<Vec<usize>, f64> = map_clusters
+        .iter()
+        .cloned()
+        .zip(post.support(&map_clusters, &options)?)
+        .collect();
     let n = names.len();
-    fn go<M: trellis::Model>(
-        t: &Tree,
-        m: &trellis::Marginals<M>,
-        n: usize,
-        names: &[String],
-    ) -> Value {
+    fn go(t: &Tree, support: &HashMap<Vec<usize>, f64>, n: usize, names: &[String]) -> Value {
         match t {
             Tree::Leaf(i) => json!({ "name": names[*i], "height": 0.0 }),
             Tree::Node(l, r) => {
-                let mask = t.mask().expect("at most 32 points");
-                let size = mask.count_ones() as f64;
+                let mut members = t.leaves();
+                members.sort_unstable();
+                let size = members.len() as f64;
                 json!({
                     "height": (size - 1.0) / (n as f64 - 1.0),
-                    "p": m.p(mask),
-                    "children": [go(l, m, n, names), go(r, m, n, names)],
+                    "p": support.get(&members).copied().unwrap_or(1.0),
+                    "children": [go(l, support, n, names), go(r, support, n, names)],
                 })
             }
         }
     }
-    let clusters: Vec<Value> = marginals
-        .clusters(0.0)
+    let clusters: Vec<Value> = post
+        .cluster_marginals(0.0, &options)?
         .into_iter()
         .take(10)
         .map(|(c, p)| {
-            let members: Vec<&str> = trellis::members(c).map(|i| names[i].as_str()).collect();
+            let members: Vec<&str> = c.iter().map(|&i| names[i].as_str()).collect();
             json!({ "members": members, "p": p })
         })
         .collect();
     Ok(json!({
-        "model": format!("hierarchical correlation clustering, centred RBF similarities (gamma = 1/{d}), beta = {BETA}"),
+        "model": trellis::models::recipe_description(d),
         "n": n,
-        "log_z": trellis.log_z(),
-        "map": go(&map, &marginals, n, names),
+        "log_z": post.log_z()?,
+        "map": go(&map, &support, n, names),
         "clusters": clusters,
     }))
 }

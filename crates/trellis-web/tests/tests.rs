@@ -655,3 +655,37 @@ fn sampler_indicator_is_working_while_it_samples_and_idle_after() {
     assert_eq!(s["sampling"], true, "background run: {s}");
     server.stop().unwrap();
 }
+
+/// Issue 21: the web app reads points with the library's one reader:
+/// `examples/quoted-names.csv` (quoted commas, doubled quotes, CRLF, a name
+/// starting with `#`) gives the names and rows the CLI and Python give, and
+/// an unterminated quote refuses to start the server.
+#[test]
+fn issue21_points_are_read_by_the_library_reader() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/quoted-names.csv");
+    let data = trellis_web::app::Data::read(&example).unwrap();
+    assert_eq!(
+        data.points.names(),
+        [
+            "Smith, J.",
+            "The \"big\" one",
+            "#3 looks like a comment",
+            "plain"
+        ]
+    );
+    assert_eq!(data.points.row(3), [4.6, 3.1]);
+    assert_eq!(data.hover[0], "sepal length = 5.1, sepal width = 3.5");
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&config(dir.path(), example));
+    let (status, s) = get(server.addr, "/api/session");
+    assert_eq!(status, 200, "{s}");
+    assert_eq!(s["n"], 4);
+    server.stop().unwrap();
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(&bad, "name,x\na,1\n\"b,2\nc,3\n").unwrap();
+    let e = Running::start(config(dir.path(), bad))
+        .err()
+        .expect("refused");
+    let e = format!("{e:#}");
+    assert!(e.contains("line 3") && e.contains("never closed"), "{e}");
+}

@@ -135,6 +135,16 @@ pub enum ErrorKind {
         /// Units of work done (splits, terms or explored vertices) when it was reached.
         done: u64,
     },
+    /// A computation estimated, before it starts, to take longer than the
+    /// time budget (see `plan::check`): nothing was computed.
+    TimeBudget {
+        /// What would run, e.g. "exact log Z over 26 points".
+        what: String,
+        /// The estimated running time, in seconds.
+        needed_seconds: f64,
+        /// The time budget, in seconds.
+        limit_seconds: f64,
+    },
     /// The progress callback asked to stop.
     Cancelled,
     /// A set of triplet constraints that no tree satisfies (BUILD found a connected
@@ -238,6 +248,33 @@ pub(crate) fn human_bytes_f64(bytes: f64) -> String {
     format!("2^{:.0} bytes", bytes.log2())
 }
 
+/// Formats a duration in seconds for messages: `0.04 s`, `15 s`, `4.2 min`,
+/// `3.1 h`, `2.5 days`, `1.2e3 years`.
+pub(crate) fn human_seconds(seconds: f64) -> String {
+    const MINUTE: f64 = 60.0;
+    const HOUR: f64 = 3600.0;
+    const DAY: f64 = 86400.0;
+    const YEAR: f64 = 365.25 * DAY;
+    let s = seconds.max(0.0);
+    if !s.is_finite() {
+        "forever".into()
+    } else if s < 0.1 {
+        format!("{s:.2} s")
+    } else if s < 10.0 {
+        format!("{s:.1} s")
+    } else if s < 100.0 {
+        format!("{s:.0} s")
+    } else if s < HOUR {
+        format!("{:.1} min", s / MINUTE)
+    } else if s < DAY {
+        format!("{:.1} h", s / HOUR)
+    } else if s < YEAR {
+        format!("{:.1} days", s / DAY)
+    } else {
+        format!("{} years", number((s / YEAR * 10.0).round() / 10.0))
+    }
+}
+
 /// "which exceeds the memory limit of X" or "but only X is available".
 fn limit_phrase(limit: u64, capped: bool) -> String {
     if capped {
@@ -246,6 +283,17 @@ fn limit_phrase(limit: u64, capped: bool) -> String {
         format!("but only {} is available", human_bytes(limit))
     }
 }
+
+/// The method named when more than [`MAX_POINTS`](crate::MAX_POINTS) points
+/// are given to a dense (hierarchical or flat) trellis; its message adds the
+/// memory the tables would need.
+pub(crate) const DENSE_METHOD: &str =
+    "exact inference on the dense trellis (one table entry per subset)";
+
+/// Model tables of the built-in models, bytes per subset: the least a dense
+/// trellis holds per subset (the memory estimates of `base::memory` build
+/// on it).
+pub(crate) const MODEL_BYTES: u64 = 16;
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -256,9 +304,9 @@ impl fmt::Display for Error {
                     f,
                     "{n} points is too many for {method}, which supports at most {max} points"
                 )?;
-                if *method == crate::base::memory::DENSE_METHOD {
+                if *method == DENSE_METHOD {
                     // One table entry per subset: at least the model's tables.
-                    let per_subset = crate::base::memory::MODEL_BYTES;
+                    let per_subset = MODEL_BYTES;
                     let bytes = if *n < 1000 {
                         human_bytes_f64(per_subset as f64 * 2f64.powi(*n as i32))
                     } else {
@@ -337,6 +385,18 @@ impl fmt::Display for Error {
                 f,
                 "the computation reached its time limit of {seconds} s before finishing \
                  ({done} units of work done)"
+            ),
+            ErrorKind::TimeBudget {
+                what,
+                needed_seconds,
+                limit_seconds,
+            } => write!(
+                f,
+                "{what} would take about {} (estimated), more than the time limit of {}; \
+                 use an approximate method (approximate A* or a sparse trellis with beam \
+                 search), fewer points, or a longer time limit",
+                human_seconds(*needed_seconds),
+                human_seconds(*limit_seconds)
             ),
             ErrorKind::Cancelled => write!(f, "the computation was cancelled"),
             ErrorKind::UnrealisableTriplets { a, b, c, points } => write!(

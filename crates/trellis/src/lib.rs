@@ -40,7 +40,7 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`models`] | the model traits ([`Summarize`], [`Model`], [`Search`], [`Energy`]) and the built-in weight models |
+//! | [`models`] | the model traits ([`Summarize`], [`Model`], [`Search`], [`Energy`]), the built-in models and their registry ([`models::ModelName`], [`models::CostModel`]) |
 //! | `dense` | the dense hierarchical trellis: inside pass and kernel, outside pass ([`Marginals`]), [`Sampler`] |
 //! | [`flat`] | the flat trellis: partitions instead of hierarchies |
 //! | [`sparse`] | exact inference restricted to a family of clusters, hierarchical or flat |
@@ -48,6 +48,8 @@
 //! | [`baselines`] | greedy and beam search on any model; classic linkage |
 //! | [`ginkgo`] | the jet shower model: likelihood, simulator, jets files, sparse trellises for jets |
 //! | [`ddt`] | Dirichlet diffusion tree MCMC with triplet constraints (interactive clustering) |
+//! | [`posterior`] | one posterior over hierarchies (and [`posterior::PartitionPosterior`] over partitions), whatever the model and the engine: what every front-end holds |
+//! | [`plan`] | the planner: the memory and time of an exact run, and exact or approximate within a budget |
 //! | foundations | sets ([`Mask`], [`Set`], [`Points`]), trees, weights, [`io`], [`count`], [`random`], [`Options`], errors |
 //!
 //! # Example
@@ -113,15 +115,17 @@ pub mod astar;
 mod base;
 pub mod baselines;
 pub mod ddt;
+mod dendrogram;
 mod dense;
 mod error;
 pub mod flat;
 pub mod ginkgo;
 pub mod models;
+pub mod plan;
+pub mod posterior;
 pub mod sparse;
 
 pub use base::count;
-pub use base::dendrogram::{Dendrogram, Newick};
 pub use base::io;
 pub use base::memory::{MAX_POINTS, Workload, available_memory, check_memory, memory_needed};
 pub use base::random;
@@ -132,11 +136,13 @@ pub use base::set::{
 };
 pub use base::tree::{NewickOptions, ScoredTree, Tree, newick_label};
 pub use base::weights::{Matrix, SYMMETRY_TOLERANCE, Similarity, Weights};
+pub use dendrogram::{Dendrogram, Newick};
 pub use dense::{KernelPath, Marginals, Sampler, Trellis, num_positive_trees};
 pub use error::{Error, ErrorKind, Result};
 pub use models::{
-    Cluster, CorrelationClustering, Dasgupta, Energy, General, Hcc, Model, Search, Separable,
-    Summarize, Terms, tree_cost, tree_log_potential,
+    Cluster, CorrelationClustering, Dasgupta, Distances, Energy, General, Hcc, LinkageKind,
+    LinkagePotential, LinkageSummary, Model, Search, Separable, Summarize, Terms, tree_cost,
+    tree_log_potential,
 };
 
 /// The README's code examples, compiled and run as doctests.

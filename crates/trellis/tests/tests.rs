@@ -32,6 +32,14 @@
 //!   (queries, checked answers, named conflicts, undo, resuming);
 //! - `issue15_wide`: clusters beyond 128 points: wide sets against `u128`,
 //!   approximate A* identical on both, sparse trellises on wide sets exact;
+//! - `issue21_plan`: the planner's estimates (monotone, the library's memory
+//!   figures, the exact/approximate choice, its errors) and the passes
+//!   stopping at their time limit;
+//! - `issue21_reader`: the one CSV reader (RFC 4180 through the `csv` crate), no
+//!   comment syntax in data files, unterminated quotes refused;
+//! - `linkage_models`: the linkage potentials (average, complete, single)
+//!   against brute force: dense and sparse trellises, A*, greedy and beam
+//!   search, the MST heuristic, and the validation of distances;
 //! - `numerics`: invariants and closed forms beyond brute force (`n` up to 18);
 //! - `oracle`: an independent brute-force enumerator of all `(2n-3)!!` trees
 //!   (and the test models shared by the other modules);
@@ -58,6 +66,10 @@ mod issue12_beam;
 mod issue12_kernel;
 mod issue14_session;
 mod issue15_wide;
+mod issue21_plan;
+mod issue21_posterior;
+mod issue21_reader;
+mod linkage_models;
 mod numerics;
 mod oracle;
 mod properties;

@@ -20,6 +20,7 @@ from ._core import (
     TrellisError,
 )
 from . import interactive, jets
+from ._plan import plan
 
 __all__ = [
     "AstarResult",
@@ -39,6 +40,9 @@ __all__ = [
     "interactive",
     "jets",
     "linkage",
+    "plan",
+    "read_points",
+    "read_weights",
     "similarity",
 ]
 
@@ -128,23 +132,50 @@ def similarity(points, kind="cosine", gamma=None, center=False):
     return _core.similarity(_matrix(points, "points"), _str(kind, "kind"), gamma, bool(center))
 
 
-def exact_hierarchy(weights, model="hcc", beta=1.0, names=None, max_memory=None, n_jobs=None):
+def _pairwise(weights, distances, points, model):
+    """The one matrix a cost model runs on, and what it holds."""
+    given = [(k, v) for k, v in (("weights", weights), ("distances", distances), ("points", points)) if v is not None]
+    if len(given) != 1:
+        raise InputError(
+            "give exactly one of weights= (hcc, dasgupta), distances= or points= "
+            f"(the linkage potentials), not {len(given)}"
+        )
+    kind, value = given[0]
+    return _matrix(value, kind), kind
+
+
+def exact_hierarchy(weights=None, model="hcc", beta=1.0, names=None, max_memory=None, n_jobs=None,
+                    *, distances=None, points=None):
     """The exact posterior over every binary hierarchy (the cluster trellis).
 
-    ``weights``: an ``(n, n)`` symmetric matrix (positive attracts, negative
-    repels; the diagonal is ignored), ``n <= 30`` and within the memory
-    available. ``model``: ``"hcc"`` (hierarchical correlation clustering) or
-    ``"dasgupta"`` (Dasgupta's cost; weights must be ``>= 0``). ``beta``:
-    the inverse temperature of ``P(H) ∝ exp(-beta · cost(H))``, any finite
-    value. ``names``: one label per point, used in trees' Newick output.
+    The data, one of:
+
+    - ``weights``: an ``(n, n)`` symmetric matrix of similarities (positive
+      attracts, negative repels; the diagonal is ignored), for
+      ``model="hcc"`` (hierarchical correlation clustering) or
+      ``"dasgupta"`` (Dasgupta's cost; weights must be ``>= 0``);
+    - ``distances``: an ``(n, n)`` symmetric matrix of distances ``>= 0``, or
+      ``points`` (one per row; their Euclidean distances), for the linkage
+      potentials ``model="linkage-average"``, ``"linkage-complete"`` or
+      ``"linkage-single"``: ``cost(L, R)`` is the average, largest or
+      smallest distance between the two children (the trellis paper's
+      linkage-function potentials). The MAP tree minimises the summed merge
+      heights; for single linkage it is SciPy's single-linkage tree (the
+      minimum spanning tree), for average and complete it is often cheaper
+      than SciPy's greedy tree.
+
+    ``n <= 30`` and within the memory available. ``beta``: the inverse
+    temperature of ``P(H) ∝ exp(-beta · cost(H))``, any finite value >= 0.
+    ``names``: one label per point, used in trees' Newick output.
     ``max_memory``: bytes the tables may use (default: what the OS reports
     available). ``n_jobs``: threads (default: every core).
 
     Returns a ``HierarchyPosterior``. Raises ``InputError`` for bad input and
     ``TooLargeError`` (with the memory needed) when it would not fit.
     """
+    data, kind = _pairwise(weights, distances, points, model)
     return _core.exact_hierarchy(
-        _matrix(weights, "weights"), _str(model, "model"), _float(beta, "beta"), _names(names),
+        data, kind, _str(model, "model"), _float(beta, "beta"), _names(names),
         _memory(max_memory), _jobs(n_jobs),
     )
 
@@ -161,50 +192,55 @@ def exact_partition(weights, model="cc", beta=1.0, names=None, max_memory=None, 
     )
 
 
-def astar(weights, model="hcc", approx=False, seed=0, beta=1.0, names=None,
-          max_explored=None, time_limit=None, max_memory=None, n_jobs=None):
+def astar(weights=None, model="hcc", approx=False, seed=0, beta=1.0, names=None,
+          max_explored=None, time_limit=None, max_memory=None, n_jobs=None, *, distances=None, points=None):
     """The MAP hierarchy by A* search (exact, or approximate with ``approx=True``).
 
-    ``weights``, ``model``, ``beta``, ``names``, ``max_memory`` and ``n_jobs``
-    as in ``exact_hierarchy``. ``approx``: search a sparse trellis grown from
-    the average, complete and Ward linkage trees (any number of points; never
-    worse than those) instead of the full one (exact: up to 128 points). ``seed``: the approximate search's
-    sampler seed (same seed, same tree). ``max_explored``: a budget of
-    vertices explored (approximate search; deterministic). ``time_limit``:
-    seconds before the search stops (``TrellisError`` for the exact search;
-    the approximate one returns its best tree).
+    ``weights`` / ``distances`` / ``points``, ``model``, ``beta``, ``names``,
+    ``max_memory`` and ``n_jobs`` as in ``exact_hierarchy``. ``approx``:
+    search a sparse trellis grown from the average, complete and Ward linkage
+    trees (any number of points; never worse than those) instead of the full
+    one (exact: up to 128 points; the linkage potentials' heuristic is the
+    weight of the minimum spanning tree, admissible). ``seed``: the
+    approximate search's sampler seed (same seed, same tree).
+    ``max_explored``: a budget of vertices explored (approximate search;
+    deterministic). ``time_limit``: seconds before the search stops
+    (``TrellisError`` for the exact search; the approximate one returns its
+    best tree).
 
     Returns an ``AstarResult`` with ``tree``, ``cost``, ``exact`` (proven
     optimal) and ``explored``.
     """
+    data, kind = _pairwise(weights, distances, points, model)
     return _core.astar(
-        _matrix(weights, "weights"), _str(model, "model"), bool(approx), _int(seed, "seed", 0, False),
+        data, kind, _str(model, "model"), bool(approx), _int(seed, "seed", 0, False),
         _float(beta, "beta"), _names(names), _int(max_explored, "max_explored", 1),
         None if time_limit is None else _float(time_limit, "time_limit"), _memory(max_memory), _jobs(n_jobs),
     )
 
 
-def greedy(weights, model="hcc", beta=1.0, names=None):
+def greedy(weights=None, model="hcc", beta=1.0, names=None, *, distances=None, points=None):
     """Greedy agglomerative search for the model's best tree (a ``Tree``).
 
-    ``weights``, ``model``, ``beta`` and ``names`` as in ``exact_hierarchy``.
+    The data, ``model``, ``beta`` and ``names`` as in ``exact_hierarchy``.
 
     On ``"hcc"`` its myopic split cost is 0 for negative weights, so it merges
     the most dissimilar points early: prefer ``astar(..., approx=True)`` there.
+    On the linkage potentials it is classic linkage clustering.
     """
-    return _core.greedy(_matrix(weights, "weights"), _str(model, "model"), _float(beta, "beta"), _names(names))
+    data, kind = _pairwise(weights, distances, points, model)
+    return _core.greedy(data, kind, _str(model, "model"), _float(beta, "beta"), _names(names))
 
 
-def beam(weights, model="hcc", beta=1.0, width=None, names=None):
-    """Beam search for the model's best tree (a ``Tree``).
+def beam(weights=None, model="hcc", beta=1.0, width=None, names=None, *, distances=None, points=None):
+    """Beam search (the A* paper's baseline): ``width`` partial hierarchies
+    kept per step (default ``n(n - 1)/2``); the best ``Tree`` found.
 
-    ``width``: partial hierarchies kept per step (default ``n(n-1)/2`` up to
-    40 points, 1000 above, as in the A* paper);
-    ``weights``, ``model``, ``beta`` and ``names`` as in ``exact_hierarchy``.
+    The data, ``model``, ``beta`` and ``names`` as in ``exact_hierarchy``.
     """
+    data, kind = _pairwise(weights, distances, points, model)
     return _core.beam(
-        _matrix(weights, "weights"), _str(model, "model"), _float(beta, "beta"), _int(width, "width", 1),
-        _names(names),
+        data, kind, _str(model, "model"), _float(beta, "beta"), _int(width, "width", 1), _names(names),
     )
 
 
@@ -220,6 +256,36 @@ def linkage(points=None, distances=None, method="average", names=None):
     p = None if points is None else _matrix(points, "points")
     d = None if distances is None else _distances(distances)
     return _core.linkage(p, d, _str(method, "method"), _names(names))
+
+
+def read_points(path, names_column="auto"):
+    """Reads points from a CSV or ``.npy`` file: ``(names, X)``.
+
+    The reader is the library's, shared with the ``trellis`` command and the
+    web app, so a file gives the same names and rows everywhere. CSV follows
+    RFC 4180 (quoted fields may hold commas and doubled quotes; CRLF or LF);
+    a first row none of whose fields is a number is a header; there is no
+    comment syntax (a row whose name starts with ``#`` is a row); an
+    unterminated quote raises ``InputError`` naming its line.
+
+    ``names_column``: ``"auto"`` (the first column, when its header is
+    ``name``, ``id`` or ``label`` or empty, or when none of its values is a
+    number), a 0-based column index, or ``None`` (every column is numeric).
+    Returns ``names`` (a list of strings, or ``None`` when the file has no
+    names column) and ``X``, an ``(n, d)`` float64 array.
+    """
+    import os
+
+    return _core.read_table(os.fspath(path), True, "none" if names_column is None else names_column)
+
+
+def read_weights(path):
+    """Reads an ``(n, n)`` matrix (weights or distances) from a CSV file
+    without a header, or a ``.npy`` file, with the library's reader (see
+    ``read_points``). Returns a float64 array."""
+    import os
+
+    return _core.read_table(os.fspath(path), False, "none")[1]
 
 
 def _distances(distances) -> _np.ndarray:

@@ -1,5 +1,6 @@
 """Type stubs of the ``trellis`` package."""
 
+import os
 from collections.abc import Sequence
 from typing import Literal
 
@@ -16,6 +17,7 @@ from ._core import (
     TrellisError as TrellisError,
 )
 from . import interactive as interactive, jets as jets
+from ._plan import plan as plan
 from .sklearn import TrellisFlat as TrellisFlat, TrellisHierarchical as TrellisHierarchical
 
 __all__ = [
@@ -40,7 +42,7 @@ __all__ = [
 ]
 
 _ArrayLike = npt.ArrayLike
-_HierModel = Literal["hcc", "dasgupta"]
+_HierModel = Literal["hcc", "dasgupta", "linkage-average", "linkage-complete", "linkage-single"]
 
 def similarity(
     points: _ArrayLike,
@@ -49,12 +51,15 @@ def similarity(
     center: bool = False,
 ) -> npt.NDArray[np.float64]: ...
 def exact_hierarchy(
-    weights: _ArrayLike,
+    weights: _ArrayLike | None = None,
     model: _HierModel = "hcc",
     beta: float = 1.0,
     names: Sequence[str] | None = None,
     max_memory: float | None = None,
     n_jobs: int | None = None,
+    *,
+    distances: _ArrayLike | None = None,
+    points: _ArrayLike | None = None,
 ) -> HierarchyPosterior: ...
 def exact_partition(
     weights: _ArrayLike,
@@ -65,7 +70,7 @@ def exact_partition(
     n_jobs: int | None = None,
 ) -> PartitionPosterior: ...
 def astar(
-    weights: _ArrayLike,
+    weights: _ArrayLike | None = None,
     model: _HierModel = "hcc",
     approx: bool = False,
     seed: int = 0,
@@ -75,17 +80,34 @@ def astar(
     time_limit: float | None = None,
     max_memory: float | None = None,
     n_jobs: int | None = None,
+    *,
+    distances: _ArrayLike | None = None,
+    points: _ArrayLike | None = None,
 ) -> AstarResult: ...
 def greedy(
-    weights: _ArrayLike, model: _HierModel = "hcc", beta: float = 1.0, names: Sequence[str] | None = None
+    weights: _ArrayLike | None = None,
+    model: _HierModel = "hcc",
+    beta: float = 1.0,
+    names: Sequence[str] | None = None,
+    *,
+    distances: _ArrayLike | None = None,
+    points: _ArrayLike | None = None,
 ) -> Tree: ...
 def beam(
-    weights: _ArrayLike,
+    weights: _ArrayLike | None = None,
     model: _HierModel = "hcc",
     beta: float = 1.0,
     width: int | None = None,
     names: Sequence[str] | None = None,
+    *,
+    distances: _ArrayLike | None = None,
+    points: _ArrayLike | None = None,
 ) -> Tree: ...
+def read_points(
+    path: str | os.PathLike[str],
+    names_column: Literal["auto"] | int | None = "auto",
+) -> tuple[list[str] | None, npt.NDArray[np.float64]]: ...
+def read_weights(path: str | os.PathLike[str]) -> npt.NDArray[np.float64]: ...
 def linkage(
     points: _ArrayLike | None = None,
     distances: _ArrayLike | None = None,

@@ -90,7 +90,8 @@ def similarity(
     points: npt.NDArray[np.float64], kind: str = "cosine", gamma: float | None = None, center: bool = False
 ) -> npt.NDArray[np.float64]: ...
 def exact_hierarchy(
-    weights: npt.NDArray[np.float64],
+    data: npt.NDArray[np.float64],
+    kind: str = "weights",
     model: str = "hcc",
     beta: float = 1.0,
     names: Sequence[str] | None = None,
@@ -106,7 +107,8 @@ def exact_partition(
     n_jobs: int | None = None,
 ) -> PartitionPosterior: ...
 def astar(
-    weights: npt.NDArray[np.float64],
+    data: npt.NDArray[np.float64],
+    kind: str = "weights",
     model: str = "hcc",
     approx: bool = False,
     seed: int = 0,
@@ -118,10 +120,15 @@ def astar(
     n_jobs: int | None = None,
 ) -> AstarResult: ...
 def greedy(
-    weights: npt.NDArray[np.float64], model: str = "hcc", beta: float = 1.0, names: Sequence[str] | None = None
+    data: npt.NDArray[np.float64],
+    kind: str = "weights",
+    model: str = "hcc",
+    beta: float = 1.0,
+    names: Sequence[str] | None = None,
 ) -> Tree: ...
 def beam(
-    weights: npt.NDArray[np.float64],
+    data: npt.NDArray[np.float64],
+    kind: str = "weights",
     model: str = "hcc",
     beta: float = 1.0,
     width: int | None = None,
@@ -197,3 +204,14 @@ class Sampler:
     def query(self, strategy: str | None = None) -> Tree | None: ...
 
 def triplet_distance(tree_a: Tree, tree_b: Tree) -> float: ...
+def read_table(
+    path: str, header: bool = True, names_column: str | int | None = None
+) -> tuple[list[str] | None, npt.NDArray[np.float64]]: ...
+def plan(
+    n: int,
+    model: str = "hcc",
+    task: str = "logz",
+    n_jobs: int | None = None,
+    max_memory: float | None = None,
+    time_limit: float | None = None,
+) -> dict[str, Any]: ...

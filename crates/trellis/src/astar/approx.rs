@@ -658,7 +658,7 @@ pub fn approximate_with<S: SetRepr, M: Search + ?Sized>(
         } else {
             "wide"
         },
-        bytes_per_vertex: Engine::<M, S>::bytes_per_vertex(n),
+        bytes_per_vertex: Engine::<M, S>::bytes_per_vertex(model),
         bytes_per_split: Engine::<M, S>::ENTRY_BYTES + sparse.split_bytes(),
         peak_bytes: peak,
     })

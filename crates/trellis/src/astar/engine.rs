@@ -169,7 +169,7 @@ pub(super) fn outcome<M: Search + ?Sized>(
         iterations: search.iterations,
         rounds: 1,
         sets: "u128",
-        bytes_per_vertex: Engine::<M, Set>::bytes_per_vertex(search.model.num_points()),
+        bytes_per_vertex: Engine::<M, Set>::bytes_per_vertex(search.model),
         bytes_per_split: Engine::<M, Set>::ENTRY_BYTES,
         peak_bytes: search.peak,
     }
@@ -413,11 +413,14 @@ impl<'m, M: Search + ?Sized, S: SetRepr> Engine<'m, M, S> {
     /// Bytes of one heap entry.
     pub(super) const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
 
-    /// Bytes one vertex costs over `n` points: its record, its index entry
-    /// (the map at 7/8 load, with its control byte) and the heap words of
-    /// its two copies of the cluster.
-    pub(super) fn bytes_per_vertex(n: usize) -> u64 {
-        Self::VERTEX_BYTES + (Self::INDEX_ENTRY_BYTES + 1) * 8 / 7 + 2 * S::heap_bytes(n)
+    /// Bytes one vertex costs for `model`: its record, its index entry (the
+    /// map at 7/8 load, with its control byte), the heap words of its two
+    /// copies of the cluster and its summary's heap bytes.
+    pub(super) fn bytes_per_vertex(model: &M) -> u64 {
+        Self::VERTEX_BYTES
+            + (Self::INDEX_ENTRY_BYTES + 1) * 8 / 7
+            + 2 * S::heap_bytes(model.num_points())
+            + model.summary_heap_bytes()
     }
 
     /// Bytes the search holds now, or would hold with `more_vertices` more
@@ -433,7 +436,11 @@ impl<'m, M: Search + ?Sized, S: SetRepr> Engine<'m, M, S> {
         } else {
             cap
         }
-        .saturating_mul(Self::VERTEX_BYTES);
+        .saturating_mul(Self::VERTEX_BYTES)
+        .saturating_add(
+            len.saturating_add(more_vertices)
+                .saturating_mul(self.model.summary_heap_bytes()),
+        );
         let map_cap = self.index.capacity() as u64;
         let new_map_cap = grown(map_cap, len.saturating_add(more_vertices));
         let index = map_bytes(new_map_cap, Self::INDEX_ENTRY_BYTES).saturating_add(

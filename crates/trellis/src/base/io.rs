@@ -6,13 +6,18 @@
 //!   refusing more than a given number of bytes (a regular file's size is
 //!   checked before anything is read; a stream such as `/dev/zero` is read
 //!   until it passes the limit). Every reader of this module goes through it.
-//! - CSV ([`parse_table`]): one row per line, values separated by commas (or,
-//!   when a line has no comma, by whitespace). A UTF-8 byte-order mark at the
-//!   start is skipped; blank lines and lines starting with `#` are skipped;
-//!   fields may be wrapped in double quotes. Where a header is allowed, the
-//!   first row is a header only when **none** of its fields is a number (so
-//!   `1e,2` is a data row with a malformed number, not a header). Every row,
-//!   header included, must have the same number of fields.
+//! - CSV ([`parse_table`]), read by the `csv` crate under RFC 4180: values
+//!   separated by commas, fields optionally in double quotes (a quoted field
+//!   may hold commas and doubled quotes `""`), LF or CRLF line ends, a UTF-8
+//!   byte-order mark skipped. A quote that is never closed, and a quoted
+//!   field that runs over a line break, are errors naming the line. Text
+//!   without any comma is split on whitespace instead (one row per line).
+//!   Blank lines are skipped. There is **no comment syntax** in data files:
+//!   a row whose first field starts with `#` is a row like any other. Where a
+//!   header is allowed, the first row is a header only when **none** of its
+//!   fields is a number (so `1e,2` is a data row with a malformed number, not
+//!   a header). Every row, header included, must have the same number of
+//!   fields. Columns named in [`ReadOptions::text_columns`] are kept as text.
 //! - Names ([`NamesColumn`]): with [`NamesColumn::Auto`], the first column holds
 //!   the points' names when its header is `name`, `id` or `label` (any case) or
 //!   empty, or when none of its values is a number. A column of names is never
@@ -63,6 +68,11 @@ pub struct ReadOptions {
     /// Refuse inputs of more than this many bytes (`None`:
     /// [`input_limit`]`(None)`, a share of the memory available).
     pub max_bytes: Option<u64>,
+    /// Columns kept as text rather than numbers, by their header (any case;
+    /// the first match outside the names column): a column of free text or
+    /// image paths beside the features. Ignored without a header row, and
+    /// when the header has no such column.
+    pub text_columns: &'static [&'static str],
 }
 
 impl ReadOptions {
@@ -72,6 +82,7 @@ impl ReadOptions {
             header: false,
             names: NamesColumn::None,
             max_bytes: None,
+            text_columns: &[],
         }
     }
 
@@ -82,12 +93,20 @@ impl ReadOptions {
             header: true,
             names: NamesColumn::Auto,
             max_bytes: None,
+            text_columns: &[],
         }
     }
 
     /// The same options with another names column.
     pub fn with_names(mut self, names: NamesColumn) -> ReadOptions {
         self.names = names;
+        self
+    }
+
+    /// The same options with columns kept as text (see
+    /// [`ReadOptions::text_columns`]).
+    pub fn with_text_columns(mut self, columns: &'static [&'static str]) -> ReadOptions {
+        self.text_columns = columns;
         self
     }
 
@@ -123,8 +142,23 @@ pub fn input_limit(memory_limit: Option<u64>) -> u64 {
 pub struct Table {
     /// One name per row, in row order, when the file has a names column.
     pub names: Option<Vec<String>>,
-    /// The numbers, without the names column.
+    /// The header's field of every numeric column (the features' names),
+    /// when the file has a header row.
+    pub columns: Option<Vec<String>>,
+    /// The columns kept as text ([`ReadOptions::text_columns`]) that the
+    /// header names, in the order asked for.
+    pub text: Vec<TextColumn>,
+    /// The numbers, without the names and text columns.
     pub matrix: Matrix,
+}
+
+/// A column of a CSV file kept as text: its header and one value per row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TextColumn {
+    /// The column's header, as the file spells it.
+    pub name: String,
+    /// One value per data row, trimmed and unquoted.
+    pub values: Vec<String>,
 }
 
 /// How `path` is named in messages: `standard input` for `-`, else the path.
@@ -256,6 +290,8 @@ pub fn read_table(path: &Path, options: &ReadOptions) -> Result<Table> {
         let matrix = parse_npy(&bytes).map_err(|e| e.with_path(&name))?;
         return Ok(Table {
             names: None,
+            columns: None,
+            text: Vec::new(),
             matrix,
         });
     }
@@ -339,31 +375,126 @@ pub fn parse_csv(text: &str, allow_header: bool) -> Result<Matrix> {
 /// finite number outside the names column, an empty or repeated name, rows
 /// (header included) of different lengths, no data rows.
 pub fn parse_table(text: &str, options: &ReadOptions) -> Result<Table> {
-    parse_csv_table(text, options.header, options.names)
-        .map_err(|detail| Error::parse(None, detail))
+    parse_csv_table(text, options).map_err(|detail| Error::parse(None, detail))
 }
 
-/// The non-blank, non-comment rows of CSV text as (1-based line, fields),
-/// fields trimmed and unquoted; a leading byte-order mark is skipped.
-fn csv_rows(text: &str) -> impl Iterator<Item = (usize, Vec<&str>)> {
+/// Calls `row(line, fields)` for every row of delimited text, in order:
+/// `line` is the 1-based line where the row starts, `fields` its fields,
+/// trimmed and unquoted. Text with a comma anywhere is CSV, read by the `csv`
+/// crate under RFC 4180 (quoted fields may hold commas, doubled quotes and
+/// line breaks; CRLF and LF line ends); text without one is split on
+/// whitespace. A leading byte-order mark and blank lines are skipped; there
+/// is no comment syntax: a row that starts with `#` is data.
+///
+/// # Errors
+///
+/// A quote that is never closed (naming the line where it opens), text that
+/// is not UTF-8, and the first error that `row` returns.
+pub(crate) fn for_each_row(
+    text: &str,
+    mut row: impl FnMut(usize, &[&str]) -> std::result::Result<(), String>,
+) -> std::result::Result<(), String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    text.lines().enumerate().filter_map(|(k, line)| {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            return None;
+    if !text.contains(',') {
+        let mut fields: Vec<&str> = Vec::new();
+        for (k, line) in text.lines().enumerate() {
+            fields.clear();
+            fields.extend(line.split_whitespace().map(|f| f.trim_matches('"')));
+            if !fields.is_empty() {
+                row(k + 1, &fields)?;
+            }
         }
-        let fields = if line.contains(',') {
-            line.split(',').map(unquote).collect()
-        } else {
-            line.split_whitespace().map(unquote).collect()
-        };
-        Some((k + 1, fields))
-    })
+        return Ok(());
+    }
+    check_quotes(text)?;
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
+    let mut record = csv::StringRecord::new();
+    loop {
+        match reader.read_record(&mut record) {
+            Ok(false) => return Ok(()),
+            Ok(true) => {}
+            Err(e) => return Err(csv_error(&e)),
+        }
+        let line = record.position().map_or(0, |p| p.line() as usize);
+        // A line of blanks is one empty field: skip it like an empty line.
+        if record.len() == 1 && record[0].is_empty() {
+            continue;
+        }
+        if let Some(j) = record.iter().position(|f| f.contains(['\n', '\r'])) {
+            return Err(format!(
+                "line {line}, column {}: a quoted field runs over more than one line \
+                 (a line break inside quotes; is a closing quote missing?)",
+                j + 1
+            ));
+        }
+        let unquoted: Vec<std::borrow::Cow<'_, str>> = record.iter().map(unquote).collect();
+        let fields: Vec<&str> = unquoted.iter().map(|f| f.as_ref()).collect();
+        row(line, &fields)?;
+    }
 }
 
-/// A field without surrounding blanks and double quotes.
-fn unquote(field: &str) -> &str {
-    field.trim().trim_matches('"')
+/// A field that the `csv` crate left quoted because blanks came before its
+/// opening quote (`a, "b"`), without its quotes (and with `""` as `"`); any
+/// other field as it is.
+fn unquote(field: &str) -> std::borrow::Cow<'_, str> {
+    match field.strip_prefix('"').and_then(|f| f.strip_suffix('"')) {
+        Some(inner) if field.len() >= 2 => inner.replace("\"\"", "\"").into(),
+        _ => field.into(),
+    }
+}
+
+/// The message of an error of the `csv` crate (on `&str` input: invalid
+/// UTF-8 only), with its line.
+fn csv_error(e: &csv::Error) -> String {
+    match e.position() {
+        Some(p) => format!("line {}: {e}", p.line()),
+        None => e.to_string(),
+    }
+}
+
+/// Checks that every quoted field of CSV text is closed: the `csv` crate reads
+/// an unclosed quote to the end of the text without complaint. A field is
+/// quoted when its first character is `"`; inside it, `""` is a quote and a
+/// single `"` closes it (RFC 4180). Fields start the text and follow a comma
+/// or a line break, and a quote opens a field only as its first byte (as the
+/// `csv` crate reads it).
+fn check_quotes(text: &str) -> std::result::Result<(), String> {
+    let bytes = text.as_bytes();
+    let (mut line, mut opened) = (1usize, 0usize);
+    let mut quoted = false;
+    let mut field_start = true;
+    let mut k = 0;
+    while k < bytes.len() {
+        let b = bytes[k];
+        if quoted {
+            if b == b'"' {
+                if bytes.get(k + 1) == Some(&b'"') {
+                    k += 1;
+                } else {
+                    quoted = false;
+                }
+            }
+        } else if b == b'"' && field_start {
+            quoted = true;
+            opened = line;
+        } else {
+            field_start = b == b',' || b == b'\n' || b == b'\r';
+        }
+        if b == b'\n' {
+            line += 1;
+        }
+        k += 1;
+    }
+    if quoted {
+        return Err(format!(
+            "line {opened}: a quoted field opens here and is never closed (an unterminated quote)"
+        ));
+    }
+    Ok(())
 }
 
 /// Whether a (trimmed, unquoted) field reads as a number, finite or not.
@@ -376,43 +507,64 @@ fn is_names_header(field: &str) -> bool {
     field.is_empty() || ["name", "id", "label"].contains(&field.to_ascii_lowercase().as_str())
 }
 
-fn parse_csv_table(
-    text: &str,
-    allow_header: bool,
-    names: NamesColumn,
-) -> std::result::Result<Table, String> {
-    let (first_line, first) = csv_rows(text).next().ok_or("the file holds no data rows")?;
-    let header = allow_header && !first.iter().any(|f| is_number(f));
-    let width = first.len();
-    // First pass: row lengths, the number of rows, whether the first column
-    // holds any number.
-    let data_rows = || csv_rows(text).skip(usize::from(header));
-    let mut n = 0usize;
-    let mut first_column_numbers = 0usize;
-    for (line, fields) in data_rows() {
-        if fields.len() != width {
-            return Err(if header {
-                format!(
-                    "line {line}: {} fields but the header has {width}",
-                    fields.len()
-                )
-            } else {
-                format!(
-                    "line {line}: {} fields but line {first_line} has {width}",
-                    fields.len()
-                )
+/// What the first pass over a table learns: the first row, its line, the
+/// number of data rows and how many of them hold a number in column 0.
+struct Shape {
+    first_line: usize,
+    first: Vec<String>,
+    header: bool,
+    rows: usize,
+    first_column_numbers: usize,
+}
+
+/// The first pass: row lengths (every row as long as the first), the number
+/// of data rows, whether column 0 holds numbers.
+fn table_shape(text: &str, allow_header: bool) -> std::result::Result<Shape, String> {
+    let mut shape: Option<Shape> = None;
+    for_each_row(text, |line, fields| {
+        let Some(s) = shape.as_mut() else {
+            let header = allow_header && !fields.iter().any(|f| is_number(f));
+            shape = Some(Shape {
+                first_line: line,
+                first: fields.iter().map(|f| f.to_string()).collect(),
+                header,
+                rows: usize::from(!header),
+                first_column_numbers: usize::from(!header && is_number(fields[0])),
             });
+            return Ok(());
+        };
+        if fields.len() != s.first.len() {
+            let what = if s.header { "the header" } else { "line" };
+            let at = if s.header {
+                String::new()
+            } else {
+                format!(" {}", s.first_line)
+            };
+            return Err(format!(
+                "line {line}: {} fields but {what}{at} has {}",
+                fields.len(),
+                s.first.len()
+            ));
         }
-        n += 1;
-        first_column_numbers += usize::from(is_number(fields[0]));
-    }
-    if n == 0 {
-        return Err(if header {
+        s.rows += 1;
+        s.first_column_numbers += usize::from(is_number(fields[0]));
+        Ok(())
+    })?;
+    let shape = shape.ok_or("the file holds no data rows")?;
+    if shape.rows == 0 {
+        return Err(if shape.header {
             "the file holds no data rows (only a header)".into()
         } else {
             "the file holds no data rows".into()
         });
     }
+    Ok(shape)
+}
+
+fn parse_csv_table(text: &str, options: &ReadOptions) -> std::result::Result<Table, String> {
+    let (allow_header, names) = (options.header, options.names);
+    let shape = table_shape(text, allow_header)?;
+    let (first, header, width, n) = (&shape.first, shape.header, shape.first.len(), shape.rows);
     let names_column = match names {
         NamesColumn::None => None,
         NamesColumn::Column(k) if k < width => Some(k),
@@ -422,12 +574,33 @@ fn parse_csv_table(
             ));
         }
         NamesColumn::Auto => {
-            let named = header && is_names_header(first[0]);
-            (named || first_column_numbers == 0).then_some(0)
+            let named = header && is_names_header(&first[0]);
+            (named || shape.first_column_numbers == 0).then_some(0)
         }
     };
-    if names_column.is_some() && width == 1 {
-        return Err("the only column holds names: there are no numbers".into());
+    // Columns kept as text (by header name), never features.
+    let mut text_columns: Vec<usize> = Vec::new();
+    for want in options.text_columns {
+        let found = header
+            .then(|| {
+                first
+                    .iter()
+                    .enumerate()
+                    .position(|(j, h)| Some(j) != names_column && h.eq_ignore_ascii_case(want))
+            })
+            .flatten();
+        if let Some(j) = found {
+            text_columns.push(j);
+        }
+    }
+    let is_text = |j: usize| Some(j) == names_column || text_columns.contains(&j);
+    let cols = (0..width).filter(|&j| !is_text(j)).count();
+    if cols == 0 {
+        return Err(if names_column.is_some() && width == 1 {
+            "the only column holds names: there are no numbers".into()
+        } else {
+            "no column holds numbers".into()
+        });
     }
     // Hints for the first non-number: a first row taken for data, a first
     // column taken for numbers.
@@ -443,7 +616,6 @@ fn parse_csv_table(
         ""
     };
     // Second pass: the values, into memory reserved up front.
-    let cols = width - usize::from(names_column.is_some());
     let count = n
         .checked_mul(cols)
         .ok_or_else(|| format!("{n} rows of {cols} values do not fit in memory"))?;
@@ -451,15 +623,20 @@ fn parse_csv_table(
     data.try_reserve_exact(count)
         .map_err(|_| format!("not enough memory for {n} rows of {cols} values"))?;
     let mut out_names = Vec::new();
-    let mut seen: HashMap<&str, usize> = HashMap::new();
-    for (line, fields) in data_rows() {
+    let mut texts: Vec<Vec<String>> = vec![Vec::new(); text_columns.len()];
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut skip_header = header;
+    for_each_row(text, |line, fields| {
+        if std::mem::take(&mut skip_header) {
+            return Ok(());
+        }
         for (j, &field) in fields.iter().enumerate() {
             let at = format!("line {line}, column {}", j + 1);
             if Some(j) == names_column {
                 if field.is_empty() {
                     return Err(format!("{at}: the name is empty"));
                 }
-                if let Some(prev) = seen.insert(field, line) {
+                if let Some(prev) = seen.insert(field.to_string(), line) {
                     return Err(format!(
                         "line {line}: the name {field:?} was already used on line {prev}"
                     ));
@@ -467,7 +644,11 @@ fn parse_csv_table(
                 out_names.push(field.to_string());
                 continue;
             }
-            let hint = if line == first_line && !no_header.is_empty() {
+            if let Some(t) = text_columns.iter().position(|&c| c == j) {
+                texts[t].push(field.to_string());
+                continue;
+            }
+            let hint = if line == shape.first_line && !no_header.is_empty() {
                 no_header
             } else if j == 0 {
                 not_names
@@ -490,9 +671,26 @@ fn parse_csv_table(
                 Err(_) => return Err(format!("{at}: {field:?} is not a number{hint}")),
             }
         }
-    }
+        Ok(())
+    })?;
+    let columns = header.then(|| {
+        (0..width)
+            .filter(|&j| !is_text(j))
+            .map(|j| first[j].clone())
+            .collect()
+    });
+    let text = text_columns
+        .iter()
+        .zip(texts)
+        .map(|(&j, values)| TextColumn {
+            name: first[j].clone(),
+            values,
+        })
+        .collect();
     Ok(Table {
         names: names_column.map(|_| out_names),
+        columns,
+        text,
         matrix: Matrix {
             rows: n,
             cols,

@@ -23,14 +23,9 @@ use crate::error::{Error, ErrorKind, Result};
 /// and tables have `2^n` entries).
 pub const MAX_POINTS: usize = 30;
 
-/// The method named when more than [`MAX_POINTS`] points are given to a dense
-/// (hierarchical or flat) trellis; its message adds the memory the tables
-/// would need.
-pub(crate) const DENSE_METHOD: &str =
-    "exact inference on the dense trellis (one table entry per subset)";
-
-/// Model tables of the built-in models, bytes per subset.
-pub(crate) const MODEL_BYTES: u64 = 16;
+// The dense method's name and its least bytes per subset live with the
+// error that quotes them, so that `error` imports nothing above it.
+pub(crate) use crate::error::{DENSE_METHOD, MODEL_BYTES};
 /// Peak of the inside pass (log Z, MAP value, exact and fast working cells).
 pub(crate) const INSIDE_PEAK_BYTES: u64 = 8 + 8 + 24 + 16;
 /// Kept after the inside pass.
@@ -62,9 +57,9 @@ pub fn memory_needed(n: usize, workload: Workload) -> u64 {
                 + INSIDE_KEPT_BYTES
                 + OUTSIDE_BYTES.max(INSIDE_PEAK_BYTES - INSIDE_KEPT_BYTES)
         }
-        Workload::FlatInside => crate::flat::FLAT_BYTES,
+        Workload::FlatInside => FLAT_BYTES,
         // The marginals add one log-probability per subset.
-        Workload::FlatMarginals => crate::flat::FLAT_BYTES + 8,
+        Workload::FlatMarginals => FLAT_BYTES + 8,
     };
     if n >= 64 {
         return u64::MAX;
@@ -171,6 +166,11 @@ pub(crate) fn check_bytes(
 pub fn check_memory(n: usize, workload: Workload, limit: Option<u64>) -> Result<()> {
     check_dense(n, memory_needed(n, workload), limit)
 }
+
+/// Bytes per subset of the flat trellis: energy and partition-function cells
+/// (24 each) and their compact copies (16 each), the relative part of log Z
+/// and the MAP value (8 each).
+pub(crate) const FLAT_BYTES: u64 = 24 + 24 + 16 + 16 + 8 + 8;
 
 #[cfg(test)]
 mod tests {

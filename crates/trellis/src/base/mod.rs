@@ -3,8 +3,8 @@
 //! these; none of them knows about a trellis.
 
 pub mod count;
-pub(crate) mod dendrogram;
 pub mod io;
+pub(crate) mod kernel_path;
 pub(crate) mod memory;
 pub(crate) mod par;
 pub mod random;

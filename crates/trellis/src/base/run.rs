@@ -42,9 +42,9 @@ pub struct Options<'a> {
     /// Called between batches of work; may cancel.
     pub progress: Option<ProgressFn<'a>>,
     /// The vector path of the blocked dense kernel
-    /// ([`KernelPath`](crate::KernelPath)); `None` takes the one named by the
+    /// ([`KernelPath`](crate::base::kernel_path::KernelPath)); `None` takes the one named by the
     /// `TRELLIS_KERNEL` environment variable, else the fastest the CPU has.
-    pub kernel: Option<crate::KernelPath>,
+    pub kernel: Option<crate::base::kernel_path::KernelPath>,
 }
 
 impl std::fmt::Debug for Options<'_> {

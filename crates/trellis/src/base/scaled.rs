@@ -46,7 +46,7 @@ impl Scaled {
             return Scaled::ZERO;
         }
         debug_assert!(
-            x.is_finite() && x.abs() <= 2.0 * crate::dense::kernel::SEPARABLE_LOG_LIMIT,
+            x.is_finite() && x.abs() <= 2.0 * SEPARABLE_LOG_LIMIT,
             "from_ln({x}) is outside the range of scaled numbers"
         );
         let e = (x * LOG2_E).floor();
@@ -330,6 +330,12 @@ pub(crate) fn relative_of(z: Scaled, max: f64) -> f64 {
     }
     z.div(Scaled::from_ln(max)).ln()
 }
+
+/// Largest magnitude, in nats, that any log-value of the scaled-arithmetic
+/// kernels may reach: their scaled numbers keep a power of two in an `i32`,
+/// and sums of three exponents must stay clear of `i32` overflow. About
+/// `2^26 · ln 2`.
+pub(crate) const SEPARABLE_LOG_LIMIT: f64 = 4.6e7;
 
 #[cfg(test)]
 mod tests {

@@ -161,10 +161,10 @@
 //! # Ok::<(), trellis::Error>(())
 //! ```
 
-use crate::base::dendrogram::Dendrogram;
 use crate::base::set::Points;
 use crate::base::tree::{ScoredTree, Tree};
 use crate::base::weights::{SYMMETRY_TOLERANCE, Weights};
+use crate::dendrogram::Dendrogram;
 use crate::error::{Error, ErrorKind, Result};
 use crate::models::{Cluster, Model};
 

@@ -73,6 +73,37 @@ pub struct Params {
     pub leaf_noise: f64,
 }
 
+impl Params {
+    /// The parameters every front-end builds from its options: `Σ` and
+    /// `Σ0` from their specifications (see [`variance`]: `X`, `X/Y` or
+    /// `var/K`), `μ0` the points' mean. This is the one place the doors turn
+    /// `--sigma`/`sigma=` text into a model.
+    ///
+    /// # Errors
+    ///
+    /// A malformed or non-positive variance, named `sigma` or `sigma0`
+    /// ([`ErrorKind::Parameter`](crate::ErrorKind::Parameter)); the other
+    /// parameters are checked by [`Ddt::new`].
+    pub fn from_specs(
+        points: &Dataset,
+        c: f64,
+        sigma: &str,
+        sigma0: &str,
+        leaf_noise: f64,
+    ) -> Result<Params> {
+        let named = |what: &str, spec: &str| {
+            variance(spec, points).map_err(|e| Error::parameter(format!("{what}: {e}")))
+        };
+        Ok(Params {
+            c,
+            sigma: named("sigma", sigma)?,
+            sigma0: named("sigma0", sigma0)?,
+            mu0: points.mean(),
+            leaf_noise,
+        })
+    }
+}
+
 /// A per-dimension variance from a specification: `X` or a fraction `X/Y`
 /// (the same in every dimension), or `var/K` (each feature's sample variance
 /// of `points` divided by `K`; `var` alone is `var/1`). Every variance must come
@@ -196,7 +227,14 @@ impl Dataset {
         crate::io::ReadOptions::points().with_names(crate::io::NamesColumn::Column(0))
     }
 
-    fn from_table(table: crate::io::Table) -> Result<Dataset> {
+    /// Named points from a table read by [`crate::io`] (its text columns are
+    /// not features and are left out).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Shape`](crate::ErrorKind::Shape) when the table has no
+    /// names column.
+    pub fn from_table(table: crate::io::Table) -> Result<Dataset> {
         let names = table
             .names
             .ok_or_else(|| Error::shape("the points have no names column"))?;

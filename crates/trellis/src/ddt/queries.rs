@@ -204,7 +204,7 @@ impl Simulation {
 
     /// The current state.
     pub fn record(&self, triplet: Option<Triplet>) -> Record {
-        let (td, _) = triplet_distance(&self.target, &LcaDepths::from_ddt(self.sampler.tree()));
+        let (td, _) = triplet_distance(&self.target, &self.sampler.tree().lca_depths());
         Record {
             query: self.queries,
             triplet_distance: td,

@@ -13,7 +13,7 @@
 use crate::base::tree::Tree;
 use crate::error::{Error, Result};
 
-use super::triplets::Triplet;
+use super::triplets::{LcaDepths, Triplet};
 
 /// No node (the parent of the top node).
 pub(crate) const NONE: u32 = u32::MAX;
@@ -283,6 +283,26 @@ impl DdtTree {
             y = self.parent[y as usize];
         }
         y
+    }
+
+    /// The depths of the lowest common ancestors of every pair of leaves
+    /// (to compare with a target hierarchy, see
+    /// [`triplet_distance`](super::triplet_distance)).
+    pub fn lca_depths(&self) -> LcaDepths {
+        let n = self.n;
+        let children: Vec<Vec<usize>> = (0..self.parent.len())
+            .map(|v| {
+                if v < n {
+                    Vec::new()
+                } else {
+                    self.kids[v].iter().map(|&k| k as usize).collect()
+                }
+            })
+            .collect();
+        let leaf_of: Vec<Option<usize>> = (0..self.parent.len())
+            .map(|v| (v < n).then_some(v))
+            .collect();
+        LcaDepths::from_children(n, &children, &leaf_of, self.top as usize)
     }
 
     /// Whether the tree satisfies the triplet `({a, b}, c)`: the lowest common

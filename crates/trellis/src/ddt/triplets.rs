@@ -26,8 +26,6 @@ use rand::seq::SliceRandom;
 use crate::base::tree::{Tree, strip_bom};
 use crate::error::{Error, ErrorKind, Result};
 
-use super::tree::DdtTree;
-
 /// The constraint `({a, b}, c)` over point indices: `a` and `b` are closer to each
 /// other than to `c`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -366,24 +364,6 @@ impl LcaDepths {
         }
         let root = done.pop().expect("post-order ends with the root");
         Ok(LcaDepths::from_children(n, &children, &leaf_of, root))
-    }
-
-    /// From a sampler tree.
-    pub fn from_ddt(tree: &DdtTree) -> LcaDepths {
-        let n = tree.n;
-        let children: Vec<Vec<usize>> = (0..tree.parent.len())
-            .map(|v| {
-                if v < n {
-                    Vec::new()
-                } else {
-                    tree.kids[v].iter().map(|&k| k as usize).collect()
-                }
-            })
-            .collect();
-        let leaf_of: Vec<Option<usize>> = (0..tree.parent.len())
-            .map(|v| (v < n).then_some(v))
-            .collect();
-        LcaDepths::from_children(n, &children, &leaf_of, tree.top as usize)
     }
 
     /// Number of points.

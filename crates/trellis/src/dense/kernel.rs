@@ -75,11 +75,7 @@ macro_rules! four_streams {
 
 pub(crate) use four_streams;
 
-/// Largest magnitude, in nats, that any log-value of the scaled-arithmetic
-/// kernels may reach: their scaled numbers keep a power of two in an `i32`,
-/// and sums of three exponents must stay clear of `i32` overflow. About
-/// `2^26 · ln 2`.
-pub(crate) const SEPARABLE_LOG_LIMIT: f64 = 4.6e7;
+pub(crate) use crate::base::scaled::SEPARABLE_LOG_LIMIT;
 use crate::base::set::{Mask, for_each_level_batch, for_each_split, lowest};
 
 /// One table entry: a log value `key` (for the max) and a scaled linear value

@@ -66,7 +66,7 @@ mod outside;
 pub(crate) mod potentials;
 mod sample;
 
-pub use blocked::KernelPath;
+pub use crate::base::kernel_path::KernelPath;
 pub use outside::Marginals;
 pub use sample::Sampler;
 

@@ -92,7 +92,7 @@ impl<S: Clone + Send + Sync> Potentials<S> {
 
     /// Bytes per subset kept after tabulation, and at the peak of it.
     pub(crate) fn bytes_per_subset<M: Model<Summary = S> + ?Sized>(model: &M) -> (u64, u64) {
-        let summary = std::mem::size_of::<S>() as u64;
+        let summary = std::mem::size_of::<S>() as u64 + model.summary_heap_bytes();
         if model.separable().is_some() {
             (16, summary + 16)
         } else {

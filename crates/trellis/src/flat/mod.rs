@@ -83,6 +83,7 @@ use rand::{Rng, RngExt};
 
 use crate::base::count::bell;
 use crate::base::memory;
+use crate::base::memory::FLAT_BYTES;
 use crate::base::par;
 use crate::base::run::{Options, Ticker};
 use crate::base::scaled::{RelativeSum, Scaled, ZERO_EXP, relative_of};
@@ -109,11 +110,6 @@ pub struct ScoredPartition {
     /// Its total log-energy `Σ log E(c)`.
     pub log_energy: f64,
 }
-
-/// Bytes per subset of the flat trellis: energy and partition-function cells
-/// (24 each) and their compact copies (16 each), the relative part of log Z
-/// and the MAP value (8 each).
-pub(crate) const FLAT_BYTES: u64 = 24 + 24 + 16 + 16 + 8 + 8;
 
 /// Refuses a `log E` that is NaN or `+∞` (`log_e(c)` of every cluster `c`).
 fn check_log_energies(size: usize, log_e: impl Fn(usize) -> f64 + Sync) -> Result<()> {

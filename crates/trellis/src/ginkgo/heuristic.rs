@@ -53,18 +53,11 @@
 //! of up to 9 leaves), so searches with it report `exact: false`.
 
 use crate::ginkgo::likelihood::{Variant, mass_squared};
+#[cfg(doc)]
+use crate::ginkgo::model::Heuristic;
 use crate::ginkgo::model::{Ginkgo, Particle};
 
 const LN_4PI: f64 = 2.531_024_246_969_290_7;
-
-/// Which Ginkgo heuristic A* uses (see the module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Heuristic {
-    /// Admissible: searches with it are exact.
-    H0,
-    /// The paper's faster, approximate heuristic (not proven admissible).
-    H1,
-}
 
 impl Ginkgo {
     /// `c`, the truncation normaliser of the rate `λ`.

@@ -56,6 +56,25 @@ use crate::ginkgo::likelihood::{SplitParams, mass_squared};
 /// Relative tolerance on `E² ≥ |p|²` (rounding of massless particles).
 const MASS_TOLERANCE: f64 = 1e-9;
 
+/// Why leaf `i`, the 4-momentum `p = (E, px, py, pz)`, is not a particle, if
+/// it is not: a non-finite component, `E <= 0`, or `E² < |p|²` beyond a
+/// relative tolerance of 1e-9 (rounding in the files). The one check of
+/// every jets reader (the jets file, Python's arrays).
+pub fn leaf_problem(i: usize, p: &[f64; 4]) -> Option<String> {
+    if p.iter().any(|x| !x.is_finite()) {
+        return Some(format!("leaf {i} has a non-finite component"));
+    }
+    let t = mass_squared(p);
+    if p[0] <= 0.0 || t < -MASS_TOLERANCE * p[0] * p[0] {
+        return Some(format!(
+            "leaf {i} is unphysical: E = {} but |p| = {} (a particle needs E > 0 and E >= |p|)",
+            p[0],
+            (p[1] * p[1] + p[2] * p[2] + p[3] * p[3]).sqrt()
+        ));
+    }
+    None
+}
+
 /// The tokens Python writes for non-finite floats, longest first.
 const NON_FINITE: [&str; 3] = ["-Infinity", "Infinity", "NaN"];
 
@@ -381,16 +400,8 @@ fn parse_jet(index: usize, raw: &RawValue) -> Result<Jet> {
                 )
             })?;
         }
-        let t = mass_squared(&p);
-        if p[0] <= 0.0 || t < -MASS_TOLERANCE * p[0] * p[0] {
-            return Err(bad(
-                &id,
-                format!(
-                    "leaf {i} is unphysical: E = {} but |p| = {} (a particle needs E > 0 and E >= |p|)",
-                    p[0],
-                    (p[1] * p[1] + p[2] * p[2] + p[3] * p[3]).sqrt()
-                ),
-            ));
+        if let Some(problem) = leaf_problem(i, &p) {
+            return Err(bad(&id, problem));
         }
         leaves.push(p);
     }

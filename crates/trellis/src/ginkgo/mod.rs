@@ -30,14 +30,14 @@ mod model;
 mod simulator;
 mod sparse;
 
-pub use heuristic::Heuristic;
+pub use model::Heuristic;
 
 pub use simulator::{
     JetStream, MAX_BOOST_SQUARED, MAX_JET_ENERGY, MAX_JET_LEAVES, MAX_TRIES_PER_JET,
     SimulatorParams, generate, generate_file, generate_jet, generate_stream, jet_seed, simulate,
 };
 
-pub use jets::{Jet, JetsFile};
+pub use jets::{Jet, JetsFile, leaf_problem};
 pub use likelihood::{SplitParams, Variant, add, mass_squared, split_log_likelihood};
 pub use model::{Ginkgo, Particle};
 pub use sparse::{LeafOrdering, SparseJet, beam_trees, leaf_order, simulator_trees, to_positions};

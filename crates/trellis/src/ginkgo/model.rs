@@ -13,12 +13,22 @@
 //! linear space, rate constants precomputed), which equals the log-space
 //! form of [`split_log_likelihood`](super::split_log_likelihood) to rounding.
 
-use crate::ginkgo::heuristic::Heuristic;
 use crate::ginkgo::jets::Jet;
 use crate::ginkgo::likelihood::{
     ParentBounds, Rate, SplitParams, Variant, add, mass_squared, split_bound, split_fast,
 };
 use crate::models::{Cluster, Model, Search, Summarize};
+
+/// Which Ginkgo heuristic A* uses: `H0` bounds each cluster's remaining
+/// cost from below, `H1` is the paper's estimate (see the [`ginkgo`
+/// module](crate::ginkgo) docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Heuristic {
+    /// Admissible: searches with it are exact.
+    H0,
+    /// The paper's faster, approximate heuristic (not proven admissible).
+    H1,
+}
 
 /// The Ginkgo likelihood of one jet (see the module docs): `log ψ` is the
 /// log-likelihood of a split, and A* minimises its negative.

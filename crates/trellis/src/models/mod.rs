@@ -52,6 +52,7 @@
 //! | [`Dasgupta`] | Dasgupta's cost, weights ≥ 0 | weight inside and size |
 //! | [`CorrelationClustering`] | flat correlation clustering (an [`Energy`]) | weight inside |
 //! | [`Ginkgo`](crate::ginkgo::Ginkgo) | the jet shower likelihood | summed 4-momentum |
+//! | [`LinkagePotential`] | average, complete or single linkage distance across a split, over [`Distances`] (not separable; see [`linkage`]) | size and distance inside (average); per-point max/min distance, `8 n` bytes (complete, single) |
 //!
 //! # A user-defined model
 //!
@@ -92,9 +93,16 @@
 //! The same model runs unchanged on a sparse trellis, with A* (given a
 //! heuristic) and with greedy or beam search over any number of points.
 
+pub mod linkage;
 pub(crate) mod pairwise;
+pub mod registry;
 
+pub use linkage::{Distances, LinkageKind, LinkagePotential, LinkageSummary};
 pub use pairwise::{CorrelationClustering, Dasgupta, DasguptaSummary, Hcc, HccSummary};
+pub use registry::{
+    CostModel, Engine, InputKind, MODELS, ModelInfo, ModelName, PairwiseData, RECIPE_BETA,
+    Structure, recipe_description, recipe_weights,
+};
 
 use crate::base::set::Points;
 use crate::base::tree::Tree;
@@ -136,6 +144,16 @@ pub trait Summarize: Sync {
 
     /// The summary of the union of two disjoint clusters.
     fn merge(&self, a: Cluster<'_, Self::Summary>, b: Cluster<'_, Self::Summary>) -> Self::Summary;
+
+    /// Bytes one summary holds on the heap beyond
+    /// `size_of::<Self::Summary>()` (0, the default, for summaries that are
+    /// plain values). The memory checks of the dense trellis and of A* add it
+    /// for every summary they keep, so a model whose summary owns a vector
+    /// (the complete and single linkage potentials: `8n` bytes) is refused
+    /// before it is allocated, not after.
+    fn summary_heap_bytes(&self) -> u64 {
+        0
+    }
 
     /// The summary of a non-empty set of points: its leaves merged one at a
     /// time in increasing order (override when there is a faster way).
@@ -280,6 +298,9 @@ impl<M: Summarize + ?Sized> Summarize for &M {
     fn leaf(&self, i: usize) -> M::Summary {
         (**self).leaf(i)
     }
+    fn summary_heap_bytes(&self) -> u64 {
+        (**self).summary_heap_bytes()
+    }
     #[inline]
     fn merge(&self, a: Cluster<'_, M::Summary>, b: Cluster<'_, M::Summary>) -> M::Summary {
         (**self).merge(a, b)
@@ -344,6 +365,9 @@ impl<M: Summarize> Summarize for General<M> {
     }
     fn leaf(&self, i: usize) -> M::Summary {
         self.0.leaf(i)
+    }
+    fn summary_heap_bytes(&self) -> u64 {
+        self.0.summary_heap_bytes()
     }
     #[inline]
     fn merge(&self, a: Cluster<'_, M::Summary>, b: Cluster<'_, M::Summary>) -> M::Summary {

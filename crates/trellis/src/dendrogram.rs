@@ -38,7 +38,7 @@
 //!
 //! Every operation is `O(n log n)` and iterative (any depth).
 
-use super::tree::{Tree, newick_label};
+use crate::base::tree::{Tree, newick_label};
 use crate::error::{Error, Result};
 use crate::models::Search;
 use std::fmt::Write;

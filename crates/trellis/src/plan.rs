@@ -1,0 +1,519 @@
+//! The planner: how long and how much memory an exact computation will take,
+//! before it starts, and whether to run it exactly or approximately.
+//!
+//! Every door (the `trellis` command, the web app, the Python package) asks
+//! this module, so that they agree on what is feasible and say so the same
+//! way: [`estimate`] gives an [`Estimate`] of one exact computation,
+//! [`choose`] picks [`Method::Exact`] when it fits a [`Budget`] and
+//! [`Method::Approximate`] (approximate A*, a sparse trellis with beam
+//! search) otherwise, and [`check`] turns a budget that is too small into a
+//! clear error.
+//!
+//! ```
+//! use trellis::models::ModelName;
+//! use trellis::plan::{self, Budget, Method, Task};
+//!
+//! let e = plan::estimate(26, ModelName::Hcc, Task::LogZ, 2)?;
+//! println!("{e}"); // exact log Z over 26 points: 1.3e12 splits on the blocked kernel …
+//! assert!(e.seconds > 10.0 && e.seconds < 1000.0);
+//! let budget = Budget { memory_bytes: Some(1 << 30), seconds: Some(3600.0) };
+//! let (method, _) = plan::choose(26, ModelName::Hcc, Task::LogZ, 2, &budget)?;
+//! assert_eq!(method, Method::Approximate); // 4.5 GiB of tables do not fit in 1 GiB
+//! # Ok::<(), trellis::Error>(())
+//! ```
+//!
+//! # How the estimate is made
+//!
+//! **Work.** The dense (hierarchical) trellis evaluates every split `{L, S∖L}`
+//! of every subset `S` once per pass: `(3^n - 2^(n+1) + 1)/2` splits for an
+//! inside pass (`log Z`, the MAP value), and `3^n - 2^(n+1) + 1` terms for the
+//! outside pass of the marginals (every pair of a cluster and a disjoint
+//! sibling). The flat trellis (partitions, the `cc` model) evaluates
+//! `(3^n - 1)/2` terms per pass (the cluster holding one fixed point of every
+//! subset), and its marginals are an `O(2^n)` sweep of the tables.
+//!
+//! **Which passes run** depends on the task and on the kernel the library
+//! picks for the model (`dense/mod.rs`, `flat/mod.rs`):
+//!
+//! | model | kernel | [`Task::LogZ`] | [`Task::Map`] | [`Task::Sample`] | [`Task::Marginals`], [`Task::Infer`] |
+//! |---|---|---|---|---|---|
+//! | `hcc` | blocked (AVX2 or portable) | weight pass | key (max-plus) pass | both | both + blocked outside |
+//! | `dasgupta` | level-order scaled | fused inside pass | fused inside pass | fused inside pass | + level-order outside |
+//! | linkage, Ginkgo | general (log ψ per split) | log-space inside | max-plus inside | log-space inside | + log-space outside |
+//! | `cc` | flat blocked | weight pass | key pass | both | both (+ `O(2^n)` sweep) |
+//!
+//! The blocked kernel needs a separable potential whose factor does not
+//! depend on the cluster size (hierarchical correlation clustering at any
+//! β); Dasgupta's `σ(|S|) = |S|` factor keeps it on the level-order kernel.
+//! The path of the blocked kernel is the one the run will take
+//! ([`KernelPath::choose`] with no request: `TRELLIS_KERNEL`, else the
+//! fastest the CPU has). At extreme β or with huge weights a separable model
+//! leaves the range of the scaled kernels and falls back to slower ones (the
+//! blocked kernel to the level-order one, that to the log-space one); the
+//! estimate assumes the common case, weights and β in range.
+//!
+//! **Time** is `overhead + (per-subset work + Σ units · ns per unit per
+//! core) / threads` over the passes. The nanoseconds per split per core of
+//! each kernel path were fitted to the median wall-clock times of the
+//! release `trellis` command on 2 threads (`seconds · 2 / units`), on the
+//! project's machine kind (2-core AMD EPYC Zen 4 VM, AVX2): `logz`, `map`
+//! and `marginals` of `hcc` at `n = 18 … 26`, the linkage potentials at
+//! `n = 12 … 16`, Dasgupta's cost at `n = 16 … 20`, `cc` at `n = 18 … 22`.
+//! The machine was shared with a build during most runs, so the constants
+//! sit between the quiet figures and the loaded ones (the blocked key pass:
+//! 0.17 ns quiet, up to 0.47 loaded, 0.27 here). The fixed overhead (0.01 s)
+//! and the per-subset term (tabulating the model, 8 ns per subset) matter
+//! only below about 20 points. Threads are taken to scale linearly (one
+//! thread, `logz` at `n = 22`: 3.2 s estimated, 2.8-3.2 s measured).
+//!
+//! **Memory** is the library's own check, [`memory_needed`] for the task's
+//! [`Workload`] (the peak of the tables, the built-in models' tables
+//! included), plus, for `linkage-complete` and `linkage-single`, the heap
+//! bytes of their summaries (`8n + 16` bytes per subset, see
+//! [`Summarize::summary_heap_bytes`](crate::Summarize::summary_heap_bytes)).
+//! It is an upper bound of what is resident: the single-quantity passes of
+//! the blocked kernel ([`Trellis::log_z_only`](crate::Trellis::log_z_only),
+//! [`Trellis::map_only`](crate::Trellis::map_only)) hold fewer tables than
+//! the full inside pass the check is made for.
+//!
+//! # Accuracy
+//!
+//! Measured on the machine the constants were fitted on, for `hcc` with
+//! `n = 18 … 26` and `logz`, `map` and `marginals`: every estimate within
+//! 2x of the measured median time, and of the quiet-machine figures (`logz`
+//! at `n = 26`: 127 s estimated, 81 s quiet, 189 s with a build running);
+//! the table is in `docs/benchmarks.md`, "Planner: estimate vs measured".
+//! The other kernels were within 2x at the sizes above. Not remeasured: the
+//! Ginkgo figure (67 ns per split per core, 4 `exp` and 1 `ln`, from jets of
+//! 5-10 leaves) and the level-order kernel beyond `n = 20` (1.35x per point,
+//! from the design notes). Other machines scale with their memory bandwidth
+//! and vector width; a loaded machine is slower than estimated.
+
+use std::fmt;
+
+use crate::base::memory::{self, MAX_POINTS, Workload, memory_needed};
+use crate::dense::KernelPath;
+use crate::error::{Error, ErrorKind, Result, human_bytes, human_seconds};
+use crate::models::{ModelName, Structure};
+
+/// An exact computation the planner estimates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Task {
+    /// `log Z` alone ([`Trellis::log_z_only`](crate::Trellis::log_z_only)).
+    LogZ,
+    /// The MAP tree alone ([`Trellis::map_only`](crate::Trellis::map_only)).
+    Map,
+    /// Every cluster marginal: the inside pass, then the outside pass.
+    Marginals,
+    /// MAP, `log Z` and every marginal from one trellis (`trellis infer`):
+    /// the same work as [`Task::Marginals`].
+    Infer,
+    /// Exact samples: the full inside pass (each sample then costs little).
+    Sample,
+}
+
+impl Task {
+    /// Every task.
+    pub const ALL: [Task; 5] = [
+        Task::LogZ,
+        Task::Map,
+        Task::Marginals,
+        Task::Infer,
+        Task::Sample,
+    ];
+
+    /// The task's name as the doors spell it (`logz`, `map`, `marginals`,
+    /// `infer`, `sample`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Task::LogZ => "logz",
+            Task::Map => "map",
+            Task::Marginals => "marginals",
+            Task::Infer => "infer",
+            Task::Sample => "sample",
+        }
+    }
+
+    /// What it computes, for messages ("log Z", "the MAP tree", …).
+    fn what(self, structure: Structure) -> &'static str {
+        match (self, structure) {
+            (Task::LogZ, _) => "log Z",
+            (Task::Map, Structure::Hierarchy) => "the MAP tree",
+            (Task::Map, Structure::Partition) => "the MAP partition",
+            (Task::Marginals, _) => "every cluster marginal",
+            (Task::Infer, _) => "MAP, log Z and every marginal",
+            (Task::Sample, _) => "exact samples",
+        }
+    }
+
+    /// The memory estimate's workload.
+    fn workload(self, structure: Structure) -> Workload {
+        let marginals = matches!(self, Task::Marginals | Task::Infer);
+        match (structure, marginals) {
+            (Structure::Hierarchy, false) => Workload::Inside,
+            (Structure::Hierarchy, true) => Workload::Marginals,
+            (Structure::Partition, false) => Workload::FlatInside,
+            (Structure::Partition, true) => Workload::FlatMarginals,
+        }
+    }
+}
+
+impl fmt::Display for Task {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Task {
+    type Err = Error;
+
+    /// Parses a task name (any case); the error lists every name.
+    fn from_str(s: &str) -> Result<Task> {
+        Task::ALL
+            .into_iter()
+            .find(|t| t.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| {
+                let names: Vec<&str> = Task::ALL.iter().map(|t| t.name()).collect();
+                Error::parameter(format!(
+                    "unknown task {s:?}: the tasks are {}",
+                    names.join(", ")
+                ))
+            })
+    }
+}
+
+/// The planner's estimate of one exact computation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Estimate {
+    /// Number of points.
+    pub n: usize,
+    /// The model.
+    pub model: ModelName,
+    /// The computation.
+    pub task: Task,
+    /// Peak bytes of the tables (see the module docs).
+    pub memory_bytes: u64,
+    /// Estimated wall-clock seconds on the given threads.
+    pub seconds: f64,
+    /// Units of work over all passes: splits of the inside passes and terms
+    /// of the outside pass (terms of the flat trellis for `cc`).
+    pub splits: f64,
+    /// The kernel that will run, e.g. `"blocked (avx2)"`, `"general"`.
+    pub kernel: &'static str,
+    /// The threads the time is estimated for.
+    pub threads: usize,
+}
+
+impl Estimate {
+    /// Whether the estimate fits `budget` (see [`choose`]).
+    pub fn fits(&self, budget: &Budget) -> bool {
+        check(self, budget).is_ok()
+    }
+
+    /// "exact log Z over 26 points", for messages.
+    fn what(&self) -> String {
+        let structure = self.model.info().structure;
+        format!(
+            "exact {} over {} points ({} model)",
+            self.task.what(structure),
+            self.n,
+            self.model
+        )
+    }
+}
+
+impl fmt::Display for Estimate {
+    /// One sentence, e.g. "exact log Z over 26 points (hcc model): 1.3e12
+    /// splits on the blocked (avx2) kernel, about 80 s on 2 threads, 5.6 GiB".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let unit = match self.model.info().structure {
+            Structure::Hierarchy => "splits",
+            Structure::Partition => "terms",
+        };
+        write!(
+            f,
+            "{}: {:.1e} {unit} on the {} kernel, about {} on {} thread{}, {}",
+            self.what(),
+            self.splits,
+            self.kernel,
+            human_seconds(self.seconds),
+            self.threads,
+            if self.threads == 1 { "" } else { "s" },
+            human_bytes(self.memory_bytes)
+        )
+    }
+}
+
+/// The time and memory a caller allows.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Budget {
+    /// Bytes of tables allowed; `None` for the memory the operating system
+    /// reports as available (as [`Options::memory_limit`](crate::Options)).
+    pub memory_bytes: Option<u64>,
+    /// Seconds allowed; `None` for no limit.
+    pub seconds: Option<f64>,
+}
+
+/// How to compute: exactly, or approximately because exact does not fit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// The exact trellis fits the budget.
+    Exact,
+    /// It does not: approximate A* for the MAP tree, a sparse trellis (beam
+    /// search's clusters) for `log Z`, marginals and samples.
+    Approximate,
+}
+
+impl Method {
+    /// `"exact"` or `"approximate"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Exact => "exact",
+            Method::Approximate => "approximate",
+        }
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+// Calibration (see the module docs and `docs/benchmarks.md`): nanoseconds
+// per unit of work per core, fitted to the median wall-clock times of the
+// `trellis` command on 2 threads (seconds · 2 / units), between the figures
+// of a quiet machine and of one shared with a build.
+
+/// Fixed seconds of a run: starting, reading the input, the greedy scale.
+const OVERHEAD_S: f64 = 0.01;
+/// Tabulating the model and the per-subset sweeps around the passes, per
+/// subset per core.
+const PER_SUBSET_NS: f64 = 8.0;
+/// Blocked kernel, AVX2: the max-plus key pass (MAP), per split.
+const BLOCKED_KEYS_NS: f64 = 0.27;
+/// Blocked kernel, AVX2: the sum-product weight pass (`log Z`), per split.
+const BLOCKED_WEIGHTS_NS: f64 = 0.20;
+/// Blocked kernel, AVX2: the outside pass, per term.
+const BLOCKED_OUTSIDE_NS: f64 = 0.20;
+/// The portable path of the blocked kernel relative to AVX2 (CPU time of
+/// `logz` at `n = 22`, `TRELLIS_KERNEL=portable` against the default).
+const PORTABLE_FACTOR: f64 = 2.4;
+/// The level-order scaled kernel (Dasgupta): the fused inside pass, per
+/// split, while the tables fit in the L3 cache (`n ≤ 20`) ...
+const LEVEL_ORDER_NS: f64 = 4.0;
+/// ... and the growth per point beyond (random reads of 16-byte cells; from
+/// the same kernel's figures at `n = 20 … 25` in the design notes).
+const LEVEL_ORDER_GROWTH: f64 = 1.35;
+/// The level-order outside pass, per term.
+const LEVEL_ORDER_OUTSIDE_NS: f64 = 5.5;
+/// The general kernel, per split: average linkage (`O(1)` per `log ψ`).
+const GENERAL_AVERAGE_NS: f64 = 30.0;
+/// The general kernel, per split and point: complete and single linkage
+/// (`O(n)` per `log ψ`).
+const GENERAL_LINKAGE_PER_POINT_NS: f64 = 4.0;
+/// The general kernel, per split: the Ginkgo likelihood (4 `exp`, 1 `ln`;
+/// the jets benchmark of the design notes, not refitted).
+const GENERAL_GINKGO_NS: f64 = 67.0;
+/// The max-plus pass of the general kernel relative to its log-space pass
+/// when the model's bound prunes splits (average linkage, Ginkgo); complete
+/// and single linkage gain nothing measurable.
+const GENERAL_MAP_FACTOR: f64 = 0.5;
+/// The flat blocked kernel, AVX2: the key pass (MAP), per term.
+const FLAT_KEYS_NS: f64 = 0.35;
+/// The flat blocked kernel, AVX2: the weight pass (`log Z`), per term.
+const FLAT_WEIGHTS_NS: f64 = 0.30;
+
+/// Splits of one inside pass of the dense trellis, `(3^n - 2^(n+1) + 1)/2`.
+fn inside_splits(n: usize) -> f64 {
+    (3f64.powi(n as i32) - 2f64.powi(n as i32 + 1) + 1.0) / 2.0
+}
+
+/// Terms of the outside pass, `3^n - 2^(n+1) + 1`.
+fn outside_terms(n: usize) -> f64 {
+    2.0 * inside_splits(n)
+}
+
+/// Terms of one pass of the flat trellis, `(3^n - 1)/2`.
+fn flat_terms(n: usize) -> f64 {
+    (3f64.powi(n as i32) - 1.0) / 2.0
+}
+
+/// The kernel a model runs on, with the passes of a task: `(name, [(units,
+/// ns per unit per core)])`.
+fn passes(n: usize, model: ModelName, task: Task) -> (&'static str, Vec<(f64, f64)>) {
+    let inside = inside_splits(n);
+    let outside = outside_terms(n);
+    let marginals = matches!(task, Task::Marginals | Task::Infer);
+    let path = KernelPath::choose(None).unwrap_or_else(|_| KernelPath::best());
+    let (avx2, factor) = match path {
+        KernelPath::Avx2 => (true, 1.0),
+        KernelPath::Portable => (false, PORTABLE_FACTOR),
+    };
+    match model {
+        ModelName::Hcc => {
+            let keys = (inside, BLOCKED_KEYS_NS * factor);
+            let weights = (inside, BLOCKED_WEIGHTS_NS * factor);
+            let name = if avx2 {
+                "blocked (avx2)"
+            } else {
+                "blocked (portable)"
+            };
+            let passes = match task {
+                Task::LogZ => vec![weights],
+                Task::Map => vec![keys],
+                Task::Sample => vec![keys, weights],
+                Task::Marginals | Task::Infer => {
+                    vec![keys, weights, (outside, BLOCKED_OUTSIDE_NS * factor)]
+                }
+            };
+            (name, passes)
+        }
+        ModelName::Cc => {
+            let keys = (flat_terms(n), FLAT_KEYS_NS * factor);
+            let weights = (flat_terms(n), FLAT_WEIGHTS_NS * factor);
+            let name = if avx2 {
+                "flat blocked (avx2)"
+            } else {
+                "flat blocked (portable)"
+            };
+            match task {
+                Task::LogZ => (name, vec![weights]),
+                Task::Map => (name, vec![keys]),
+                _ => (name, vec![keys, weights]),
+            }
+        }
+        ModelName::Dasgupta => {
+            // Beyond the L3 cache every point adds a factor of random reads.
+            let growth = LEVEL_ORDER_GROWTH.powi(n.saturating_sub(20) as i32);
+            let mut passes = vec![(inside, LEVEL_ORDER_NS * growth)];
+            if marginals {
+                passes.push((outside, LEVEL_ORDER_OUTSIDE_NS * growth));
+            }
+            ("level-order", passes)
+        }
+        ModelName::LinkageAverage
+        | ModelName::LinkageComplete
+        | ModelName::LinkageSingle
+        | ModelName::Ginkgo
+        | ModelName::GinkgoLegacy => {
+            let (per_split, map_factor) = match model {
+                ModelName::LinkageAverage => (GENERAL_AVERAGE_NS, GENERAL_MAP_FACTOR),
+                ModelName::Ginkgo | ModelName::GinkgoLegacy => {
+                    (GENERAL_GINKGO_NS, GENERAL_MAP_FACTOR)
+                }
+                _ => (
+                    GENERAL_AVERAGE_NS + GENERAL_LINKAGE_PER_POINT_NS * n as f64,
+                    1.0,
+                ),
+            };
+            let passes = match task {
+                Task::Map => vec![(inside, per_split * map_factor)],
+                Task::LogZ | Task::Sample => vec![(inside, per_split)],
+                Task::Marginals | Task::Infer => vec![(inside, per_split), (outside, per_split)],
+            };
+            ("general", passes)
+        }
+    }
+}
+
+/// The estimate of `task` over `n` points of `model` on `threads` threads
+/// (0 is taken as 1): the dense trellis for the hierarchy models, the flat
+/// trellis for `cc` (see the module docs for how).
+///
+/// # Errors
+///
+/// [`ErrorKind::Empty`] for no points, [`ErrorKind::TooManyPoints`] beyond
+/// [`MAX_POINTS`] (no exact method: use an approximate one).
+pub fn estimate(n: usize, model: ModelName, task: Task, threads: usize) -> Result<Estimate> {
+    if n == 0 {
+        return Err(Error::new(ErrorKind::Empty));
+    }
+    if n > MAX_POINTS {
+        return Err(Error::new(ErrorKind::TooManyPoints {
+            n,
+            max: MAX_POINTS,
+            method: memory::DENSE_METHOD,
+        }));
+    }
+    let threads = threads.max(1);
+    let structure = model.info().structure;
+    let subsets = 2f64.powi(n as i32);
+    let heap = match model {
+        // Complete and single linkage keep `n` distances per summary.
+        ModelName::LinkageComplete | ModelName::LinkageSingle => (8 * n as u64 + 16) << n,
+        _ => 0,
+    };
+    let memory_bytes = memory_needed(n, task.workload(structure)).saturating_add(heap);
+    let (kernel, passes) = passes(n, model, task);
+    let splits: f64 = passes.iter().map(|(units, _)| units).sum();
+    let core_ns: f64 =
+        subsets * PER_SUBSET_NS + passes.iter().map(|(units, ns)| units * ns).sum::<f64>();
+    Ok(Estimate {
+        n,
+        model,
+        task,
+        memory_bytes,
+        seconds: OVERHEAD_S + core_ns * 1e-9 / threads as f64,
+        splits,
+        kernel,
+        threads,
+    })
+}
+
+/// [`Method::Exact`] when the estimate of `task` fits `budget` (memory and
+/// time), else [`Method::Approximate`]; with the estimate either way.
+///
+/// # Errors
+///
+/// Those of [`estimate`]: beyond [`MAX_POINTS`] no exact method exists and
+/// the door goes to an approximate one without asking.
+pub fn choose(
+    n: usize,
+    model: ModelName,
+    task: Task,
+    threads: usize,
+    budget: &Budget,
+) -> Result<(Method, Estimate)> {
+    let e = estimate(n, model, task, threads)?;
+    let method = if e.fits(budget) {
+        Method::Exact
+    } else {
+        Method::Approximate
+    };
+    Ok((method, e))
+}
+
+/// Checks an estimate against a budget: [`ErrorKind::OutOfMemory`] when its
+/// tables exceed the memory budget (or, without one, the memory the
+/// operating system reports as available), [`ErrorKind::TimeBudget`] when it
+/// would take longer than the time budget. Both messages name the estimate
+/// and the limit and suggest an approximate method.
+pub fn check(estimate: &Estimate, budget: &Budget) -> Result<()> {
+    if let Some(available) = budget.memory_bytes.or_else(memory::available_memory) {
+        if estimate.memory_bytes > available {
+            return Err(Error::new(ErrorKind::OutOfMemory {
+                n: estimate.n,
+                needed: estimate.memory_bytes,
+                available,
+                capped: budget.memory_bytes.is_some(),
+            }));
+        }
+    }
+    if let Some(limit) = budget.seconds {
+        if estimate.seconds > limit {
+            return Err(Error::new(ErrorKind::TimeBudget {
+                what: estimate.what(),
+                needed_seconds: estimate.seconds,
+                limit_seconds: limit,
+            }));
+        }
+    }
+    Ok(())
+}
+
+/// The threads parallel work runs on by default: rayon's pool (one per
+/// core), or 1 without the `parallel` feature.
+pub fn default_threads() -> usize {
+    crate::base::par::threads()
+}
