@@ -25,11 +25,8 @@ struct Line<'a, T> {
 /// exact trellis) run one at a time.
 const BIG_WORK: u64 = 20_000_000;
 
-/// Splits per second assumed for the time estimate of long batches.
-const SPLITS_PER_S: f64 = 2e8;
-
 /// Runs `f(index, jet)` on every jet and returns the JSON Lines. `work`
-/// estimates a jet's cost in splits (scheduling, progress bar, time estimate).
+/// estimates a jet's cost in splits (scheduling, progress bar).
 pub fn per_jet<T: Serialize + Send>(
     file: &JetsFile,
     progress: bool,
@@ -40,8 +37,6 @@ pub fn per_jet<T: Serialize + Send>(
         .jets
         .iter()
         .fold(0u64, |acc, j| acc.saturating_add(work(j)));
-    let what = format!("the {} jets need", file.jets.len());
-    crate::progress::note_long(&what, total as f64, SPLITS_PER_S);
     let bar = Bar::items(progress, file.jets.len() as u64, total);
     let run = |k: usize| {
         let jet = &file.jets[k];

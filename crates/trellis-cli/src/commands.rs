@@ -10,7 +10,7 @@
 use std::io::Write;
 use std::ops::ControlFlow;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use serde_json::json;
 use trellis::ginkgo::{Ginkgo, Jet};
@@ -218,6 +218,44 @@ fn plan(args: &ModelArgs, n: usize, task: Task) -> Result<()> {
     Ok(())
 }
 
+/// The planner's task of what a command needs of the dense trellis.
+fn task(need: Need, workload: Workload) -> Task {
+    match (need, workload) {
+        (Need::LogZ, _) => Task::LogZ,
+        (Need::Map, _) => Task::Map,
+        (Need::All, Workload::Marginals) => Task::Marginals,
+        (Need::All, _) => Task::Sample,
+    }
+}
+
+/// [`plan`] for the jets of a file: each jet against `--time-limit` (a
+/// limit per jet), and the whole batch's estimate (jets run in parallel) on
+/// stderr when it is over 10 s.
+fn plan_jets(args: &ModelArgs, file: &trellis::ginkgo::JetsFile, task: Task) -> Result<()> {
+    let threads = rayon::current_num_threads();
+    let mut total = 0.0;
+    for jet in &file.jets {
+        let estimate = trellis::plan::estimate(jet.len(), args.model, task, 1)?;
+        if let Some(seconds) = args.time_limit {
+            let budget = trellis::plan::Budget {
+                memory_bytes: Some(u64::MAX),
+                seconds: Some(seconds),
+            };
+            trellis::plan::check(&estimate, &budget).with_context(|| format!("jet {}", jet.id))?;
+        }
+        total += estimate.seconds;
+    }
+    let total = total / threads as f64;
+    if total > NOTE_SECONDS {
+        let _ = writeln!(
+            std::io::stderr(),
+            "note: exact inference over the {} jets takes about {total:.0} s on {threads} threads (estimated)",
+            file.jets.len()
+        );
+    }
+    Ok(())
+}
+
 /// The inference of a jet's model: the dense trellis, or a sparse one with
 /// `--sparse` (jet `index` of the file seeds it).
 fn jet_posterior(
@@ -358,6 +396,9 @@ fn run<T: Serialize + Send>(
     match &input {
         Input::Jets(file) => {
             sparse.check_jets(file, args)?;
+            if dense {
+                plan_jets(args, file, task(need, workload))?;
+            }
             let total = file
                 .jets
                 .iter()
@@ -389,13 +430,7 @@ fn run<T: Serialize + Send>(
             })
         }
         Input::Weights(w) => {
-            let task = match (need, workload) {
-                (Need::LogZ, _) => Task::LogZ,
-                (Need::Map, _) => Task::Map,
-                (Need::All, Workload::Marginals) => Task::Marginals,
-                (Need::All, _) => Task::Sample,
-            };
-            let post = weights_posterior(args, sparse, &w, beta, progress, task)?;
+            let post = weights_posterior(args, sparse, &w, beta, progress, task(need, workload))?;
             weights(&w, &post)
         }
     }

@@ -1,6 +1,5 @@
 //! Progress bars on stderr for runs that take more than about a second.
 
-use std::io::Write;
 use std::ops::ControlFlow;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -80,20 +79,6 @@ impl Bar {
                 ControlFlow::Continue(())
             }
         })
-    }
-}
-
-/// Warns on stderr when `work` at `per_second` takes more than a minute:
-/// "note: {what} need(s) about ...; expect roughly M minutes".
-pub fn note_long(what: &str, work: f64, per_second: f64) {
-    let minutes = work / per_second / 60.0;
-    if minutes > 1.0 {
-        // A closed or full stderr is no reason to stop.
-        let _ = writeln!(
-            std::io::stderr(),
-            "note: {what} about {work:.2e} splits; expect roughly {:.0} minutes on 2 cores",
-            minutes.ceil()
-        );
     }
 }
 

@@ -305,7 +305,7 @@ try {
   // data: URI, quoted: it holds a comma).
   const small = path.join(work, 'flowers.csv');
   const dot = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
-  const rows = readFileSync(POINTS, 'utf8').trim().split('\n');
+  const rows = readFileSync(POINTS, 'utf8').trim().split(/\r?\n/); // the file has CRLF line ends
   const kinds = ['setosa', 'versicolor', 'virginica'];
   const picked = rows.slice(1).filter((r) => Number(r.split(',')[0]) % 50 < 4);
   writeFileSync(small, [`${rows[0]},text,image`, ...picked.map((r) => {
