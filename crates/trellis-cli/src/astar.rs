@@ -25,7 +25,6 @@ use crate::commands::{
 };
 use crate::input::Pairwise;
 use crate::input::{Input, ginkgo_variant, load_checked, memory_limit};
-use crate::limits;
 use crate::output::number;
 use crate::progress::Bar;
 use crate::trees::{self, DendrogramArgs, HeightsKind};
@@ -360,8 +359,8 @@ fn check_sizes(args: &AstarArgs, n: usize, parallel: usize) -> Result<()> {
     }
     let limit = None;
     let width = beam_width(args, n);
-    let beam = limits::beam_bytes(n, width).saturating_mul(parallel as u128);
-    limits::check(
+    let beam = trellis::plan::beam_bytes(n, width).saturating_mul(parallel as u128);
+    trellis::plan::check_bytes(
         &format!("beam search of width {width} over {n} points"),
         beam,
         limit,
@@ -370,7 +369,7 @@ fn check_sizes(args: &AstarArgs, n: usize, parallel: usize) -> Result<()> {
         .saturating_add(n as u128 * n as u128)
         .saturating_mul(CANDIDATE_BYTES)
         .saturating_mul(parallel as u128);
-    limits::check(
+    trellis::plan::check_bytes(
         &format!(
             "approximate A* with --samples {} over {n} points",
             args.samples
@@ -378,6 +377,7 @@ fn check_sizes(args: &AstarArgs, n: usize, parallel: usize) -> Result<()> {
         candidates,
         limit,
     )
+    .map_err(anyhow::Error::from)
 }
 
 pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {

@@ -20,7 +20,7 @@ use crate::input::{
     read_input, read_points, similarity_weights,
 };
 use crate::trees::{self, DendrogramArgs, HeightsKind};
-use crate::{DataArgs, ModelArgs, ModelName, limits, with_cost_model};
+use crate::{DataArgs, ModelArgs, ModelName, with_cost_model};
 use trellis::models::InputKind;
 
 /// Output flags shared by the baselines.
@@ -200,11 +200,12 @@ fn run(
     // The memory of a weight matrix and of the search over it is checked
     // before the weights are built.
     let check_points = |n: usize| {
-        limits::check(
+        trellis::plan::check_bytes(
             &format!("{} over {n} points", title.to_lowercase()),
-            memory(n).saturating_add(limits::weights_bytes(n)),
+            memory(n).saturating_add(trellis::plan::weights_bytes(n)),
             memory_limit(args),
         )
+        .map_err(anyhow::Error::from)
     };
     check_jets_dendrogram(args, &output.dendrogram)?;
     let input = load_checked(args, None, &check_points)?;
@@ -215,7 +216,7 @@ fn run(
         ),
         Input::Weights(w) => (w.n(), 1),
     };
-    limits::check(
+    trellis::plan::check_bytes(
         &format!("{} over {n} points", title.to_lowercase()),
         memory(n).saturating_mul(parallel as u128),
         memory_limit(args),
@@ -285,7 +286,7 @@ pub fn greedy(a: &GreedyArgs, progress: bool) -> Result<String> {
         &a.output,
         progress,
         cubic,
-        |n| limits::beam_bytes(n, 1),
+        |n| trellis::plan::beam_bytes(n, 1),
         "Greedy hierarchy",
         &Greedy,
     )
@@ -325,7 +326,7 @@ pub fn beam(a: &BeamArgs, progress: bool) -> Result<String> {
         &a.output,
         progress,
         |n| (beam.width(n) as u64).saturating_mul(cubic(n)),
-        |n| limits::beam_bytes(n, beam.width(n)),
+        |n| trellis::plan::beam_bytes(n, beam.width(n)),
         "Beam-search hierarchy",
         &beam,
     )
@@ -411,11 +412,12 @@ fn linkage_on_matrix(a: &LinkageArgs, method: Linkage, title: &str) -> Result<St
     }
     // The distance matrix, its copy in the search, and the weights.
     let check = |n: usize| {
-        limits::check(
+        trellis::plan::check_bytes(
             &format!("{} over {n} points", title.to_lowercase()),
-            (16 * (n as u128) * (n as u128)).saturating_add(limits::weights_bytes(n)),
+            (16 * (n as u128) * (n as u128)).saturating_add(trellis::plan::weights_bytes(n)),
             limit,
         )
+        .map_err(anyhow::Error::from)
     };
     // (distances, names, weights for --model)
     let (dist, n, names, weights) = if let Some(path) = &a.distances {

@@ -21,7 +21,6 @@ use crate::batch::{dense_work, per_jet};
 use crate::input::{
     Input, NamedWeights, Pairwise, load, load_checked, memory_limit, time_limit, variant,
 };
-use crate::limits;
 use crate::output::{self, ClusterJson, put};
 use crate::progress::{Bar, options};
 use crate::sparse::SparseArgs;
@@ -403,7 +402,7 @@ fn run<T: Serialize + Send>(
                 .jets
                 .iter()
                 .fold(0u128, |acc, j| acc.saturating_add(output(j.len())));
-            limits::check("the output of every jet", total, limit)?;
+            trellis::plan::check_bytes("the output of every jet", total, limit)?;
         }
         Input::Weights(w) => {
             if !dense {
@@ -414,7 +413,7 @@ fn run<T: Serialize + Send>(
             } else {
                 0
             };
-            limits::check(
+            trellis::plan::check_bytes(
                 &format!("the output over {} points, with the trellis tables,", w.n()),
                 tables.saturating_add(output(w.n())),
                 limit,
@@ -640,7 +639,7 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
         // The dense trellis lists up to every subset; a sparse one its vertices.
         |n| {
             if sparse.sparse.is_none() {
-                limits::clusters_bytes(n)
+                trellis::plan::clusters_bytes(n)
             } else {
                 0
             }
@@ -697,7 +696,7 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
         |n| {
             if jets {
                 // With --linkage, each sample's matrix as well.
-                let per = limits::tree_bytes(n) * if flags.any() { 2 } else { 1 };
+                let per = trellis::plan::tree_bytes(n) * if flags.any() { 2 } else { 1 };
                 per.saturating_mul(k as u128)
             } else {
                 0
@@ -826,7 +825,7 @@ pub fn infer(a: &InferArgs, progress: bool) -> Result<String> {
         progress,
         |n| {
             if sparse.sparse.is_none() {
-                limits::clusters_bytes(n)
+                trellis::plan::clusters_bytes(n)
             } else {
                 0
             }

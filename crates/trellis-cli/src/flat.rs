@@ -23,7 +23,6 @@ use trellis::{
 use crate::DataArgs;
 use crate::commands::to_json;
 use crate::input::{NamedWeights, check_beta_and_memory, gib, read_input};
-use crate::limits;
 use crate::output::ClusterJson;
 use crate::output::{self, put};
 use crate::progress::{Bar, options};
@@ -424,9 +423,9 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
             if n <= trellis::MAX_POINTS {
                 // The tables, their marginals, and the clusters listed.
                 let needed = trellis::memory_needed(n, Workload::FlatMarginals) as u128;
-                limits::check(
+                trellis::plan::check_bytes(
                     &format!("the flat marginals over {n} points"),
-                    needed.saturating_add(limits::clusters_bytes(n)),
+                    needed.saturating_add(trellis::plan::clusters_bytes(n)),
                     gib(a.model.max_memory),
                 )?;
             }
@@ -500,6 +499,12 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
             Ok(String::new())
         }
         FlatCommand::PerturbMap(a) => {
+            if a.num_samples == 0 {
+                bail!(
+                    "-n must be at least 1: Perturb-and-MAP averages the MAP partitions of \
+                     that many perturbed problems"
+                );
+            }
             let named = weights(&a.model, Some(Workload::FlatInside))?;
             let names = named.names().map(<[String]>::to_vec);
             let w = named.into_weights();
@@ -516,7 +521,7 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
             let tables =
                 trellis::memory_needed(n, Workload::FlatInside) as u128 + 8 * (n * n) as u128;
             let counts = (a.num_samples as u128).saturating_mul(4 * (n * n) as u128 + 24);
-            limits::check(
+            trellis::plan::check_bytes(
                 &format!(
                     "Perturb-and-MAP with {} samples over {n} points",
                     a.num_samples

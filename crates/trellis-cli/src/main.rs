@@ -24,7 +24,6 @@ mod flat;
 mod generate;
 mod input;
 mod interactive;
-mod limits;
 mod output;
 mod progress;
 mod sparse;

@@ -34,22 +34,6 @@ pub fn number(x: f64) -> String {
     }
 }
 
-/// A byte count in bytes, KiB, MiB, GiB, TiB, PiB or EiB (as the library's
-/// messages write it).
-pub fn bytes(b: u64) -> String {
-    if b < 1024 {
-        return format!("{b} bytes");
-    }
-    let mut value = b as f64 / 1024.0;
-    for unit in ["KiB", "MiB", "GiB", "TiB", "PiB"] {
-        if value < 1024.0 {
-            return format!("{value:.1} {unit}");
-        }
-        value /= 1024.0;
-    }
-    format!("{value:.1} EiB")
-}
-
 /// `{a, b, c}` for the points of a cluster.
 pub fn members(cluster: Mask, label: &dyn Fn(usize) -> String) -> String {
     let names: Vec<String> = trellis::members(cluster).map(label).collect();

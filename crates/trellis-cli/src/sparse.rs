@@ -18,7 +18,6 @@ use trellis::{Set, SetRepr, Tree, WideSet};
 
 use crate::input::memory_limit;
 use crate::input::variant;
-use crate::limits;
 use crate::{ModelArgs, with_cost_model};
 use trellis::posterior::Posterior;
 
@@ -84,16 +83,17 @@ impl SparseArgs {
     /// `parallel` problems at once.
     fn check_memory(&self, n: usize, parallel: usize, args: &ModelArgs) -> Result<()> {
         let k = self.trees()?;
-        let mut needed = limits::tree_bytes(n).saturating_mul(2 * k as u128);
+        let mut needed = trellis::plan::tree_bytes(n).saturating_mul(2 * k as u128);
         if self.sparse == Some(SparseKind::Beam) {
             let width = k.max(self.beam_width(n)?);
-            needed = needed.saturating_add(limits::beam_bytes(n, width));
+            needed = needed.saturating_add(trellis::plan::beam_bytes(n, width));
         }
-        limits::check(
+        trellis::plan::check_bytes(
             &format!("a sparse trellis from --trees {k} over {n} points"),
             needed.saturating_mul(parallel as u128),
             memory_limit(args),
         )
+        .map_err(anyhow::Error::from)
     }
 
     /// Checks every jet of a jets file before any work: the memory of the

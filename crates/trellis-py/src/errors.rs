@@ -39,6 +39,7 @@ pub fn to_py(e: trellis::Error) -> PyErr {
     match e.kind() {
         ErrorKind::TooManyPoints { .. }
         | ErrorKind::OutOfMemory { .. }
+        | ErrorKind::TooMuchMemory { .. }
         | ErrorKind::TimeBudget { .. } => TooLargeError::new_err(message),
         ErrorKind::Cancelled => PyKeyboardInterrupt::new_err("cancelled"),
         ErrorKind::TimeLimit { .. } | ErrorKind::SearchBudget { .. } | ErrorKind::Io { .. } => {

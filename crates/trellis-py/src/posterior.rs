@@ -136,18 +136,11 @@ fn big_int<'py>(py: Python<'py>, x: num_bigint::BigUint) -> PyResult<Bound<'py, 
     py.get_type::<pyo3::types::PyInt>().call1((x.to_string(),))
 }
 
-/// Checks that `k` trees or partitions of `n` points fit in memory.
+/// Checks that `k` trees or partitions of `n` points fit in memory (the
+/// library planner's size, `TooLargeError` naming it).
 fn check_samples(k: usize, n: usize) -> PyResult<()> {
-    let bytes = (k as u128) * (n as u128 + 1) * 64;
-    let available = trellis::available_memory().unwrap_or(u64::MAX) as u128;
-    if bytes > available {
-        return Err(crate::errors::TooLargeError::new_err(format!(
-            "{k} samples of {n} points would need about {:.1} GiB, but {:.1} GiB is available",
-            bytes as f64 / (1u64 << 30) as f64,
-            available as f64 / (1u64 << 30) as f64
-        )));
-    }
-    Ok(())
+    let what = format!("{k} samples of {n} points");
+    trellis::plan::check_bytes(&what, trellis::plan::samples_bytes(k, n), None).map_err(to_py)
 }
 
 impl HierarchyPosterior {

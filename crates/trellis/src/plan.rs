@@ -517,3 +517,61 @@ pub fn check(estimate: &Estimate, budget: &Budget) -> Result<()> {
 pub fn default_threads() -> usize {
     crate::base::par::threads()
 }
+
+// The memory of what a front-end holds beside the trellis: the sizes every
+// door checks before it allocates, in one place (they were decided in each
+// door before).
+
+/// Fails when `needed` bytes for `what` exceed `limit` (a cap the caller
+/// set) or, without one, the memory the operating system reports as
+/// available: the one check of a size computed before allocating
+/// ([`ErrorKind::TooMuchMemory`] naming `what`, how much it needs and whose
+/// limit it is).
+///
+/// # Errors
+///
+/// [`ErrorKind::TooMuchMemory`] when it does not fit.
+pub fn check_bytes(what: &str, needed: u128, limit: Option<u64>) -> Result<()> {
+    memory::check_bytes(
+        || what.to_string(),
+        u64::try_from(needed).unwrap_or(u64::MAX),
+        limit,
+    )
+}
+
+/// Bytes of the `n x n` matrix of pairwise weights or distances.
+pub fn weights_bytes(n: usize) -> u128 {
+    8 * (n as u128) * (n as u128)
+}
+
+/// Bytes of one tree over `n` leaves in memory and as text (Newick or JSON),
+/// an upper bound: `2n - 1` boxed nodes, and about a dozen characters a leaf.
+pub fn tree_bytes(n: usize) -> u128 {
+    let node = std::mem::size_of::<crate::Tree>() as u128 + 16;
+    let n = n.max(1) as u128;
+    2 * n * node + 12 * n
+}
+
+/// Bytes of `k` samples (trees or partitions) over `n` points held at once.
+pub fn samples_bytes(k: usize, n: usize) -> u128 {
+    (k as u128).saturating_mul(tree_bytes(n))
+}
+
+/// Bytes of beam search over `n` points with `width` states per level (two
+/// levels of states with their active clusters and ranked candidate
+/// merges, and the clusters built; see
+/// [`beam_memory`](crate::baselines::beam_memory)).
+pub fn beam_bytes(n: usize, width: usize) -> u128 {
+    crate::baselines::beam_memory(n, width) as u128
+}
+
+/// Bytes of every cluster marginal listed over `n` points (every
+/// non-singleton proper cluster at worst): members and probabilities, in
+/// memory and as text. Unbounded (`u128::MAX`) from 100 points on.
+pub fn clusters_bytes(n: usize) -> u128 {
+    if n >= 100 {
+        return u128::MAX;
+    }
+    let per_cluster = 48 + 12 * n as u128;
+    per_cluster << n
+}

@@ -118,3 +118,42 @@ fn issue21_text_columns_are_kept_by_header_name() {
     assert_eq!(t.text[0].name, "Text");
     assert_eq!(t.text[0].values, ["hello, world", "bye"]);
 }
+
+/// Issue 22 (class 8): cosine similarity does not depend on scale, so points
+/// of tiny or huge norm get the same similarities as the same points at
+/// unit scale (they were refused as "all zeros" or overflowed).
+#[test]
+fn issue22_cosine_of_tiny_and_huge_points_is_scale_free() {
+    use trellis::{Matrix, Similarity, Weights};
+    let base = [
+        [1.0, 2.0, 0.5],
+        [3.0, -1.0, 2.0],
+        [0.2, 0.1, -4.0],
+        [1.0, 1.0, 1.0],
+    ];
+    let at = |scale: f64| {
+        let rows = base
+            .iter()
+            .map(|r| r.iter().map(|x| x * scale).collect())
+            .collect();
+        Weights::from_points(&Matrix::from_rows(rows).unwrap(), Similarity::Cosine, false).unwrap()
+    };
+    let unit = at(1.0);
+    for scale in [1e-200, 3e-200, 1e200, 1e-300] {
+        let w = at(scale);
+        for i in 0..4 {
+            for j in 0..4 {
+                assert!(
+                    (w.get(i, j) - unit.get(i, j)).abs() < 1e-12,
+                    "{scale}: ({i}, {j})"
+                );
+            }
+        }
+    }
+    let zero = Matrix::from_rows(vec![vec![0.0, 0.0], vec![1.0, 2.0]]).unwrap();
+    let e = Weights::from_points(&zero, Similarity::Cosine, false).unwrap_err();
+    assert!(
+        e.to_string().contains("point 0 (0-based) is all zeros"),
+        "{e}"
+    );
+}

@@ -216,15 +216,28 @@ impl Weights {
         let mut w = vec![0.0; n * n];
         match similarity {
             Similarity::Cosine => {
-                let norms: Vec<f64> = (0..n).map(|i| dot(i, i).sqrt()).collect();
-                if let Some(i) = norms.iter().position(|&v| v == 0.0) {
-                    return Err(Error::parameter(format!(
-                        "point {i} (0-based) is all zeros, so its cosine similarity is undefined"
-                    )));
+                // Cosine does not depend on scale: each point is divided by
+                // its largest |coordinate| first, so that a point of tiny
+                // (1e-200) or huge (1e200) norm neither underflows nor
+                // overflows in its squared norm.
+                let mut unit = Vec::with_capacity(n * points.cols);
+                for i in 0..n {
+                    let row = points.row(i);
+                    let largest = row.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+                    if largest == 0.0 {
+                        return Err(Error::parameter(format!(
+                            "point {i} (0-based) is all zeros, so its cosine similarity is undefined"
+                        )));
+                    }
+                    let scaled = row.iter().map(|x| x / largest);
+                    let norm = scaled.clone().map(|x| x * x).sum::<f64>().sqrt();
+                    unit.extend(scaled.map(|x| x / norm));
                 }
+                let d = points.cols;
                 for i in 0..n {
                     for j in i + 1..n {
-                        let v = dot(i, j) / (norms[i] * norms[j]);
+                        let (a, b) = (&unit[i * d..(i + 1) * d], &unit[j * d..(j + 1) * d]);
+                        let v = a.iter().zip(b).map(|(x, y)| x * y).sum();
                         w[i * n + j] = v;
                         w[j * n + i] = v;
                     }
