@@ -281,6 +281,7 @@ impl Baseline for Greedy {
 }
 
 pub fn greedy(a: &GreedyArgs, progress: bool) -> Result<String> {
+    crate::input::refuse_time_limit(&a.model, "greedy")?;
     run(
         &a.model,
         &a.output,
@@ -317,6 +318,7 @@ impl Baseline for Beam {
 }
 
 pub fn beam(a: &BeamArgs, progress: bool) -> Result<String> {
+    crate::input::refuse_time_limit(&a.model, "beam")?;
     if a.width == Some(0) {
         anyhow::bail!("--width must be at least 1");
     }

@@ -383,6 +383,9 @@ fn run<T: Serialize + Send>(
     weights: impl FnOnce(&NamedWeights, &Posterior) -> Result<String>,
 ) -> Result<String> {
     let dense = sparse.sparse.is_none();
+    if !dense {
+        crate::input::refuse_time_limit(args, "--sparse")?;
+    }
     // The sparse trellis's point limit is checked before the weights are built.
     let input = load_checked(args, dense.then_some(workload), &|n| {
         if dense {
@@ -523,6 +526,7 @@ pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
 /// `trellis score`: the value of a given tree (or of each jet's truth tree).
 pub fn score(a: &ScoreArgs) -> Result<String> {
     let (args, truth, json) = (&a.model, a.truth, a.json);
+    crate::input::refuse_time_limit(args, "score")?;
     let given = a.tree.as_deref().map(Tree::parse).transpose()?;
     match load(args, None)? {
         Input::Jets(file) => per_jet(

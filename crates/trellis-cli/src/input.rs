@@ -497,6 +497,18 @@ fn explain_limit(e: trellis::Error, limit: Option<u64>) -> anyhow::Error {
     }
 }
 
+/// Refuses `--time-limit` where nothing would honour it (`what`: the
+/// command or engine), rather than ignoring it.
+pub fn refuse_time_limit(args: &ModelArgs, what: &str) -> Result<()> {
+    if args.time_limit.is_some() {
+        bail!(
+            "--time-limit applies to the exact trellis (map, logz, marginals, sample, infer) \
+             and to astar, not to {what}"
+        );
+    }
+    Ok(())
+}
+
 /// `--time-limit` as the library's time limit (checked finite and >= 0 by
 /// [`load`]; one too long for a `Duration` is no limit).
 pub fn time_limit(args: &ModelArgs) -> Option<std::time::Duration> {

@@ -148,8 +148,9 @@ pub struct ModelArgs {
     /// Wall-clock limit in seconds (per jet with --jets). The exact trellis commands
     /// refuse up front when the library's planner estimates a longer run, and stop with
     /// an error when the limit is reached; `astar` stops its search (the approximate
-    /// search returns its best tree so far, the exact one fails). A limit beyond what
-    /// the clock can represent (centuries) is no limit.
+    /// search returns its best tree so far, the exact one fails). `greedy`, `beam`,
+    /// `score` and `--sparse` refuse it. A limit beyond what the clock can represent
+    /// (centuries) is no limit.
     #[arg(long, value_name = "S", allow_negative_numbers = true)]
     pub time_limit: Option<f64>,
 }
