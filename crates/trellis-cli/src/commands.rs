@@ -8,7 +8,6 @@
 //! by `marginals`) is checked with the tables before anything runs.
 
 use std::io::Write;
-use std::ops::ControlFlow;
 
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
@@ -203,18 +202,22 @@ fn weights_posterior(
 /// `--time-limit` (the tables' memory is checked with the input).
 fn plan(args: &ModelArgs, n: usize, task: Task) -> Result<()> {
     let estimate = trellis::plan::estimate(n, args.model, task, rayon::current_num_threads())?;
-    if let Some(seconds) = args.time_limit {
-        let budget = trellis::plan::Budget {
-            memory_bytes: Some(u64::MAX),
-            seconds: Some(seconds),
-        };
-        trellis::plan::check(&estimate, &budget)?;
-    }
+    check_time(args, &estimate)?;
     if estimate.seconds > NOTE_SECONDS {
         // A closed or full stderr is no reason to stop.
         let _ = writeln!(std::io::stderr(), "note: {estimate}");
     }
     Ok(())
+}
+
+/// Refuses an estimate longer than `--time-limit` (the tables' memory is
+/// checked with the input, not here).
+fn check_time(args: &ModelArgs, estimate: &trellis::plan::Estimate) -> trellis::Result<()> {
+    let budget = trellis::plan::Budget {
+        memory_bytes: Some(u64::MAX),
+        seconds: args.time_limit,
+    };
+    trellis::plan::check(estimate, &budget)
 }
 
 /// The planner's task of what a command needs of the dense trellis.
@@ -235,13 +238,7 @@ fn plan_jets(args: &ModelArgs, file: &trellis::ginkgo::JetsFile, task: Task) -> 
     let mut total = 0.0;
     for jet in &file.jets {
         let estimate = trellis::plan::estimate(jet.len(), args.model, task, 1)?;
-        if let Some(seconds) = args.time_limit {
-            let budget = trellis::plan::Budget {
-                memory_bytes: Some(u64::MAX),
-                seconds: Some(seconds),
-            };
-            trellis::plan::check(&estimate, &budget).with_context(|| format!("jet {}", jet.id))?;
-        }
+        check_time(args, &estimate).with_context(|| format!("jet {}", jet.id))?;
         total += estimate.seconds;
     }
     let total = total / threads as f64;
@@ -331,20 +328,10 @@ fn each_sample(
     seed: u64,
     each: &mut dyn FnMut(Tree) -> Result<()>,
 ) -> Result<()> {
-    let mut failed = None;
-    post.each_sample(
-        k,
-        seed,
-        &trellis::Options::default(),
-        &mut |t| match each(t) {
-            Ok(()) => ControlFlow::Continue(()),
-            Err(e) => {
-                failed = Some(e);
-                ControlFlow::Break(())
-            }
-        },
-    )?;
-    failed.map_or(Ok(()), Err)
+    output::until_error(
+        |sink| post.each_sample(k, seed, &trellis::Options::default(), sink),
+        each,
+    )
 }
 
 /// A line about a sparse trellis for readable output (empty for the dense

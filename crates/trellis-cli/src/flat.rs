@@ -5,7 +5,6 @@
 //! before anything is built; `sample` writes each partition as it is drawn.
 
 use std::io::Write;
-use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
@@ -235,15 +234,7 @@ impl FlatRun {
         seed: u64,
         each: &mut dyn FnMut(Partition) -> Result<()>,
     ) -> Result<()> {
-        let mut failed = None;
-        self.post.each_sample(k, seed, &mut |p| match each(p) {
-            Ok(()) => ControlFlow::Continue(()),
-            Err(e) => {
-                failed = Some(e);
-                ControlFlow::Break(())
-            }
-        })?;
-        failed.map_or(Ok(()), Err)
+        output::until_error(|sink| self.post.each_sample(k, seed, sink), each)
     }
 }
 

@@ -340,29 +340,9 @@ pub fn read_input(
                 "--similarity, --gamma, --center and --names-column apply to --points, not to --weights"
             );
         }
-        let mut max_bytes = trellis::io::input_limit(limit);
-        let mut why = None;
-        if dense.is_some() && max_bytes > DENSE_WEIGHTS_BYTES {
-            max_bytes = DENSE_WEIGHTS_BYTES;
-            why = Some(format!(
-                "the dense trellis takes at most {} points, whose weights need less; \
-                 for more points, see --sparse",
-                trellis::MAX_POINTS
-            ));
-        }
-        let table =
-            trellis::io::read_table(path, &ReadOptions::weights().with_max_bytes(max_bytes))
-                .map_err(|e| match &why {
-                    Some(why) if is_too_large(&e) => anyhow::anyhow!("{e} ({why})"),
-                    _ => explain_limit(e, limit),
-                })?;
-        let m = &table.matrix;
-        // A non-square matrix is reported as such by `from_matrix`.
-        if m.rows == m.cols {
-            check_size(m.rows)?;
-        }
+        let m = read_square(path, limit, dense, &check_size)?;
         let weights =
-            Weights::from_matrix(m).with_context(|| format!("in --weights {}", path.display()))?;
+            Weights::from_matrix(&m).with_context(|| format!("in --weights {}", path.display()))?;
         return Ok(NamedWeights {
             data: Pairwise::Weights(weights),
             names: None,
@@ -381,6 +361,39 @@ pub fn read_input(
         data: Pairwise::Weights(weights),
         names,
     })
+}
+
+/// Reads an `N x N` matrix (`--weights`, `--distances`) of at most the input
+/// limit under `limit` (for the dense trellis, at most
+/// [`DENSE_WEIGHTS_BYTES`]: its 30 points need less), checking
+/// `check_size(N)` on a square matrix before anything else (a non-square one
+/// is reported by the matrix's validation).
+fn read_square(
+    path: &Path,
+    limit: Option<u64>,
+    dense: Option<Workload>,
+    check_size: &dyn Fn(usize) -> Result<()>,
+) -> Result<trellis::Matrix> {
+    let mut max_bytes = trellis::io::input_limit(limit);
+    let mut why = None;
+    if dense.is_some() && max_bytes > DENSE_WEIGHTS_BYTES {
+        max_bytes = DENSE_WEIGHTS_BYTES;
+        why = Some(format!(
+            "the dense trellis takes at most {} points, whose matrix needs less; \
+             for more points, see --sparse",
+            trellis::MAX_POINTS
+        ));
+    }
+    let table = trellis::io::read_table(path, &ReadOptions::weights().with_max_bytes(max_bytes))
+        .map_err(|e| match &why {
+            Some(why) if is_too_large(&e) => anyhow::anyhow!("{e} ({why})"),
+            _ => explain_limit(e, limit),
+        })?;
+    let m = table.matrix;
+    if m.rows == m.cols {
+        check_size(m.rows)?;
+    }
+    Ok(m)
 }
 
 /// Reads `--distances`, or `--points` as the Euclidean distances between
@@ -403,18 +416,8 @@ fn read_distances(
         if data.names_column.is_some() {
             bail!("--names-column applies to --points, not to --distances");
         }
-        let mut max_bytes = trellis::io::input_limit(limit);
-        if dense.is_some() {
-            max_bytes = max_bytes.min(DENSE_WEIGHTS_BYTES);
-        }
-        let table =
-            trellis::io::read_table(path, &ReadOptions::weights().with_max_bytes(max_bytes))
-                .map_err(|e| explain_limit(e, limit))?;
-        let m = &table.matrix;
-        if m.rows == m.cols {
-            check_size(m.rows)?;
-        }
-        let d = Distances::from_matrix(m)
+        let m = read_square(path, limit, dense, check_size)?;
+        let d = Distances::from_matrix(&m)
             .with_context(|| format!("in --distances {}", path.display()))?;
         return Ok(NamedWeights {
             data: Pairwise::Distances(d),

@@ -123,3 +123,22 @@ impl ClusterJson {
         }
     }
 }
+
+/// Runs a library stream (`stream` hands each item to a sink that may stop
+/// it) with `each`, whose first error (a failed write) stops the stream and
+/// is returned.
+pub fn until_error<T>(
+    stream: impl FnOnce(&mut dyn FnMut(T) -> std::ops::ControlFlow<()>) -> trellis::Result<()>,
+    each: &mut dyn FnMut(T) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    use std::ops::ControlFlow;
+    let mut failed = None;
+    stream(&mut |item| match each(item) {
+        Ok(()) => ControlFlow::Continue(()),
+        Err(e) => {
+            failed = Some(e);
+            ControlFlow::Break(())
+        }
+    })?;
+    failed.map_or(Ok(()), Err)
+}
