@@ -20,9 +20,7 @@ use trellis::ginkgo::{Ginkgo, Heuristic, Jet, Variant};
 use trellis::{Model, Options, ProgressFn, Search, Tree};
 
 use crate::batch::per_jet;
-use crate::commands::{
-    WithLinkage, check_jets_dendrogram, dendrogram_output, jet_linkage, to_json,
-};
+use crate::commands::{WithLinkage, check_jets_outputs, dendrogram_output, jet_linkage, to_json};
 use crate::input::Pairwise;
 use crate::input::{Input, ginkgo_variant, load_checked, memory_limit};
 use crate::output::number;
@@ -382,7 +380,7 @@ fn check_sizes(args: &AstarArgs, n: usize, parallel: usize) -> Result<()> {
 
 pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
     check(args)?;
-    check_jets_dendrogram(&args.model, &args.dendrogram)?;
+    check_jets_outputs(&args.model, &args.dendrogram, args.newick)?;
     // The point limit and the sizes of the flags are checked before the
     // weights are built.
     let check_points = |n: usize| {
@@ -444,6 +442,12 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
                 let _bar = Bar::spinner(progress && long, "A* search");
                 weights_outcome(&weights, args, None)?
             };
+            if args.approx && out.outcome.explored == 0 {
+                eprintln!(
+                    "note: the search stopped at its memory budget or time limit before \
+                     exploring a vertex; the tree is the best initial tree"
+                );
+            }
             if args.json {
                 return to_json(&weights.with_names(out));
             }

@@ -13,7 +13,7 @@ use trellis::io::{ReadOptions, Table};
 use trellis::{Dendrogram, Model, Search, Tree};
 
 use crate::batch::per_jet;
-use crate::commands::{TreeJson, WithLinkage, check_jets_dendrogram, to_json, weights_tree_output};
+use crate::commands::{TreeJson, WithLinkage, check_jets_outputs, to_json, weights_tree_output};
 use crate::input::Pairwise;
 use crate::input::{
     Input, NamedWeights, check_beta_and_memory, gib, ginkgo_variant, load_checked, memory_limit,
@@ -207,7 +207,7 @@ fn run(
         )
         .map_err(anyhow::Error::from)
     };
-    check_jets_dendrogram(args, &output.dendrogram)?;
+    check_jets_outputs(args, &output.dendrogram, output.newick)?;
     let input = load_checked(args, None, &check_points)?;
     let (n, parallel) = match &input {
         Input::Jets(file) => (

@@ -156,9 +156,14 @@ pub fn jet_linkage(
     Ok(Some(d.linkage()?))
 }
 
-/// Refuses the dendrogram flags that a jets file cannot take (its output is
-/// JSON lines).
-pub fn check_jets_dendrogram(args: &ModelArgs, flags: &DendrogramArgs) -> Result<()> {
+/// Refuses the output flags that a jets file cannot take (its output is
+/// JSON lines): `--newick` (and so `--support`) and `--linkage-csv`.
+pub fn check_jets_outputs(args: &ModelArgs, flags: &DendrogramArgs, newick: bool) -> Result<()> {
+    if args.jets.is_some() && newick {
+        bail!(
+            "--newick prints one tree; with --jets the output is one JSON line per jet, whose \"tree\" field is its tree (add --linkage for a SciPy linkage matrix per jet)"
+        );
+    }
     if args.jets.is_some() && flags.linkage_csv {
         bail!(
             "--linkage-csv needs --weights or --points; with --jets, --linkage adds a \"linkage\" field to each jet's line"
@@ -354,7 +359,8 @@ fn note(post: &Posterior) -> String {
 /// points' names, if any). The dense
 /// trellis checks `workload` against the memory before anything runs.
 ///
-/// `output(n)` is the memory the output holds for a problem of `n` points
+/// `prepare` sees the points' names (none for jets) once the input is read,
+/// before anything runs. `output(n)` is the memory the output holds for a problem of `n` points
 /// (in addition to the trellis): it is checked before anything runs, summed
 /// over the jets of a jets file (whose lines are all held until printed).
 #[allow(clippy::too_many_arguments)]
@@ -366,6 +372,7 @@ fn run<T: Serialize + Send>(
     beta: f64,
     progress: bool,
     output: impl Fn(usize) -> u128,
+    prepare: impl FnOnce(Option<&[String]>) -> Result<()>,
     jet: impl Fn(&Jet, &Posterior, usize) -> Result<T> + Sync,
     weights: impl FnOnce(&NamedWeights, &Posterior) -> Result<String>,
 ) -> Result<String> {
@@ -380,6 +387,10 @@ fn run<T: Serialize + Send>(
         } else {
             sparse.check_weights(args, n)
         }
+    })?;
+    prepare(match &input {
+        Input::Jets(_) => None,
+        Input::Weights(w) => w.names(),
     })?;
     let limit = memory_limit(args);
     match &input {
@@ -448,7 +459,7 @@ fn with_sparsity<T>(result: T, post: &Posterior) -> WithSparsity<T> {
 pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
     let (args, sparse, json, newick) = (&a.model, &a.sparse, a.json, a.newick);
     let flags = &a.dendrogram;
-    check_jets_dendrogram(args, flags)?;
+    check_jets_outputs(args, flags, newick)?;
     // Support values need the outside pass as well.
     let workload = if a.support {
         Workload::Marginals
@@ -468,6 +479,7 @@ pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
         beta,
         progress,
         |_| 0,
+        |_| Ok(()),
         |jet, post, _| {
             let map = post.map()?;
             let linkage = jet_linkage(jet, variant(args), &map.tree, flags)?;
@@ -514,8 +526,17 @@ pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
 pub fn score(a: &ScoreArgs) -> Result<String> {
     let (args, truth, json) = (&a.model, a.truth, a.json);
     crate::input::refuse_time_limit(args, "score")?;
-    let given = a.tree.as_deref().map(Tree::parse).transpose()?;
-    match load(args, None)? {
+    let input = load(args, None)?;
+    let names = match &input {
+        Input::Jets(_) => None,
+        Input::Weights(w) => w.names(),
+    };
+    let given = a
+        .tree
+        .as_deref()
+        .map(|t| trellis::read_tree(t, names))
+        .transpose()?;
+    match input {
         Input::Jets(file) => per_jet(
             &file,
             false,
@@ -567,6 +588,7 @@ pub fn logz(a: &LogzArgs, progress: bool) -> Result<String> {
         args.beta,
         progress,
         |_| 0,
+        |_| Ok(()),
         |jet, post, _| Ok(json!({"n": jet.len(), "log_z": post.log_z()?})),
         |weights, post| {
             let (n, log_z) = (weights.n(), post.log_z()?);
@@ -616,8 +638,9 @@ fn marginals_json(
 
 pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
     let (args, sparse, min_p, top, json) = (&a.model, &a.sparse, a.min_p, a.top, a.json);
-    let subtree = a.subtree.as_deref().map(Tree::parse).transpose()?;
-    if subtree.is_some() && sparse.sparse.is_some() {
+    // Read once the points' names are known: Newick labels are names then.
+    let subtree = std::sync::OnceLock::new();
+    if a.subtree.is_some() && sparse.sparse.is_some() {
         bail!("--subtree is not available with --sparse");
     }
     run(
@@ -635,9 +658,19 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
                 0
             }
         },
-        |jet, post, _| marginals_json(jet.len(), post, args, false, min_p, subtree.as_ref()),
+        |names| {
+            if let Some(text) = a.subtree.as_deref() {
+                let _ = subtree.set(trellis::read_tree(text, names)?);
+            }
+            Ok(())
+        },
+        |jet, post, _| {
+            let subtree = subtree.get();
+            marginals_json(jet.len(), post, args, false, min_p, subtree)
+        },
         |weights, post| {
-            let out = marginals_json(weights.n(), post, args, progress, min_p, subtree.as_ref())?;
+            let subtree = subtree.get();
+            let out = marginals_json(weights.n(), post, args, progress, min_p, subtree)?;
             if json {
                 return to_json(&weights.with_names(with_sparsity(out, post)));
             }
@@ -661,8 +694,8 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
                 top.min(out.clusters.len())
             );
             s += &output::labelled_clusters(&out.clusters, top, &|i| weights.label(i));
-            if let (Some(t), Some(p)) = (&subtree, out.subtree_p) {
-                s += &format!("sub-hierarchy {t}: p = {p:.6e}\n");
+            if let (Some(t), Some(p)) = (subtree, out.subtree_p) {
+                s += &format!("sub-hierarchy {}: p = {p:.6e}\n", weights.newick(t));
             }
             Ok(s)
         },
@@ -672,7 +705,7 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
 pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<String> {
     let (args, sparse, k, seed) = (&a.model, &a.sparse, a.num_samples, a.seed);
     let (json, newick, flags) = (a.json, a.newick, &a.dendrogram);
-    check_jets_dendrogram(args, flags)?;
+    check_jets_outputs(args, flags, newick)?;
     // A jet's samples are held for its line; a weight matrix's are written
     // as they are drawn.
     let jets = args.jets.is_some();
@@ -693,6 +726,7 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
                 0
             }
         },
+        |_| Ok(()),
         |jet, post, index| {
             let samples = post.samples(k, trellis::random::stream_seed(seed, index))?;
             if flags.any() {
@@ -807,6 +841,7 @@ struct MapJson {
 /// pass (every cluster marginal) of one trellis at `--beta`.
 pub fn infer(a: &InferArgs, progress: bool) -> Result<String> {
     let (args, sparse, min_p, top) = (&a.model, &a.sparse, a.min_p, a.top);
+    check_jets_outputs(args, &DendrogramArgs::default(), a.newick)?;
     run(
         args,
         sparse,
@@ -821,6 +856,7 @@ pub fn infer(a: &InferArgs, progress: bool) -> Result<String> {
                 0
             }
         },
+        |_| Ok(()),
         |jet, post, _| {
             let map = post.map()?;
             Ok(InferJson {

@@ -15,7 +15,7 @@ use trellis::flat::{Partition, perturb_and_map};
 use trellis::posterior::{Need, PartitionPosterior};
 use trellis::sparse::SparseTrellis;
 use trellis::{
-    CorrelationClustering, Energy, MAX_SET_POINTS, Points, Set, SetRepr, Summarize, Tree, WideSet,
+    CorrelationClustering, Energy, MAX_SET_POINTS, Points, Set, SetRepr, Summarize, WideSet,
     Workload,
 };
 
@@ -91,7 +91,8 @@ pub struct FlatSparseArgs {
     /// points) and "log10_sparsity" (its log10, finite at any size).
     #[arg(long, value_enum)]
     sparse: Option<FlatFamily>,
-    /// With --sparse tree: the hierarchy, a nested JSON list or Newick over all points
+    /// With --sparse tree: the hierarchy over all points, a nested JSON list of indices
+    /// or Newick (leaf labels are the points' names when they have names, else indices)
     /// [default: average linkage on max(w) - w].
     #[arg(long, value_name = "TREE", requires = "sparse")]
     tree: Option<String>,
@@ -274,7 +275,7 @@ fn infer(
                 bail!("--clusters goes with --sparse clusters, not --sparse tree");
             }
             let tree = match &sparse.tree {
-                Some(text) => Tree::parse(text)?,
+                Some(text) => trellis::read_tree(text, names.as_deref())?,
                 None => linkage(&distances_from_similarities(&w), n, Linkage::Average)?,
             };
             PartitionPosterior::tree_cuts(&energy, &tree)?

@@ -226,7 +226,7 @@ pub struct MapArgs {
     /// With --newick: write each internal node's posterior cluster marginal (as
     /// `marginals` gives it) as its label, the phylogenetics convention for support
     /// values. Runs the outside pass as well.
-    #[arg(long, requires = "newick")]
+    #[arg(long, requires = "newick", conflicts_with = "json")]
     pub support: bool,
     #[command(flatten)]
     pub dendrogram: trees::DendrogramArgs,
@@ -274,8 +274,9 @@ pub struct MarginalsArgs {
     /// Only list clusters with probability >= P (clusters with p = 0 are never listed).
     #[arg(long, default_value_t = 0.0, value_name = "P", value_parser = probability)]
     pub min_p: f64,
-    /// Also print the marginal of this sub-hierarchy: a nested JSON list such as
-    /// '[[0,1],2]' (or Newick '((0,1),2)') over some of the points.
+    /// Also print the marginal of this sub-hierarchy over some of the points: a nested
+    /// JSON list of 0-based indices such as '[[0,1],2]', or Newick '((a,b),c)' whose
+    /// leaf labels are the points' names (their indices when the points have no names).
     #[arg(long, value_name = "TREE")]
     pub subtree: Option<String>,
     /// How many clusters the readable summary lists (JSON lists all).
@@ -316,8 +317,10 @@ pub struct SampleArgs {
 pub struct ScoreArgs {
     #[command(flatten)]
     pub model: ModelArgs,
-    /// The tree: a nested JSON list such as '[[0,1],[2,3]]' or Newick '((0,1),(2,3))',
-    /// over all points (with --jets: over each jet's leaves).
+    /// The tree over all points (with --jets: over each jet's leaves): a nested JSON
+    /// list of 0-based indices such as '[[0,1],[2,3]]', or Newick whose leaf labels are
+    /// the points' names (as `map --newick` writes them), or their indices when the
+    /// points have no names.
     #[arg(long, value_name = "TREE")]
     pub tree: Option<String>,
     /// Score each jet's "truth" tree (with --jets).

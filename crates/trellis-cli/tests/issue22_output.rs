@@ -21,3 +21,119 @@ fn issue22_perturb_and_map_with_no_samples_is_refused() {
         "-n must be at least 1",
     );
 }
+
+/// Issue 22, class 4: no flag is silently dropped. With `--jets` the output
+/// is JSON Lines, so `--newick` (and `--support`, which labels it) is refused
+/// on every command that takes both; `--support` with `--json` is refused.
+#[test]
+fn issue22_flags_that_cannot_be_honoured_are_refused() {
+    let d = dir("issue22_flags");
+    let jets = stdout(&[
+        "ginkgo",
+        "generate",
+        "--n-jets",
+        "2",
+        "--min-leaves",
+        "4",
+        "--max-leaves",
+        "5",
+    ]);
+    let jets = file(&d, "jets.json", &jets);
+    let jets = jets.to_str().unwrap();
+    let w = file(&d, "w.csv", &weights_csv(4, 2));
+    let w = w.to_str().unwrap();
+    let commands: [&[&str]; 7] = [
+        &["map"],
+        &["sample", "-n", "2"],
+        &["infer"],
+        &["greedy"],
+        &["beam"],
+        &["astar"],
+        &["linkage", "--method", "average"],
+    ];
+    for command in commands {
+        for extra in [&["--newick"][..], &["--newick", "--support"][..]] {
+            if extra.len() == 2 && command[0] != "map" {
+                continue; // --support is a flag of map only
+            }
+            let mut args = command.to_vec();
+            args.extend(["--model", "ginkgo", "--jets", jets]);
+            args.extend(extra);
+            fails(&args, "with --jets the output is one JSON line per jet");
+        }
+    }
+    fails(
+        &[
+            "map",
+            "--model",
+            "hcc",
+            "--weights",
+            w,
+            "--json",
+            "--support",
+        ],
+        "'--json' cannot be used with '--support'",
+    );
+    // The honoured forms still work: Newick with support on weights, and a
+    // linkage matrix per jet.
+    let newick = stdout(&[
+        "map",
+        "--model",
+        "hcc",
+        "--weights",
+        w,
+        "--newick",
+        "--support",
+    ]);
+    assert!(newick.starts_with("[&R] (") && newick.trim_end().ends_with(';'));
+    let lines = stdout(&["map", "--model", "ginkgo", "--jets", jets, "--linkage"]);
+    for line in lines.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(v["linkage"].is_array(), "{line}");
+    }
+}
+
+/// Issue 22, class 7: an approximate-search parameter that parses either
+/// works or is refused. A heuristic weight whose product with the root's
+/// heuristic overflows is refused with the largest weight that works; a
+/// `--top-k` beyond the candidates of a vertex means "all of them" (the same
+/// search as any other such K) instead of a search that explores nothing.
+#[test]
+fn issue22_astar_weight_and_top_k_extremes() {
+    let d = dir("issue22_astar_extremes");
+    let w = file(&d, "w.csv", &weights_csv(12, 7));
+    let w = w.to_str().unwrap();
+    let approx = |extra: &[&str]| -> std::process::Output {
+        let mut args = vec![
+            "astar",
+            "--approx",
+            "--model",
+            "hcc",
+            "--weights",
+            w,
+            "--json",
+        ];
+        args.extend(extra);
+        run(&args)
+    };
+    let parsed = |out: std::process::Output| -> serde_json::Value {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let refused = approx(&["--weight", "1e308"]);
+    let message = String::from_utf8_lossy(&refused.stderr).to_string();
+    assert_eq!(refused.status.code(), Some(2), "{message}");
+    assert!(refused.stdout.is_empty());
+    assert!(message.contains("overflows"), "{message}");
+    // The largest weight the message names is accepted.
+    let largest = message.rsplit("about ").next().unwrap().trim();
+    parsed(approx(&["--weight", largest]));
+    let huge = parsed(approx(&["--top-k", "100000000"]));
+    let all = parsed(approx(&["--top-k", "1000000"]));
+    assert!(huge["explored"].as_u64().unwrap() > 0, "{huge}");
+    assert_eq!(huge, all);
+}

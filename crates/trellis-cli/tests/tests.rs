@@ -16,6 +16,7 @@ mod issue12_kernel;
 mod issue13_trees;
 mod issue21_linkage;
 mod issue21_reader;
+mod issue22_names;
 mod issue22_output;
 mod jets;
 mod serve;

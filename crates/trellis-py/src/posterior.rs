@@ -234,18 +234,27 @@ impl HierarchyPosterior {
         Ok(self.cluster_probabilities(py, &[cluster])?[0])
     }
 
-    /// The probability that the hierarchy contains ``tree`` (a ``Tree`` over
-    /// some of the points, indices as in this posterior) as a subtree.
+    /// The probability that the hierarchy contains ``tree`` as a subtree:
+    /// a ``Tree`` over some of the points (matched by name when both it and
+    /// this posterior have names, else by index), nested lists of point
+    /// indices, or Newick text whose leaf labels are the points' names (their
+    /// indices when the points have no names).
     fn subtree_probability(&self, py: Python<'_>, tree: &Bound<'_, PyAny>) -> PyResult<f64> {
-        let tree: trellis::Tree = match tree.cast::<PyTree>() {
-            Ok(t) => t.get().tree.clone(),
-            Err(_) => {
-                let text: String = py
-                    .import("json")?
-                    .call_method1("dumps", (tree,))?
-                    .extract()?;
-                trellis::Tree::from_json_str(&text).map_err(to_py)?
+        let names = self.names.as_deref().map(Vec::as_slice);
+        let tree: trellis::Tree = if let Ok(t) = tree.cast::<PyTree>() {
+            let t = t.get();
+            match (&t.names, names) {
+                (Some(own), Some(names)) if own.as_slice() != names => rename(&t.tree, own, names)?,
+                _ => t.tree.clone(),
             }
+        } else if let Ok(text) = tree.extract::<String>() {
+            trellis::read_tree(&text, names).map_err(to_py)?
+        } else {
+            let text: String = py
+                .import("json")?
+                .call_method1("dumps", (tree,))?
+                .extract()?;
+            trellis::Tree::from_json_str(&text).map_err(to_py)?
         };
         crate::run(py, self.n_jobs, self.max_memory, |o| {
             self.inner.subtree(&tree, o)
@@ -444,4 +453,22 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(exact_hierarchy, m)?)?;
     m.add_function(wrap_pyfunction!(exact_partition, m)?)?;
     Ok(())
+}
+
+/// `tree` (leaf `i` named `own[i]`) over the points called `names`.
+fn rename(tree: &trellis::Tree, own: &[String], names: &[String]) -> PyResult<trellis::Tree> {
+    let index: std::collections::HashMap<&str, usize> = names
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.as_str(), i))
+        .collect();
+    let mut to = Vec::with_capacity(own.len());
+    for name in own {
+        to.push(*index.get(name.as_str()).ok_or_else(|| {
+            input(format!(
+                "the tree has a leaf {name:?} that is not among the points' names"
+            ))
+        })?);
+    }
+    Ok(tree.fold(|i| trellis::Tree::Leaf(to[i]), trellis::Tree::node))
 }

@@ -788,3 +788,31 @@ def test_stubs_match_runtime():
         text=True,
     )
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_issue22_subtree_probability_reads_names():
+    """Newick labels are the points' names when the posterior has names; a
+    named Tree is matched by name; a stranger is an InputError naming it."""
+    w = random_weights(5, seed=11)
+    names = ["3", "4", "0", "1", "2"]  # digits in another order than the rows
+    post = trellis.exact_hierarchy(w, names=names)
+    by_index = post.subtree_probability([[0, 2], 1])
+    assert post.subtree_probability("((3,0),4);") == pytest.approx(by_index, abs=1e-15)
+    assert post.subtree_probability("((0,2),1);") != pytest.approx(by_index, abs=1e-9)
+    # The MAP tree written as Newick and read back (in any leaf order) is
+    # the MAP tree, whose probability as a subtree is its own.
+    text = post.map_tree.to_newick()
+    assert post.subtree_probability(text) == pytest.approx(
+        post.subtree_probability(post.map_tree), abs=1e-15
+    )
+    read = trellis.Tree.from_newick(text)  # names in text order
+    assert post.subtree_probability(read) == pytest.approx(
+        post.subtree_probability(post.map_tree), abs=1e-15
+    )
+    with pytest.raises(trellis.InputError, match='"9"'):
+        post.subtree_probability("((3,9),4);")
+    # Without names, labels are indices.
+    plain = trellis.exact_hierarchy(w)
+    assert plain.subtree_probability("((0,2),1);") == pytest.approx(
+        plain.subtree_probability([[0, 2], 1]), abs=1e-15
+    )

@@ -136,6 +136,7 @@ pub use base::set::{
 };
 pub use base::tree::{NewickOptions, ScoredTree, Tree, newick_label};
 pub use base::weights::{Matrix, SYMMETRY_TOLERANCE, Similarity, Weights};
+pub use ddt::read_tree;
 pub use dendrogram::{Dendrogram, Newick};
 pub use dense::{KernelPath, Marginals, Sampler, Trellis, num_positive_trees};
 pub use error::{Error, ErrorKind, Result};

@@ -303,7 +303,8 @@ impl<M: Search + ?Sized, S: SetRepr> Children<M, S> for Sparse<S> {
             .saturating_mul(2 * candidate)
             .saturating_add(known.saturating_mul(split))
             .saturating_add(m * 16);
-        let top_k = self.options.top_k as u64;
+        // At most `top_k` of the candidates become children.
+        let top_k = (self.options.top_k as u64).min(candidates);
         (known.saturating_add(top_k), own)
     }
 
@@ -563,7 +564,30 @@ pub fn approximate_with<S: SetRepr, M: Search + ?Sized>(
             best = (cost, tree);
         }
     }
+    let root_h = {
+        let root = S::full(n);
+        model.heuristic(Cluster {
+            points: root.points(),
+            summary: &summary(model, &root),
+        })
+    };
     let weight = match options.weight {
+        // f = g + w·h must stay finite for every vertex up to the root.
+        Some(w)
+            if w.is_finite()
+                && w > 0.0
+                && root_h.is_finite()
+                && (!(w * root_h).is_finite()
+                    || (best.0.is_finite() && !(best.0 + w * root_h).is_finite())) =>
+        {
+            return Err(Error::parameter(format!(
+                "the heuristic weight {} times the root's heuristic {} overflows \
+                 (f = g + w·h); the largest weight that works here is about {}",
+                crate::error::number(w),
+                crate::error::number(root_h),
+                crate::error::number(f64::MAX / 4.0 / root_h.abs().max(f64::MIN_POSITIVE))
+            )));
+        }
         Some(w) if w.is_finite() && w > 0.0 => w,
         Some(w) => {
             return Err(Error::parameter(format!(
@@ -571,11 +595,7 @@ pub fn approximate_with<S: SetRepr, M: Search + ?Sized>(
             )));
         }
         None => {
-            let root = S::full(n);
-            let h = model.heuristic(Cluster {
-                points: root.points(),
-                summary: &summary(model, &root),
-            });
+            let h = root_h;
             if h > 0.0 && best.0.is_finite() && best.0 > h {
                 best.0 / h
             } else {

@@ -85,6 +85,12 @@ impl Hierarchy {
     /// A node with more than two children, a leaf name not in `names`, or a
     /// name that is not a leaf.
     pub fn to_tree(&self, names: &[String]) -> Result<crate::Tree> {
+        self.binary_over(names, true)
+    }
+
+    /// [`Hierarchy::to_tree`], or with `whole == false` a tree over some of
+    /// `names` (each at most once).
+    fn binary_over(&self, names: &[String], whole: bool) -> Result<crate::Tree> {
         let index: HashMap<&str, usize> = names
             .iter()
             .enumerate()
@@ -100,7 +106,8 @@ impl Hierarchy {
                 let name = self.names[v].as_deref().unwrap_or("");
                 let i = *index.get(name).ok_or_else(|| {
                     Error::tree(format!(
-                        "the tree has a leaf {name:?} that is not among the names"
+                        "the tree has a leaf {name:?} that is not among the points' names \
+                         (when the points have names, Newick leaf labels are their names)"
                     ))
                 })?;
                 found[i] = true;
@@ -124,7 +131,7 @@ impl Hierarchy {
                 });
             }
         }
-        if let Some(i) = found.iter().position(|f| !f) {
+        if whole && let Some(i) = found.iter().position(|f| !f) {
             return Err(Error::tree(format!(
                 "the name {:?} is not a leaf of the tree",
                 names[i]
@@ -172,6 +179,27 @@ impl Hierarchy {
             self.root,
         ))
     }
+}
+
+/// Reads a binary tree over the points, the one rule every door uses: with
+/// `names` (the points have names), Newick leaf labels are those names (a
+/// label that is not one of them is an error naming it); without, they are
+/// 0-based point indices. A nested JSON list (`[[0,1],2]`) always holds
+/// indices. The tree may cover some of the points (each at most once);
+/// callers that need every point check it with [`crate::Tree::validate`].
+///
+/// # Errors
+///
+/// Malformed text, a node with more than two children, a label that is
+/// not a name (or not an index), a leaf used twice.
+pub fn read_tree(text: &str, names: Option<&[String]>) -> Result<crate::Tree> {
+    let t = text.strip_prefix(BOM).unwrap_or(text).trim_start();
+    let names = match names {
+        Some(names) if !(t.starts_with('[') && !t.starts_with("[&")) => names,
+        _ => return crate::Tree::parse(text),
+    };
+    let tree = Hierarchy::parse_newick(text)?.binary_over(names, false)?;
+    Ok(tree)
 }
 
 /// The Newick cursor of [`crate::Tree`]'s parser, building a [`Hierarchy`].

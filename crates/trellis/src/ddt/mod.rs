@@ -67,7 +67,7 @@ mod session;
 mod tree;
 mod triplets;
 
-pub use hierarchy::Hierarchy;
+pub use hierarchy::{Hierarchy, read_tree};
 pub use mcmc::{Chain, Rebuild, Stats};
 pub use model::{Dataset, Ddt, Params, variance};
 pub use queries::{LoopOptions, Record, Simulation, Strategy, induced, user_answer};
