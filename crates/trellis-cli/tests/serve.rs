@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::util;
 
 /// Starts the server; returns the child and its URL (the first stdout line).
-fn spawn(points: &Path, db: &Path) -> (Child, String) {
+pub fn spawn(points: &Path, db: &Path) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_trellis"))
         .args(["interactive", "serve", "--port", "0", "--sigma", "1"])
         .args(["--strategy", "smart", "--seed", "3"])
@@ -39,7 +39,7 @@ fn spawn(points: &Path, db: &Path) -> (Child, String) {
 }
 
 /// A request over plain HTTP/1.1 to the server at `url`; (status, JSON body).
-fn call(url: &str, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+pub fn call(url: &str, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
     let host = url.trim_start_matches("http://").trim_end_matches('/');
     let mut s = TcpStream::connect(host).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
@@ -57,7 +57,7 @@ fn call(url: &str, method: &str, path: &str, body: Option<&Value>) -> (u16, Valu
     (status, serde_json::from_str(body).unwrap_or(Value::Null))
 }
 
-fn points(dir: &Path) -> std::path::PathBuf {
+pub fn points(dir: &Path) -> std::path::PathBuf {
     let mut csv = String::from("name,x,y\n");
     for i in 0..8 {
         csv += &format!(
@@ -266,4 +266,8 @@ fn a_port_in_use_is_refused() {
         ],
         &format!("cannot listen on 127.0.0.1:{port}"),
     );
+    // Issue 22: the port is bound before the database is opened.
+    for f in ["s.sqlite", "s.sqlite-wal", "s.sqlite-shm"] {
+        assert!(!dir.join(f).exists(), "{f} was created");
+    }
 }

@@ -358,6 +358,12 @@ impl App {
                 }
             }
         }
+        if let Some(note) = store.recovered() {
+            eprintln!(
+                "warning: {note}; session {name:?} resumes with {} answers in force",
+                answers.len()
+            );
+        }
         let tree = stored.last_tree.as_deref().and_then(parse_tree_state);
         let options = QueryOptions {
             subset_size: config.subset_size,

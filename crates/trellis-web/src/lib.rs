@@ -8,7 +8,10 @@
 //! before they are confirmed. The page (`assets/`: HTML, CSS and hand-written
 //! JavaScript with its own SVG dendrogram layout, no third-party code) is
 //! embedded in the binary; the server reads no file but the data file at start
-//! and writes none but its database.
+//! and writes none but its database (besides an empty file, created and
+//! removed at once, that checks the database's directory can be written, and
+//! a copy of a write-ahead log that a crash left damaged: [`store`]). It binds
+//! its port before it opens the database.
 //!
 //! - [`app`]: the core (data, session, sampler thread, exact posterior);
 //! - [`http`]: routes and the request guard;
@@ -38,15 +41,18 @@ pub fn serve_until(
     ready: impl FnOnce(SocketAddr),
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
+    // The port first: a server that cannot listen has not created or
+    // written its database.
+    let listener = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, config.port))
+        .and_then(|l| l.set_nonblocking(true).map(|()| l))
+        .with_context(|| format!("cannot listen on 127.0.0.1:{}", config.port))?;
     let (app, workers) = App::start(config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
     let result: Result<()> = runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, config.port))
-            .await
-            .with_context(|| format!("cannot listen on 127.0.0.1:{}", config.port))?;
+        let listener = tokio::net::TcpListener::from_std(listener)?;
         let addr = listener.local_addr()?;
         let router = http::router(app.clone(), addr.port());
         ready(addr);

@@ -689,3 +689,48 @@ fn issue21_points_are_read_by_the_library_reader() {
     let e = format!("{e:#}");
     assert!(e.contains("line 3") && e.contains("never closed"), "{e}");
 }
+
+/// Issue 22: a server that cannot listen has not created or written its
+/// database: not a new one, and not an existing one.
+#[test]
+fn issue22_a_failed_bind_creates_and_writes_no_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let points = twelve(dir.path());
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port();
+    let c = Config {
+        port,
+        db: dir.path().join("fresh.sqlite"),
+        ..config(dir.path(), points.clone())
+    };
+    let e = format!("{:#}", Running::start(c.clone()).err().expect("refused"));
+    assert!(
+        e.contains(&format!("cannot listen on 127.0.0.1:{port}")),
+        "{e}"
+    );
+    let mut left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["twelve.csv"], "no database, no -wal, no -shm");
+    // An existing database, closed cleanly, is not touched either.
+    let existing = config(dir.path(), points);
+    start(&existing).stop().unwrap();
+    let before = std::fs::read(&existing.db).unwrap();
+    let modified = std::fs::metadata(&existing.db).unwrap().modified().unwrap();
+    let e = Running::start(Config {
+        port,
+        ..existing.clone()
+    })
+    .err()
+    .expect("refused");
+    assert!(format!("{e:#}").contains("cannot listen"), "{e:#}");
+    assert_eq!(std::fs::read(&existing.db).unwrap(), before);
+    assert_eq!(
+        std::fs::metadata(&existing.db).unwrap().modified().unwrap(),
+        modified
+    );
+    assert!(!dir.path().join("sessions.sqlite-wal").exists());
+    drop(busy);
+}
