@@ -195,7 +195,7 @@ impl Hierarchy {
 pub fn read_tree(text: &str, names: Option<&[String]>) -> Result<crate::Tree> {
     let t = text.strip_prefix(BOM).unwrap_or(text).trim_start();
     let names = match names {
-        Some(names) if !(t.starts_with('[') && !t.starts_with("[&")) => names,
+        Some(names) if !t.starts_with('[') || t.starts_with("[&") => names,
         _ => return crate::Tree::parse(text),
     };
     let tree = Hierarchy::parse_newick(text)?.binary_over(names, false)?;
