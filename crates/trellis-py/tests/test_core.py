@@ -805,9 +805,13 @@ def test_issue22_subtree_probability_reads_names():
     assert post.subtree_probability(text) == pytest.approx(
         post.subtree_probability(post.map_tree), abs=1e-15
     )
-    read = trellis.Tree.from_newick(text)  # names in text order
-    assert post.subtree_probability(read) == pytest.approx(
-        post.subtree_probability(post.map_tree), abs=1e-15
+    # Tree.from_newick without names reads digits as indices; word labels
+    # become its names in text order, matched by name here.
+    words = trellis.exact_hierarchy(w, names=["e", "d", "c", "b", "a"])
+    read = trellis.Tree.from_newick(words.map_tree.to_newick())
+    assert read.names != words.map_tree.names
+    assert words.subtree_probability(read) == pytest.approx(
+        words.subtree_probability(words.map_tree), abs=1e-15
     )
     with pytest.raises(trellis.InputError, match='"9"'):
         post.subtree_probability("((3,9),4);")
