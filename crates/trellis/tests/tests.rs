@@ -69,6 +69,7 @@ mod issue15_wide;
 mod issue21_plan;
 mod issue21_posterior;
 mod issue21_reader;
+mod issue22_sparse;
 mod linkage_models;
 mod numerics;
 mod oracle;

@@ -113,6 +113,46 @@ fn points_of<S: SetRepr>(c: &S) -> Vec<usize> {
     c.points().iter().collect()
 }
 
+/// The indices of `vertices` (sorted by size) grouped by their lowest
+/// point, each group in increasing size.
+fn by_lowest<S: SetRepr>(n: usize, vertices: &[S]) -> Vec<Vec<u32>> {
+    let mut groups: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (k, c) in vertices.iter().enumerate() {
+        groups[c.lowest()].push(k as u32);
+    }
+    groups
+}
+
+/// The most subset tests a family may need to be built and checked
+/// (about a few seconds): beyond, it is refused before any is made.
+const MAX_SUBSET_TESTS: u128 = 4_000_000_000;
+
+/// Refuses a family whose build (and, for a flat trellis, closedness check)
+/// would take more than [`MAX_SUBSET_TESTS`] subset tests, counted from the
+/// group sizes in `O(Σ |cluster|)`.
+fn check_subset_tests<S: SetRepr>(kind: Kind, vertices: &[S], groups: &[Vec<u32>]) -> Result<()> {
+    let mut tests = 0u128;
+    for v in vertices {
+        tests += groups[v.lowest()].len() as u128;
+        if kind == Kind::Flat {
+            tests += v.points().iter().map(|p| groups[p].len() as u128).sum::<u128>();
+        }
+    }
+    if tests > MAX_SUBSET_TESTS {
+        return Err(Error::parameter(format!(
+            "a family of {} clusters needs up to {tests} subset tests to build its trellis{} \
+             (the limit is {MAX_SUBSET_TESTS}): give fewer or smaller clusters",
+            vertices.len(),
+            if kind == Kind::Flat {
+                " and check that it is closed under recursive complement"
+            } else {
+                ""
+            }
+        )));
+    }
+    Ok(())
+}
+
 fn cluster_error<S: SetRepr>(c: &S, n: usize) -> Error {
     Error::tree(format!(
         "cluster {:?} is not a non-empty subset of the {n} points",
@@ -223,11 +263,10 @@ impl<S: SetRepr> SparseTrellis<S> {
             .map(|(k, c)| (c.clone(), k as u32))
             .collect();
         // Candidate left parts of V hold V's lowest point, so their own lowest
-        // point is V's: group the vertices by lowest point.
-        let mut by_lowest: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for (k, c) in vertices.iter().enumerate() {
-            by_lowest[c.lowest()].push(k as u32);
-        }
+        // point is V's: group the vertices by lowest point. Each group is in
+        // increasing size, so a vertex's scan stops at its own size.
+        let by_lowest = by_lowest(n, &vertices);
+        check_subset_tests(kind, &vertices, &by_lowest)?;
         let children = vertices
             .iter()
             .map(|v| {
@@ -236,9 +275,10 @@ impl<S: SetRepr> SparseTrellis<S> {
                 }
                 by_lowest[v.lowest()]
                     .iter()
-                    .filter_map(|&l| {
-                        let lc = &vertices[l as usize];
-                        if lc != v && lc.is_subset(v) {
+                    .map(|&l| (l, &vertices[l as usize]))
+                    .take_while(|(_, lc)| lc.len() < v.len())
+                    .filter_map(|(l, lc)| {
+                        if lc.is_subset(v) {
                             index.get(&v.minus(lc)).map(|&r| (l, r))
                         } else {
                             None
@@ -260,12 +300,23 @@ impl<S: SetRepr> SparseTrellis<S> {
 
     /// Fails, naming two clusters, unless the family is closed under
     /// recursive complement.
+    ///
+    /// A cluster `x ⊊ y` has its lowest point in `y` and fewer points, so
+    /// the candidates of `y` are the smaller clusters whose lowest point is
+    /// one of `y`'s: `Σ_y Σ_{p ∈ y}` of a group's smaller part, not `V²`.
     fn check_closed(&self) -> Result<()> {
         let f = &self.inner;
         let bits = |c: &S| points_of(c);
+        let groups = by_lowest(f.n, &f.vertices);
         for y in &f.vertices {
-            for x in &f.vertices {
-                if x != y && x.is_subset(y) && !f.index.contains_key(&y.minus(x)) {
+            let smaller = |p: usize| {
+                groups[p]
+                    .iter()
+                    .map(|&k| &f.vertices[k as usize])
+                    .take_while(|x| x.len() < y.len())
+            };
+            for x in y.points().iter().flat_map(smaller) {
+                if x.is_subset(y) && !f.index.contains_key(&y.minus(x)) {
                     return Err(Error::parameter(format!(
                         "the clusters are not closed under recursive complement: {:?} is inside \
                          {:?} but their difference {:?} is not a cluster, so some partitions of \
