@@ -341,38 +341,42 @@ fn check(args: &AstarArgs) -> Result<()> {
     Ok(())
 }
 
-/// Bytes a candidate split of the approximate search may hold while it is
-/// scored (two sets, two summaries, its score), an upper bound for the
-/// built-in models.
-const CANDIDATE_BYTES: u128 = 256;
-
 /// Checks the memory the approximate search's flags ask for over `n`
-/// points, with `parallel` searches at once: the beam search of the initial
-/// trees and the sampled candidates of one vertex, against the memory
-/// available. (`--max-memory` is the search's budget: the search itself
-/// stops at it and returns its best tree.)
-fn check_sizes(args: &AstarArgs, n: usize, parallel: usize) -> Result<()> {
+/// points, with `parallel` searches at once, against `--max-memory` (or the
+/// memory available): the initial trees it asks for (beam search, classic
+/// linkages) and the sampled candidates of one vertex. (`--max-memory` is
+/// also the search's budget: the search stops at it with its best tree.)
+fn check_sizes(args: &AstarArgs, n: usize, parallel: usize, jets: bool) -> Result<()> {
     if !args.approx {
         return Ok(());
     }
-    let limit = None;
-    let width = beam_width(args, n);
-    let beam = trellis::plan::beam_bytes(n, width).saturating_mul(parallel as u128);
-    trellis::plan::check_bytes(
-        &format!("beam search of width {width} over {n} points"),
-        beam,
-        limit,
-    )?;
-    let candidates = (args.samples as u128)
-        .saturating_add(n as u128 * n as u128)
-        .saturating_mul(CANDIDATE_BYTES)
-        .saturating_mul(parallel as u128);
+    let limit = memory_limit(&args.model);
+    let parallel = parallel as u128;
+    let kinds = init_kinds(args, jets);
+    if kinds.contains(&InitKind::Beam) {
+        let width = beam_width(args, n);
+        trellis::plan::check_bytes(
+            &format!("beam search of width {width} over {n} points"),
+            trellis::plan::beam_bytes(n, width).saturating_mul(parallel),
+            limit,
+        )?;
+    }
+    if kinds
+        .iter()
+        .any(|k| matches!(k, InitKind::Average | InitKind::Complete | InitKind::Ward))
+    {
+        trellis::plan::check_bytes(
+            &format!("the linkage initial trees over {n} points"),
+            trellis::plan::linkage_bytes(n).saturating_mul(parallel),
+            limit,
+        )?;
+    }
     trellis::plan::check_bytes(
         &format!(
             "approximate A* with --samples {} over {n} points",
             args.samples
         ),
-        candidates,
+        trellis::plan::approx_candidates_bytes(n, args.samples).saturating_mul(parallel),
         limit,
     )
     .map_err(anyhow::Error::from)
@@ -391,7 +395,7 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
                 astar::MAX_ASTAR_POINTS
             );
         }
-        check_sizes(args, n, 1)
+        check_sizes(args, n, 1, args.model.jets.is_some())
     };
     match load_checked(&args.model, None, &check_points)? {
         Input::Jets(file) => {
@@ -406,7 +410,7 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
                 );
             }
             let n = file.jets.iter().map(|j| j.len()).max().unwrap_or(0);
-            check_sizes(args, n, rayon::current_num_threads())?;
+            check_sizes(args, n, rayon::current_num_threads(), true)?;
             // One large jet searched approximately: a bar of its explored
             // vertices (as for weights) instead of the bar of jets done.
             let one = file.jets.len() == 1 && args.approx && args.max_explored > 0 && n > 40;

@@ -565,6 +565,27 @@ pub fn beam_bytes(n: usize, width: usize) -> u128 {
     crate::baselines::beam_memory(n, width) as u128
 }
 
+/// Bytes of a classic linkage (average, complete, Ward, ...) over `n`
+/// points beside its input: the distance matrix and its working copy.
+pub fn linkage_bytes(n: usize) -> u128 {
+    2 * weights_bytes(n)
+}
+
+/// Bytes a candidate split of the approximate A* search may hold while it
+/// is scored (two sets, two summaries, its score): an upper bound for the
+/// built-in models.
+const CANDIDATE_BYTES: u128 = 256;
+
+/// Bytes of the candidate splits one vertex of the approximate A* search
+/// scores at once over `n` points: `samples` random ones and up to `n²`
+/// one-point moves. (The search's own vertices are bounded by its budget,
+/// which stops it with its best tree.)
+pub fn approx_candidates_bytes(n: usize, samples: usize) -> u128 {
+    (samples as u128)
+        .saturating_add(n as u128 * n as u128)
+        .saturating_mul(CANDIDATE_BYTES)
+}
+
 /// Bytes of every cluster marginal listed over `n` points (every
 /// non-singleton proper cluster at worst): members and probabilities, in
 /// memory and as text. Unbounded (`u128::MAX`) from 100 points on.
