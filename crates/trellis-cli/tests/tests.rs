@@ -17,6 +17,7 @@ mod issue13_trees;
 mod issue21_linkage;
 mod issue21_reader;
 mod issue22_output;
+mod issue22_range;
 mod jets;
 mod serve;
 mod sparse;

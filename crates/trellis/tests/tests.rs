@@ -37,6 +37,10 @@
 //!   stopping at their time limit;
 //! - `issue21_reader`: the one CSV reader (RFC 4180 through the `csv` crate), no
 //!   comment syntax in data files, unterminated quotes refused;
+//! - `issue22_range`: finite inputs near the ends of `f64` (linkage heights
+//!   homogeneous in the distances, Euclidean distances and similarities of
+//!   points near 1e200, approximate A* on the weights `map` accepts) and the
+//!   refusals that name the overflowing quantity and the divisor;
 //! - `linkage_models`: the linkage potentials (average, complete, single)
 //!   against brute force: dense and sparse trellises, A*, greedy and beam
 //!   search, the MST heuristic, and the validation of distances;
@@ -69,6 +73,7 @@ mod issue15_wide;
 mod issue21_plan;
 mod issue21_posterior;
 mod issue21_reader;
+mod issue22_range;
 mod linkage_models;
 mod numerics;
 mod oracle;
