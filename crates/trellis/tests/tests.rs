@@ -32,6 +32,9 @@
 //!   (queries, checked answers, named conflicts, undo, resuming);
 //! - `issue15_wide`: clusters beyond 128 points: wide sets against `u128`,
 //!   approximate A* identical on both, sparse trellises on wide sets exact;
+//! - `issue21_npy`: `.npy` files read by `npyz` (dtypes, byte orders, C and
+//!   Fortran order, versions 1-3), sizes checked before allocating, malformed
+//!   headers and non-finite values refused;
 //! - `issue21_plan`: the planner's estimates (monotone, the library's memory
 //!   figures, the exact/approximate choice, its errors) and the passes
 //!   stopping at their time limit;
@@ -70,6 +73,7 @@ mod issue12_beam;
 mod issue12_kernel;
 mod issue14_session;
 mod issue15_wide;
+mod issue21_npy;
 mod issue21_plan;
 mod issue21_posterior;
 mod issue21_reader;
