@@ -327,6 +327,7 @@ fn issue22_model_range_refusals_say_how_far_to_divide() {
 /// Weights `map` accepts, from 1e-300 to 1e300: approximate A* runs on them
 /// (its Ward initial tree overflowed at 1e200) and never does worse than
 /// the initial trees; its costs scale with the weights.
+#[allow(clippy::needless_range_loop)]
 #[test]
 fn issue22_approximate_astar_on_the_weights_map_accepts() {
     let n = 9;

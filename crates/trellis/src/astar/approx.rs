@@ -585,7 +585,7 @@ pub fn approximate_with<S: SetRepr, M: Search + ?Sized>(
     // leave room for g, at most a hierarchy's cost), or every vertex would
     // rank at +∞ and the search would find no tree.
     let weighted_limit = f64::MAX / 4.0;
-    if h_root.is_finite() && h_root > 0.0 && !(weight * h_root <= weighted_limit) {
+    if h_root.is_finite() && h_root > 0.0 && weight * h_root > weighted_limit {
         return Err(Error::parameter(format!(
             "the heuristic weight {} is too large for this model: the weighted heuristic at \
              the root, {} x {}, overflows (beyond {:.1e}); use a weight of at most {}",
