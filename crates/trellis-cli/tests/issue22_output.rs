@@ -130,7 +130,7 @@ fn issue22_astar_weight_and_top_k_extremes() {
     assert!(refused.stdout.is_empty());
     assert!(message.contains("overflows"), "{message}");
     // The largest weight the message names is accepted.
-    let largest = message.rsplit("about ").next().unwrap().trim();
+    let largest = message.rsplit("at most ").next().unwrap().trim();
     parsed(approx(&["--weight", largest]));
     let huge = parsed(approx(&["--top-k", "100000000"]));
     let all = parsed(approx(&["--top-k", "1000000"]));

@@ -18,6 +18,7 @@ mod issue21_linkage;
 mod issue21_reader;
 mod issue22_names;
 mod issue22_output;
+mod issue22_range;
 mod issue22_store;
 mod jets;
 mod serve;

@@ -32,11 +32,18 @@
 //!   (queries, checked answers, named conflicts, undo, resuming);
 //! - `issue15_wide`: clusters beyond 128 points: wide sets against `u128`,
 //!   approximate A* identical on both, sparse trellises on wide sets exact;
+//! - `issue21_npy`: `.npy` files read by `npyz` (dtypes, byte orders, C and
+//!   Fortran order, versions 1-3), sizes checked before allocating, malformed
+//!   headers and non-finite values refused;
 //! - `issue21_plan`: the planner's estimates (monotone, the library's memory
 //!   figures, the exact/approximate choice, its errors) and the passes
 //!   stopping at their time limit;
 //! - `issue21_reader`: the one CSV reader (RFC 4180 through the `csv` crate), no
 //!   comment syntax in data files, unterminated quotes refused;
+//! - `issue22_range`: finite inputs near the ends of `f64` (linkage heights
+//!   homogeneous in the distances, Euclidean distances and similarities of
+//!   points near 1e200, approximate A* on the weights `map` accepts) and the
+//!   refusals that name the overflowing quantity and the divisor;
 //! - `linkage_models`: the linkage potentials (average, complete, single)
 //!   against brute force: dense and sparse trellises, A*, greedy and beam
 //!   search, the MST heuristic, and the validation of distances;
@@ -66,9 +73,11 @@ mod issue12_beam;
 mod issue12_kernel;
 mod issue14_session;
 mod issue15_wide;
+mod issue21_npy;
 mod issue21_plan;
 mod issue21_posterior;
 mod issue21_reader;
+mod issue22_range;
 mod issue22_sparse;
 mod linkage_models;
 mod numerics;

@@ -564,45 +564,39 @@ pub fn approximate_with<S: SetRepr, M: Search + ?Sized>(
             best = (cost, tree);
         }
     }
-    let root_h = {
-        let root = S::full(n);
-        model.heuristic(Cluster {
-            points: root.points(),
-            summary: &summary(model, &root),
-        })
-    };
+    let root = S::full(n);
+    let h_root = model.heuristic(Cluster {
+        points: root.points(),
+        summary: &summary(model, &root),
+    });
     let weight = match options.weight {
-        // f = g + w·h must stay finite for every vertex up to the root.
-        Some(w)
-            if w.is_finite()
-                && w > 0.0
-                && root_h.is_finite()
-                && (!(w * root_h).is_finite()
-                    || (best.0.is_finite() && !(best.0 + w * root_h).is_finite())) =>
-        {
-            return Err(Error::parameter(format!(
-                "the heuristic weight {} times the root's heuristic {} overflows \
-                 (f = g + w·h); the largest weight that works here is about {}",
-                crate::error::number(w),
-                crate::error::number(root_h),
-                crate::error::number(f64::MAX / 4.0 / root_h.abs().max(f64::MIN_POSITIVE))
-            )));
-        }
         Some(w) if w.is_finite() && w > 0.0 => w,
         Some(w) => {
             return Err(Error::parameter(format!(
                 "the heuristic weight must be > 0, not {w}"
             )));
         }
-        None => {
-            let h = root_h;
-            if h > 0.0 && best.0.is_finite() && best.0 > h {
-                best.0 / h
-            } else {
-                1.0
-            }
+        None if h_root > 0.0 && best.0.is_finite() && best.0 > h_root => {
+            let w = best.0 / h_root;
+            if w.is_finite() { w } else { 1.0 }
         }
+        None => 1.0,
     };
+    // The search ranks vertices by g + w · H: w · H must stay finite (and
+    // leave room for g, at most a hierarchy's cost), or every vertex would
+    // rank at +∞ and the search would find no tree.
+    let weighted_limit = f64::MAX / 4.0;
+    if h_root.is_finite() && h_root > 0.0 && weight * h_root > weighted_limit {
+        return Err(Error::parameter(format!(
+            "the heuristic weight {} is too large for this model: the weighted heuristic at \
+             the root, {} x {}, overflows (beyond {:.1e}); use a weight of at most {}",
+            crate::base::range::fmt3(weight),
+            crate::base::range::fmt3(weight),
+            crate::base::range::fmt3(h_root),
+            weighted_limit,
+            crate::base::range::fmt3(crate::base::range::round_down_3(weighted_limit / h_root)),
+        )));
+    }
     let (mut explored, mut splits, mut iterations, mut vertices, mut rounds) = (0, 0, 0, 0, 0);
     let mut peak = 0u64;
     for _ in 0..options.rounds.max(1) {

@@ -24,10 +24,34 @@
 //!   a feature. Names must be non-empty and distinct.
 //! - Any other field that is not a finite number is an error naming its line
 //!   (1-based, as in the file) and column (1-based, names column included).
-//! - `.npy` ([`parse_npy`], format versions 1-3): a 2-D array of little- or
-//!   big-endian `f8` or `f4`, C or Fortran order; a 1-D array reads as one
-//!   column. Every size computed from the header is checked for overflow, and
-//!   the data must be exactly as long as the shape says.
+//! - `.npy` ([`parse_npy`], format versions 1-3): a 2-D array of `f8` or
+//!   `f4` in either byte order (`<`, `>`, and NumPy's native `=` and `|`),
+//!   C or Fortran order; a 1-D array reads as one column. Other dtypes
+//!   (integers, complex, structured, objects) are refused. A NaN or infinite
+//!   value is refused naming its row and column (0-based), as in CSV. The
+//!   file is read by the maintained `npyz` crate, which decodes the values
+//!   (byte order, `f4` widened to `f8`, the layout), and [`to_npy`] writes
+//!   with it. Before `npyz` sees a file, its preamble and header dictionary
+//!   are checked here, with `py_literal` (the Python-literal parser `npyz`
+//!   itself uses), for three measured reasons (npyz 0.9.1): it multiplies
+//!   the shape's dimensions unchecked, so a header claiming
+//!   `(4294967296, 4294967296)` panics with "attempt to multiply with
+//!   overflow" where overflow checks are on (and wraps to 0 values where
+//!   they are off); it allocates the header length the preamble states (up
+//!   to 4 GiB) before reading it; and it refuses the type strings `=f8` and
+//!   `|f8`, which NumPy reads (such a header is restated with the byte order
+//!   spelled out, by `npyz`'s writer, and the data read unchanged). The
+//!   checks: the magic string and version; the header length within the
+//!   file; at most 16 nested brackets (a `.npy` header has two levels; a
+//!   fuzzer's `((((...` would recurse in the parser); `fortran_order` a
+//!   Python bool; a shape of whole numbers, one or two of them; a float
+//!   dtype; and every size computed from the shape, checked for overflow,
+//!   with the data exactly as long as the shape says, all before anything
+//!   is allocated (a refusal says how much memory the shape would take).
+//!   Measured cost of the crate: a 3000 x 3000 `<f8` array (72 MB, in
+//!   memory) reads in 112 ms (about 650 MB/s, release build), where the
+//!   former hand-written reader took 49 ms; both are far below the time to
+//!   compute anything on such a matrix.
 //!
 //! The format is chosen by the file extension (`.npy`) or, failing that, by
 //! the `.npy` magic string at the start of the bytes (so `.npy` data can come
@@ -39,7 +63,7 @@ use std::path::{Path, PathBuf};
 
 use crate::base::set::SetRepr;
 use crate::base::weights::Matrix;
-use crate::error::{Error, ErrorKind, Result, human_bytes};
+use crate::error::{Error, ErrorKind, Result, human_bytes, human_bytes_f64};
 
 /// The path that stands for standard input.
 pub const STDIN: &str = "-";
@@ -702,6 +726,10 @@ fn parse_csv_table(text: &str, options: &ReadOptions) -> std::result::Result<Tab
 /// The magic string that opens every `.npy` file.
 const NPY_MAGIC: &[u8] = b"\x93NUMPY";
 
+/// Header dictionaries nested deeper than this are refused before they are
+/// parsed (a `.npy` header is a flat dict with one tuple).
+const NPY_MAX_NESTING: usize = 16;
+
 /// Parses the bytes of a `.npy` file (see the module docs).
 ///
 /// # Errors
@@ -709,162 +737,267 @@ const NPY_MAGIC: &[u8] = b"\x93NUMPY";
 /// [`ErrorKind::Parse`]: no magic string, an unsupported version or dtype, a
 /// malformed header (`fortran_order` other than `True` or `False`, a shape
 /// that is not 1-D or 2-D or whose size overflows), data shorter or longer
-/// than the shape says.
+/// than the shape says, a NaN or infinite value (naming its row and column).
 pub fn parse_npy(bytes: &[u8]) -> Result<Matrix> {
     parse_npy_bytes(bytes).map_err(|detail| Error::parse(None, detail))
 }
 
-fn parse_npy_bytes(bytes: &[u8]) -> std::result::Result<Matrix, String> {
+/// What the checks of [`npy_header`] found: the array's size and layout.
+struct NpyLayout {
+    rows: usize,
+    cols: usize,
+    /// Bytes per value: 8 (`f8`) or 4 (`f4`).
+    width: usize,
+    /// The header as `npyz` should read it: the file's own, or a canonical
+    /// one where the file's type string is one `npyz` refuses.
+    header: Option<Vec<u8>>,
+    /// Where the data starts in the file.
+    data_start: usize,
+}
+
+/// Checks the preamble and the header dictionary of a `.npy` file, before
+/// `npyz` reads anything (see the module docs for why).
+fn npy_header(bytes: &[u8]) -> std::result::Result<NpyLayout, String> {
+    use py_literal::Value;
     if bytes.len() < 10 || !bytes.starts_with(NPY_MAGIC) {
         return Err("not a .npy file (missing the \\x93NUMPY magic string)".into());
     }
-    let major = bytes[6];
-    let (header_len, start) = match major {
-        1 => (
-            usize::from(u16::from_le_bytes([bytes[8], bytes[9]])),
-            10usize,
-        ),
-        2 | 3 => {
-            if bytes.len() < 12 {
-                return Err("truncated .npy header".into());
-            }
-            let len = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
-            (
-                usize::try_from(len).map_err(|_| "the .npy header length is too large")?,
-                12,
-            )
-        }
+    let (len_bytes, start) = match bytes[6] {
+        1 => (2, 10usize),
+        2 | 3 => (4, 12usize),
         v => return Err(format!("unsupported .npy format version {v}")),
     };
+    let len_field = bytes.get(8..8 + len_bytes).ok_or("truncated .npy header")?;
+    let header_len = len_field
+        .iter()
+        .rev()
+        .fold(0usize, |acc, &b| (acc << 8) | usize::from(b));
     let data_start = start
         .checked_add(header_len)
         .ok_or("the .npy header length is too large")?;
-    let header = bytes
+    let text = bytes
         .get(start..data_start)
         .ok_or("truncated .npy header")?;
-    let header = std::str::from_utf8(header).map_err(|_| "the .npy header is not text")?;
-    let descr = dict_value(header, "descr").ok_or("the .npy header has no 'descr'")?;
-    let descr = descr.trim_matches(|c| c == '\'' || c == '"');
-    let fortran = match dict_value(header, "fortran_order")
-        .ok_or("the .npy header has no 'fortran_order'")?
-    {
-        "True" => true,
-        "False" => false,
+    let text = std::str::from_utf8(text).map_err(|_| "the .npy header is not text")?;
+    let nesting = text.chars().filter(|c| "([{".contains(*c)).count();
+    if nesting > NPY_MAX_NESTING {
+        return Err(format!(
+            "the .npy header nests {nesting} brackets: it is not a NumPy array header"
+        ));
+    }
+    let dict: Value = text
+        .trim_end()
+        .parse()
+        .map_err(|e| format!("the .npy header is not a Python literal ({e})"))?;
+    let Value::Dict(entries) = &dict else {
+        return Err(format!("the .npy header is {dict}, not a dict"));
+    };
+    let get = |key: &str| {
+        entries
+            .iter()
+            .find(|(k, _)| k.as_string().is_some_and(|k| k == key))
+            .map(|(_, v)| v)
+            .ok_or_else(|| format!("the .npy header has no '{key}'"))
+    };
+    let fortran = match get("fortran_order")? {
+        Value::Boolean(b) => *b,
         other => {
             return Err(format!(
                 "the .npy header's 'fortran_order' is {other}, not True or False"
             ));
         }
     };
-    let shape_text = dict_value(header, "shape").ok_or("the .npy header has no 'shape'")?;
-    let shape: Vec<usize> = shape_text
-        .strip_prefix('(')
-        .and_then(|s| s.strip_suffix(')'))
-        .ok_or_else(|| format!("the .npy header's shape {shape_text} is not a tuple"))?
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| {
-            s.parse::<usize>()
-                .map_err(|_| format!("bad shape {shape_text} in the .npy header"))
+    let shape_value = get("shape")?;
+    let shape_text = shape_value.to_string();
+    let dims = match shape_value {
+        Value::Tuple(dims) | Value::List(dims) => dims,
+        _ => {
+            return Err(format!(
+                "the .npy header's shape {shape_text} is not a tuple"
+            ));
+        }
+    };
+    let dims: Vec<usize> = dims
+        .iter()
+        .map(|d| match d {
+            Value::Integer(i) => usize::try_from(i).ok(),
+            _ => None,
         })
-        .collect::<std::result::Result<_, _>>()?;
-    let (rows, cols) = match shape.as_slice() {
+        .collect::<Option<_>>()
+        .ok_or_else(|| {
+            format!(
+                "the array's shape {shape_text} is too large or not a tuple of whole numbers \
+                 >= 0"
+            )
+        })?;
+    let (rows, cols) = match dims.as_slice() {
         [r, c] => (*r, *c),
         [r] => (*r, 1),
         _ => {
             return Err(format!(
                 "expected a 2-D array, found shape {shape_text} ({} dimensions)",
-                shape.len()
+                dims.len()
             ));
         }
     };
-    let (width, big, float32) = match descr {
-        "<f8" | "=f8" | "|f8" => (8, false, false),
-        ">f8" => (8, true, false),
-        "<f4" | "=f4" | "|f4" => (4, false, true),
-        ">f4" => (4, true, true),
+    let descr = match get("descr")? {
+        Value::String(d) => d.as_str(),
         other => {
             return Err(format!(
-                "unsupported dtype {other:?}: only float64 ('<f8') and float32 ('<f4') arrays are read"
+                "unsupported dtype {other}: only float64 ('<f8') and float32 ('<f4') arrays \
+                 are read"
             ));
         }
     };
-    let data = &bytes[data_start..];
-    let needed = rows
-        .checked_mul(cols)
-        .and_then(|count| count.checked_mul(width));
-    let Some(needed) = needed else {
-        return Err(format!(
-            "the array's shape {shape_text} is too large: its size overflows, \
-             and the file holds only {} bytes of data",
-            data.len()
-        ));
+    // npyz refuses the native ('=') and "not applicable" ('|') byte orders,
+    // which NumPy reads: such a header is given to npyz with the byte order
+    // spelled out.
+    let native = if cfg!(target_endian = "big") {
+        ">"
+    } else {
+        "<"
     };
-    if data.len() < needed {
-        return Err(format!(
-            "the array data is truncated: shape {shape_text} needs {needed} bytes, found {}",
-            data.len()
-        ));
-    }
-    if data.len() > needed {
-        return Err(format!(
-            "{} bytes follow the array data (shape {shape_text} needs {needed} bytes)",
-            data.len() - needed
-        ));
-    }
-    let value = |k: usize| {
-        let c = &data[k * width..(k + 1) * width];
-        match (float32, big) {
-            (false, false) => f64::from_le_bytes(c.try_into().expect("8 bytes")),
-            (false, true) => f64::from_be_bytes(c.try_into().expect("8 bytes")),
-            (true, false) => f64::from(f32::from_le_bytes(c.try_into().expect("4 bytes"))),
-            (true, true) => f64::from(f32::from_be_bytes(c.try_into().expect("4 bytes"))),
+    let (width, canonical) = match descr {
+        "<f8" | ">f8" => (8, None),
+        "<f4" | ">f4" => (4, None),
+        "=f8" | "|f8" => (8, Some(format!("{native}f8"))),
+        "=f4" | "|f4" => (4, Some(format!("{native}f4"))),
+        other => {
+            return Err(format!(
+                "unsupported dtype {other:?}: only float64 ('<f8') and float32 ('<f4') arrays \
+                 are read"
+            ));
         }
     };
-    // Entry (i, j) is value i * cols + j in C order, j * rows + i in Fortran order.
-    let count = needed / width;
-    let data: Vec<f64> = if fortran {
-        (0..count)
-            .map(|k| value((k % cols) * rows + k / cols))
-            .collect()
-    } else {
-        (0..count).map(value).collect()
+    // Sizes, checked before anything is allocated.
+    let data = bytes.len() - data_start;
+    let count = rows.checked_mul(cols);
+    let Some(needed) = count.and_then(|c| c.checked_mul(width)) else {
+        return Err(format!(
+            "the array's shape {shape_text} is too large: it would need {} of memory (its size \
+             overflows), and the file holds only {data} bytes of data",
+            human_bytes_f64(rows as f64 * cols as f64 * width as f64),
+        ));
     };
-    Ok(Matrix { rows, cols, data })
-}
-
-/// The raw text of `key`'s value in a Python dict literal (the `.npy` header).
-fn dict_value<'a>(header: &'a str, key: &str) -> Option<&'a str> {
-    let at = header
-        .find(&format!("'{key}'"))
-        .or_else(|| header.find(&format!("\"{key}\"")))?;
-    let rest = &header[at + key.len() + 2..];
-    let rest = rest.trim_start().strip_prefix(':')?.trim_start();
-    let end = if rest.starts_with('(') {
-        rest.find(')')? + 1
-    } else {
-        rest.find([',', '}']).unwrap_or(rest.len())
-    };
-    Some(rest[..end].trim())
-}
-
-/// Encodes a matrix as `.npy` (version 1, little-endian `f8`, C order).
-pub fn to_npy(m: &Matrix) -> Vec<u8> {
-    let dict = format!(
-        "{{'descr': '<f8', 'fortran_order': False, 'shape': ({}, {}), }}",
-        m.rows, m.cols
-    );
-    // Pad so that the data starts on a 64-byte boundary, header ends with '\n'.
-    let unpadded = 10 + dict.len() + 1;
-    let pad = (64 - unpadded % 64) % 64;
-    let header = format!("{dict}{}\n", " ".repeat(pad));
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    out.extend_from_slice(header.as_bytes());
-    for v in &m.data {
-        out.extend_from_slice(&v.to_le_bytes());
+    if data < needed {
+        return Err(format!(
+            "the array data is truncated: shape {shape_text} needs {needed} bytes ({}), found \
+             {data}",
+            human_bytes(needed as u64)
+        ));
     }
+    if data > needed {
+        return Err(format!(
+            "{} bytes follow the array data (shape {shape_text} needs {needed} bytes)",
+            data - needed
+        ));
+    }
+    let header = match canonical {
+        None => None,
+        Some(descr) => {
+            let dtype = npyz::DType::Plain(descr.parse().map_err(|e| format!("{e}"))?);
+            let shape: Vec<u64> = dims.iter().map(|&d| d as u64).collect();
+            let order = if fortran {
+                npyz::Order::Fortran
+            } else {
+                npyz::Order::C
+            };
+            use npyz::WriterBuilder;
+            let out = npyz::WriteOptions::new_header_only()
+                .dtype(dtype)
+                .shape(&shape)
+                .order(order)
+                .writer(Vec::new())
+                .write_header_only()
+                .map_err(|e| format!("cannot restate the .npy header: {e}"))?;
+            Some(out)
+        }
+    };
+    Ok(NpyLayout {
+        rows,
+        cols,
+        width,
+        header,
+        data_start,
+    })
+}
+
+fn parse_npy_bytes(bytes: &[u8]) -> std::result::Result<Matrix, String> {
+    let layout = npy_header(bytes)?;
+    let (rows, cols) = (layout.rows, layout.cols);
+    let count = rows * cols;
+    let data = &bytes[layout.data_start..];
+    let header = match &layout.header {
+        None => &bytes[..layout.data_start],
+        Some(header) => header.as_slice(),
+    };
+    let file = npyz::NpyFile::new(std::io::Read::chain(header, data));
+    let file = file.map_err(|e| format!("malformed .npy header ({e})"))?;
+    let fortran = file.order() == npyz::Order::Fortran;
+    if file.len() != count as u64 {
+        return Err(format!(
+            "the .npy header holds {} values, not {rows} x {cols}",
+            file.len()
+        ));
+    }
+    let mut out: Vec<f64> = Vec::new();
+    out.try_reserve_exact(count).map_err(|_| {
+        format!(
+            "not enough memory for the {rows} x {cols} array ({})",
+            human_bytes((count as u64).saturating_mul(8))
+        )
+    })?;
+    out.resize(count, 0.0);
+    let values: Box<dyn Iterator<Item = std::io::Result<f64>>> = if layout.width == 8 {
+        Box::new(file.data::<f64>().map_err(|e| format!("{e}"))?)
+    } else {
+        Box::new(
+            file.data::<f32>()
+                .map_err(|e| format!("{e}"))?
+                .map(|v| v.map(f64::from)),
+        )
+    };
+    // Value k of the file is entry (k / cols, k % cols) in C order, and
+    // (k % rows, k / rows) in Fortran order.
+    for (k, v) in values.enumerate() {
+        let v = v.map_err(|e| format!("the array data cannot be read ({e})"))?;
+        let (i, j) = if fortran {
+            (k % rows, k / rows)
+        } else {
+            (k / cols, k % cols)
+        };
+        if !v.is_finite() {
+            return Err(format!(
+                "non-finite value (NaN or infinity) at row {i}, column {j} (0-based): {v} is \
+                 refused"
+            ));
+        }
+        out[i * cols + j] = v;
+    }
+    Ok(Matrix {
+        rows,
+        cols,
+        data: out,
+    })
+}
+
+/// Encodes a matrix as `.npy` (little-endian `f8`, C order), with `npyz`'s
+/// writer.
+pub fn to_npy(m: &Matrix) -> Vec<u8> {
+    use npyz::WriterBuilder;
+    let mut out = Vec::new();
+    let mut writer = npyz::WriteOptions::new()
+        .default_dtype()
+        .shape(&[m.rows as u64, m.cols as u64])
+        .writer(&mut out)
+        .begin_nd()
+        .expect("writing to memory does not fail");
+    writer
+        .extend(m.data.iter().copied())
+        .expect("writing to memory does not fail");
+    // A matrix whose data does not match its shape writes a file that says
+    // so when read back (npyz's complaint at the end is not needed).
+    let _ = writer.finish();
     out
 }
 

@@ -8,6 +8,7 @@ pub(crate) mod kernel_path;
 pub(crate) mod memory;
 pub(crate) mod par;
 pub mod random;
+pub(crate) mod range;
 pub(crate) mod run;
 pub(crate) mod scaled;
 pub(crate) mod set;

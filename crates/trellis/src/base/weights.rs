@@ -10,6 +10,7 @@
 //! in the memory available ([`Weights::check_memory`] checks it against any
 //! other limit, e.g. a user's cap, and should be called first).
 
+use crate::base::range;
 use crate::error::{Error, ErrorKind, Result};
 
 /// A dense row-major matrix of `f64`, as read from a file.
@@ -175,7 +176,14 @@ impl Weights {
                         wji: b,
                     }));
                 }
-                let v = if a == b { a } else { 0.5 * (a + b) };
+                // (Halves first where the sum overflows: near-equal entries near f64::MAX.)
+                let v = if a == b {
+                    a
+                } else if (a + b).is_finite() {
+                    0.5 * (a + b)
+                } else {
+                    0.5 * a + 0.5 * b
+                };
                 w[i * n + j] = v;
                 w[j * n + i] = v;
             }
@@ -205,14 +213,6 @@ impl Weights {
         points.check_finite()?;
         let n = points.rows;
         Weights::check_memory(n, None)?;
-        let dot = |i: usize, j: usize| -> f64 {
-            points
-                .row(i)
-                .iter()
-                .zip(points.row(j))
-                .map(|(a, b)| a * b)
-                .sum()
-        };
         let mut w = vec![0.0; n * n];
         match similarity {
             Similarity::Cosine => {
@@ -251,13 +251,15 @@ impl Weights {
                 }
                 for i in 0..n {
                     for j in i + 1..n {
-                        let d2: f64 = points
-                            .row(i)
-                            .iter()
-                            .zip(points.row(j))
-                            .map(|(a, b)| (a - b) * (a - b))
-                            .sum();
-                        let v = (-gamma * d2).exp();
+                        let d2 = squared_distance(points.row(i), points.row(j));
+                        let v = if d2.is_finite() && d2 >= f64::MIN_POSITIVE {
+                            (-gamma * d2).exp()
+                        } else {
+                            // The squared distance overflows (or is subnormal):
+                            // γ |x - y|² as (γ |x - y|) |x - y|.
+                            let d = range::euclidean(points.row(i), points.row(j)).value();
+                            (-(gamma * d) * d).exp()
+                        };
                         w[i * n + j] = v;
                         w[j * n + i] = v;
                     }
@@ -266,25 +268,70 @@ impl Weights {
             Similarity::ExpNeg => {
                 for i in 0..n {
                     for j in i + 1..n {
-                        let d2: f64 = points
-                            .row(i)
-                            .iter()
-                            .zip(points.row(j))
-                            .map(|(a, b)| (a - b) * (a - b))
-                            .sum();
-                        let v = (-d2.sqrt()).exp();
+                        let d2 = squared_distance(points.row(i), points.row(j));
+                        let d = if d2.is_finite() && d2 >= f64::MIN_POSITIVE {
+                            d2.sqrt()
+                        } else {
+                            range::euclidean(points.row(i), points.row(j)).value()
+                        };
+                        let v = (-d).exp();
                         w[i * n + j] = v;
                         w[j * n + i] = v;
                     }
                 }
             }
             Similarity::Dot => {
+                // Each point divided by the power of two at its largest
+                // |coordinate|, and each product multiplied back: no product or
+                // partial sum overflows (points near 1e200), and where the
+                // direct sum neither overflows nor underflows it is the same
+                // number to the bit.
+                let d = points.cols;
+                let mut unit = Vec::with_capacity(n * d);
+                let mut exps = Vec::with_capacity(n);
+                for i in 0..n {
+                    let row = points.row(i);
+                    let largest = row.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+                    let e = if largest == 0.0 {
+                        0
+                    } else {
+                        range::exponent(largest)
+                    };
+                    exps.push(e);
+                    unit.extend(row.iter().map(|&x| range::mul_pow2(x, -e)));
+                }
+                let mut over: Option<(usize, usize, range::Magnitude, range::Magnitude)> = None;
                 for i in 0..n {
                     for j in i + 1..n {
-                        let v = dot(i, j);
+                        let (a, b) = (&unit[i * d..(i + 1) * d], &unit[j * d..(j + 1) * d]);
+                        let s: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+                        let m = range::Magnitude {
+                            mant: s.abs(),
+                            exp: exps[i] + exps[j],
+                        };
+                        let v = range::mul_pow2(s, exps[i] + exps[j]);
+                        if v.is_infinite() {
+                            over = Some(match over {
+                                None => (i, j, m, m),
+                                Some((a, b, first, top)) => {
+                                    (a, b, first, if m.log10() > top.log10() { m } else { top })
+                                }
+                            });
+                        }
                         w[i * n + j] = v;
                         w[j * n + i] = v;
                     }
+                }
+                if let Some((i, j, first, top)) = over {
+                    return Err(Error::parameter(format!(
+                        "the dot product of points {i} and {j} (0-based) overflows: it is {} \
+                         in absolute value, more than the largest floating-point number \
+                         ({:.1e}); dot products scale with the square of the coordinates, so \
+                         divide them by at least {}",
+                        first.about(),
+                        f64::MAX,
+                        range::fmt3(top.divisor(f64::MAX, 2)),
+                    )));
                 }
             }
         }
@@ -295,6 +342,16 @@ impl Weights {
         }
         if center {
             center_in_place(&mut w, n);
+            if let Some(k) = w.iter().position(|v| !v.is_finite()) {
+                return Err(Error::parameter(format!(
+                    "the centred similarity of points {} and {} (0-based) overflows: the \
+                     similarities span more than the largest floating-point number ({:.1e}); \
+                     divide the coordinates by at least 2 (4 for dot products)",
+                    k / n,
+                    k % n,
+                    f64::MAX
+                )));
+            }
         }
         Ok(Weights { n, w: w.into() })
     }
@@ -338,11 +395,24 @@ fn center_in_place(w: &mut [f64], n: usize) {
         return;
     }
     let pairs = (n as f64) * (n as f64 - 1.0) / 2.0;
-    let mean = (0..n)
-        .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
-        .map(|(i, j)| w[i * n + j])
-        .sum::<f64>()
-        / pairs;
+    let upper = || {
+        (0..n)
+            .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+            .map(|(i, j)| w[i * n + j])
+    };
+    let mut mean = upper().sum::<f64>() / pairs;
+    if !mean.is_finite() {
+        // The sum overflows (similarities near 1e306): sum them divided by
+        // the power of two at the largest, and multiply the mean back.
+        let top = upper().fold(0.0f64, |m, v| m.max(v.abs()));
+        if top.is_finite() && top > 0.0 {
+            let e = range::exponent(top);
+            mean = range::mul_pow2(
+                upper().map(|v| range::mul_pow2(v, -e)).sum::<f64>() / pairs,
+                e,
+            );
+        }
+    }
     for i in 0..n {
         for j in 0..n {
             if i != j {
@@ -350,6 +420,12 @@ fn center_in_place(w: &mut [f64], n: usize) {
             }
         }
     }
+}
+
+/// `Σ (a_k - b_k)²`, directly (it may overflow or underflow: see
+/// [`range::euclidean`] for the safe form).
+fn squared_distance(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum()
 }
 
 #[cfg(test)]

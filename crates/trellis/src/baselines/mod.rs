@@ -136,6 +136,25 @@
 //! cluster takes the slot of its lower half. The naive algorithm costs `O(n³)`
 //! time and `O(n²)` memory.
 //!
+//! *Range.* Every height is homogeneous of degree 1 in the distances,
+//! `heights(c · D) = c · heights(D)`, and is computed so over the whole range
+//! of `f64`: Ward's update squares the distances (which overflows near
+//! `1e154` and underflows near `1e-162`) and average linkage multiplies them
+//! by cluster sizes (which overflows near `1e307`), so each update works on
+//! its distances divided by the power of two at the largest of them and
+//! multiplies the result back. Multiplying by a power of two is exact, so
+//! where the textbook form neither overflows nor underflows the heights are
+//! SciPy's to the bit; beyond, they are the scaled answer where SciPy gives
+//! `inf`, or heights of 0 for distances near `1e-300`. Ward's distances can
+//! grow past the largest input distance (by at most `√n` on Euclidean
+//! distances), so Ward on distances above `2^959 ≈ 1e289` runs on the
+//! distances divided by a power of two, and its heights are multiplied back
+//! at the end; a height that then exceeds `f64::MAX` has no `f64` value, and
+//! the clustering is refused, naming the merge and by how much to divide the
+//! distances. Single, complete and average heights never exceed the largest
+//! distance. Euclidean distances from points ([`euclidean_distances`]) are
+//! computed the same way.
+//!
 //! The A* paper's greedy baseline for hierarchical correlation clustering is
 //! average linkage on `max(sim) - sim` ([`distances_from_similarities`]).
 //!
@@ -161,6 +180,7 @@
 //! # Ok::<(), trellis::Error>(())
 //! ```
 
+use crate::base::range;
 use crate::base::set::Points;
 use crate::base::tree::{ScoredTree, Tree};
 use crate::base::weights::{SYMMETRY_TOLERANCE, Weights};
@@ -365,17 +385,93 @@ fn check_distances(dist: &[f64], n: usize) -> Result<()> {
 /// `dist` (row-major `n × n`, symmetric; the diagonal is ignored), in merge
 /// order. `O(n³)` time, `O(n²)` memory.
 ///
+/// The heights are those of the recurrences in the [module docs](self),
+/// computed without overflow or underflow (see "Range" there): they are
+/// homogeneous in the distances, `heights(c · D) = c · heights(D)`, over the
+/// whole range of `f64`.
+///
 /// # Errors
 ///
-/// No points, a matrix of the wrong size, a non-finite or an asymmetric entry.
+/// No points, a matrix of the wrong size, a non-finite or an asymmetric
+/// entry; a Ward height beyond `f64::MAX` ([`ErrorKind::Parameter`], saying
+/// by how much to divide the distances).
 pub fn linkage_steps(dist: &[f64], n: usize, method: Linkage) -> Result<Vec<LinkageStep>> {
     check_distances(dist, n)?;
+    let largest = dist.iter().fold(0.0f64, |m, d| m.max(d.abs()));
+    if method != Linkage::Ward || largest == 0.0 {
+        // Single, complete and average linkage never exceed the largest distance.
+        return Ok(agglomerate(dist.to_vec(), n, method).0);
+    }
+    // Ward's distances can exceed the largest input distance (by at most √2
+    // per update; by at most √n on Euclidean distances): huge inputs are
+    // divided by a power of two that leaves 64 bits of headroom, or, if an
+    // update still overflows, that brings the largest distance to 1.
+    let top = range::exponent(largest);
+    let mut tried = Vec::new();
+    for shift in [(top - (1023 - 64)).max(0), top.max(0)] {
+        if tried.contains(&shift) {
+            continue;
+        }
+        tried.push(shift);
+        let d = if shift > 0 {
+            dist.iter().map(|&x| range::mul_pow2(x, -shift)).collect()
+        } else {
+            dist.to_vec()
+        };
+        let (mut steps, finite) = agglomerate(d, n, method);
+        if !finite {
+            continue;
+        }
+        let highest = steps.iter().fold(0.0f64, |m, s| m.max(s.height));
+        let over = range::Magnitude {
+            mant: highest,
+            exp: shift,
+        };
+        if let Some((k, s)) = steps
+            .iter()
+            .enumerate()
+            .find(|(_, s)| range::mul_pow2(s.height, shift).is_infinite())
+        {
+            let divisor = over.divisor(f64::MAX, 1);
+            return Err(Error::parameter(format!(
+                "Ward linkage's merge height of clusters {} and {} (merge {k}, 0-based) \
+                 overflows: it is {}, more than the largest floating-point number ({:.1e}); \
+                 the heights scale with the distances, so divide them by at least {} (the \
+                 largest distance, {}, to at most {})",
+                s.left,
+                s.right,
+                range::Magnitude {
+                    mant: s.height,
+                    exp: shift
+                }
+                .about(),
+                f64::MAX,
+                range::fmt3(divisor),
+                range::fmt3(largest),
+                range::fmt3(range::round_down_3(largest / divisor)),
+            )));
+        }
+        for s in &mut steps {
+            s.height = range::mul_pow2(s.height, shift);
+        }
+        return Ok(steps);
+    }
+    Err(Error::parameter(format!(
+        "Ward linkage's Lance-Williams distances overflow floating-point numbers even with \
+         the distances divided by 2^{}; these dissimilarities are far from Euclidean",
+        top.max(0)
+    )))
+}
+
+/// The agglomeration of [`linkage_steps`] on (scaled) distances, and whether
+/// every updated distance stayed finite.
+fn agglomerate(mut d: Vec<f64>, n: usize, method: Linkage) -> (Vec<LinkageStep>, bool) {
     // Upper triangle in use: d[i * n + j] for slots i < j.
-    let mut d = dist.to_vec();
     let mut id: Vec<usize> = (0..n).collect();
     let mut size = vec![1usize; n];
     let mut alive = vec![true; n];
     let mut steps = Vec::with_capacity(n - 1);
+    let mut finite = true;
     for k in 0..n - 1 {
         let mut best: Option<(usize, usize, f64)> = None;
         for i in (0..n).filter(|&i| alive[i]) {
@@ -392,17 +488,14 @@ pub fn linkage_steps(dist: &[f64], n: usize, method: Linkage) -> Result<Vec<Link
             let at = |a: usize, b: usize| if a < b { a * n + b } else { b * n + a };
             let (dmi, dmj) = (d[at(m, i)], d[at(m, j)]);
             let nm = size[m] as f64;
-            d[at(m, i)] = match method {
+            let v = match method {
                 Linkage::Single => dmi.min(dmj),
                 Linkage::Complete => dmi.max(dmj),
-                Linkage::Average => (ni * dmi + nj * dmj) / (ni + nj),
-                Linkage::Ward => {
-                    let t = 1.0 / (ni + nj + nm);
-                    ((ni + nm) * t * dmi * dmi + (nj + nm) * t * dmj * dmj - nm * t * dij * dij)
-                        .max(0.0)
-                        .sqrt()
-                }
+                Linkage::Average => average_update(ni, nj, dmi, dmj),
+                Linkage::Ward => ward_update(ni, nj, nm, dmi, dmj, dij),
             };
+            finite &= v.is_finite();
+            d[at(m, i)] = v;
         }
         steps.push(LinkageStep {
             left: id[i],
@@ -414,7 +507,42 @@ pub fn linkage_steps(dist: &[f64], n: usize, method: Linkage) -> Result<Vec<Link
         size[i] += size[j];
         id[i] = n + k;
     }
-    Ok(steps)
+    (steps, finite)
+}
+
+/// `(n_i d_mi + n_j d_mj) / (n_i + n_j)`, on the distances divided by the
+/// power of two at the larger of them: never overflows (the products
+/// `n_i d_mi` would near `1e307`), and where the direct form does not
+/// overflow, the same number to the bit.
+fn average_update(ni: f64, nj: f64, dmi: f64, dmj: f64) -> f64 {
+    let top = dmi.abs().max(dmj.abs());
+    if top == 0.0 {
+        return 0.0;
+    }
+    let e = range::exponent(top);
+    let (a, b) = (range::mul_pow2(dmi, -e), range::mul_pow2(dmj, -e));
+    range::mul_pow2((ni * a + nj * b) / (ni + nj), e)
+}
+
+/// Ward's update (the [module docs](self)' table), on the distances divided
+/// by the power of two at the largest of them: its squares neither overflow
+/// (distances near `1e160`) nor underflow (near `1e-160`), and where the
+/// direct form does neither, the same number to the bit.
+fn ward_update(ni: f64, nj: f64, nm: f64, dmi: f64, dmj: f64, dij: f64) -> f64 {
+    let top = dmi.abs().max(dmj.abs()).max(dij.abs());
+    if top == 0.0 {
+        return 0.0;
+    }
+    if !top.is_finite() {
+        return top;
+    }
+    let e = range::exponent(top);
+    let [a, b, c] = [dmi, dmj, dij].map(|x| range::mul_pow2(x, -e));
+    let t = 1.0 / (ni + nj + nm);
+    let v = ((ni + nm) * t * a * a + (nj + nm) * t * b * b - nm * t * c * c)
+        .max(0.0)
+        .sqrt();
+    range::mul_pow2(v, e)
 }
 
 /// The tree of a linkage clustering (see [`linkage_steps`]), canonical.
@@ -448,11 +576,18 @@ pub fn linkage_dendrogram(dist: &[f64], n: usize, method: Linkage) -> Result<Den
 }
 
 /// Euclidean distances between the rows of `points` (row-major `n × n`),
-/// the input SciPy's `linkage` computes from observations.
+/// the input SciPy's `linkage` computes from observations. Each distance is
+/// computed without overflow or underflow (the differences are divided by
+/// the power of two at the largest of them before they are squared), so
+/// points near `1e200` or `1e-200` get their finite distances; where the
+/// direct `sqrt(Σ (x_k - y_k)²)` neither overflows nor underflows, the
+/// distances are the same to the bit. `O(n² d)` time.
 ///
 /// # Errors
 ///
-/// No points, or a non-finite coordinate.
+/// No points, a non-finite coordinate, or a distance beyond `f64::MAX`
+/// ([`ErrorKind::Parameter`], naming the pair and by how much to divide the
+/// coordinates).
 pub fn euclidean_distances(points: &crate::Matrix) -> Result<Vec<f64>> {
     let n = points.rows;
     if n == 0 {
@@ -464,18 +599,33 @@ pub fn euclidean_distances(points: &crate::Matrix) -> Result<Vec<f64>> {
         }
     }
     let mut d = vec![0.0; n * n];
+    // The first pair whose distance overflows, and the largest such distance.
+    let mut over: Option<(usize, usize, range::Magnitude, range::Magnitude)> = None;
     for i in 0..n {
         for j in i + 1..n {
-            let dij = points
-                .row(i)
-                .iter()
-                .zip(points.row(j))
-                .map(|(a, b)| (a - b) * (a - b))
-                .sum::<f64>()
-                .sqrt();
+            let m = range::euclidean(points.row(i), points.row(j));
+            let dij = m.value();
+            if dij.is_infinite() {
+                over = Some(match over {
+                    None => (i, j, m, m),
+                    Some((a, b, first, top)) => {
+                        (a, b, first, if m.log10() > top.log10() { m } else { top })
+                    }
+                });
+            }
             d[i * n + j] = dij;
             d[j * n + i] = dij;
         }
+    }
+    if let Some((i, j, first, top)) = over {
+        return Err(Error::parameter(format!(
+            "the Euclidean distance between points {i} and {j} (0-based) overflows: it is {}, \
+             more than the largest floating-point number ({:.1e}); the distances scale with \
+             the coordinates, so divide them by at least {}",
+            first.about(),
+            f64::MAX,
+            range::fmt3(top.divisor(f64::MAX, 1)),
+        )));
     }
     Ok(d)
 }

@@ -134,7 +134,7 @@ use crate::base::set::Points;
 use crate::base::weights::{Matrix, Weights};
 use crate::baselines::{Linkage, distances_from_similarities, euclidean_distances};
 use crate::error::{Error, ErrorKind, Result};
-use crate::models::pairwise::{MAX_MAGNITUDE, check_beta};
+use crate::models::pairwise::{MAX_MAGNITUDE, check_beta, divide_hint};
 use crate::models::{Cluster, Model, Search, Summarize};
 
 /// A validated symmetric `n × n` matrix of distances: finite, `>= 0`, with a
@@ -172,19 +172,19 @@ impl Distances {
 
     /// Euclidean distances between the rows of `points` (one point per row),
     /// as [`baselines::euclidean_distances`](crate::baselines::euclidean_distances)
-    /// computes them but without overflow: the coordinates are first divided
-    /// by (the power of two nearest below) the largest `|coordinate|` and the
-    /// distances multiplied back, so
-    /// points with coordinates near `1e200` get their finite distances.
-    /// (Distances far below the largest coordinate, `1e-16` of it and less,
-    /// lose their relative precision.) `O(n² d)` time, `8 n²` bytes (twice
-    /// that while validating).
+    /// computes them: without overflow or underflow (each pair's differences
+    /// are divided by the power of two at the largest of them before they are
+    /// squared), so points with coordinates near `1e200` or `1e-200` get
+    /// their finite distances, and where the direct computation neither
+    /// overflows nor underflows the distances are the same to the bit.
+    /// `O(n² d)` time, `8 n²` bytes (twice that while validating).
     ///
     /// # Errors
     ///
     /// No points or no coordinates, an inconsistent matrix, a non-finite
-    /// coordinate, a distance beyond `f64::MAX` (coordinates near `1e308`),
-    /// or a matrix that would not fit in memory.
+    /// coordinate, a distance beyond `f64::MAX` (coordinates near `1e308`;
+    /// the message says by how much to divide them), or a matrix that would
+    /// not fit in memory.
     pub fn from_points(points: &Matrix) -> Result<Distances> {
         if points.rows.checked_mul(points.cols) != Some(points.data.len()) {
             return Err(Error::shape(format!(
@@ -202,39 +202,8 @@ impl Distances {
         }
         let n = points.rows;
         Weights::check_memory(n, None)?;
-        // NaN is skipped by `max`: a non-finite coordinate stays non-finite
-        // after the division, and `euclidean_distances` reports it. The
-        // scale is a power of two, so dividing and multiplying back are exact
-        // (short of subnormals): where the direct computation neither
-        // overflows nor underflows, the distances are the same to the bit.
-        let largest = points.data.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        let mut d = if largest > 0.0 && largest.is_finite() {
-            let exponent = (largest.log2().floor() as i64).clamp(-1022, 1023);
-            let scale = f64::from_bits(((exponent + 1023) as u64) << 52);
-            let scaled = Matrix {
-                rows: points.rows,
-                cols: points.cols,
-                data: points.data.iter().map(|x| x / scale).collect(),
-            };
-            let mut d = euclidean_distances(&scaled)?;
-            d.iter_mut().for_each(|v| *v *= scale);
-            d
-        } else {
-            euclidean_distances(points)?
-        };
-        if let Some(k) = d.iter().position(|v| !v.is_finite()) {
-            return Err(Error::parameter(format!(
-                "the Euclidean distance between points {} and {} (0-based) overflows \
-                 floating-point numbers (more than {:.1e}); rescale the coordinates",
-                k / n,
-                k % n,
-                f64::MAX
-            )));
-        }
-        // Exact symmetry: the two halves were computed by the same expression.
-        for i in 0..n {
-            d[i * n + i] = 0.0;
-        }
+        // Exactly symmetric with a zero diagonal: both halves are the same value.
+        let d = euclidean_distances(points)?;
         Distances::from_dense(n, d)
     }
 
@@ -441,7 +410,8 @@ impl LinkagePotential {
         if bound.is_nan() || bound > MAX_MAGNITUDE {
             return Err(Error::parameter(format!(
                 "the distances are too large for {kind}: {quantity} could reach {bound:.3e}, \
-                 beyond the {MAX_MAGNITUDE:.1e} that inference can represent; rescale them"
+                 beyond the {MAX_MAGNITUDE:.1e} that inference can represent; {}",
+                divide_hint(bound, "distances")
             )));
         }
         let scaled = beta * n * d_max;
@@ -449,7 +419,10 @@ impl LinkagePotential {
             return Err(Error::parameter(format!(
                 "beta = {beta:e} is too large for these distances: under {kind} a hierarchy's \
                  log-potential could reach -{scaled:.3e}, beyond the {MAX_MAGNITUDE:.1e} that \
-                 inference can represent; use a smaller beta or rescale the distances"
+                 inference can represent; use a beta of at most {} or rescale the distances",
+                crate::base::range::fmt3(crate::base::range::round_down_3(
+                    MAX_MAGNITUDE / (n * d_max)
+                ))
             )));
         }
         Ok(LinkagePotential {

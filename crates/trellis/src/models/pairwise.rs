@@ -69,6 +69,7 @@
 //! of the all-singletons partition's (energy 1), so it is 0 at any precision,
 //! unless β is below 10^-300 (refused then).
 
+use crate::base::range;
 use crate::base::set::Points;
 use crate::base::weights::Weights;
 use crate::error::{Error, ErrorKind, Result};
@@ -123,6 +124,26 @@ fn magnitude(x: f64) -> String {
     }
 }
 
+/// "divide the weights by at least 2.5" for a `bound`, linear in the inputs,
+/// beyond [`MAX_MAGNITUDE`] (the bound itself may be `+∞`: the sum that
+/// gives it overflowed, and then the factor is not known).
+pub(crate) fn divide_hint(bound: f64, inputs: &str) -> String {
+    if bound.is_finite() {
+        let f = range::Magnitude {
+            mant: bound,
+            exp: 0,
+        }
+        .divisor(MAX_MAGNITUDE, 1);
+        format!("divide the {inputs} by at least {}", range::fmt3(f))
+    } else {
+        format!(
+            "divide the {inputs} by at least {} (a sum over them overflows, so more may be \
+             needed)",
+            range::fmt3(f64::MAX / MAX_MAGNITUDE)
+        )
+    }
+}
+
 /// Refuses a `bound` on a model's `quantity` (e.g. "the cost of a
 /// hierarchy") that is not below [`MAX_MAGNITUDE`], or whose product with
 /// `beta` is not.
@@ -130,8 +151,9 @@ fn check_range(model: &str, quantity: &str, bound: f64, beta: f64) -> Result<()>
     if bound.is_nan() || bound > MAX_MAGNITUDE {
         return Err(Error::parameter(format!(
             "the weights are too large for {model}: {quantity} could reach {}, beyond the \
-             {MAX_MAGNITUDE:.1e} that inference can represent; rescale the weights",
+             {MAX_MAGNITUDE:.1e} that inference can represent; {}",
             magnitude(bound),
+            divide_hint(bound, "weights"),
         )));
     }
     let scaled = beta * bound;
@@ -139,10 +161,11 @@ fn check_range(model: &str, quantity: &str, bound: f64, beta: f64) -> Result<()>
         return Err(Error::parameter(format!(
             "beta = {} is too large for these weights: under {model} {quantity} could \
              reach {}, and beta times it, {}, is beyond the {MAX_MAGNITUDE:.1e} that inference \
-             can represent; use a smaller beta or rescale the weights",
+             can represent; use a beta of at most {} or rescale the weights",
             number(beta),
             magnitude(bound),
             magnitude(scaled),
+            range::fmt3(range::round_down_3(MAX_MAGNITUDE / bound)),
         )));
     }
     Ok(())
