@@ -342,15 +342,16 @@ fn check(args: &AstarArgs) -> Result<()> {
 }
 
 /// Checks the memory the approximate search's flags ask for over `n`
-/// points, with `parallel` searches at once, against `--max-memory` (or the
-/// memory available): the initial trees it asks for (beam search, classic
-/// linkages) and the sampled candidates of one vertex. (`--max-memory` is
-/// also the search's budget: the search stops at it with its best tree.)
+/// points, with `parallel` searches at once: the initial trees it asks for
+/// (beam search, classic linkages) and the sampled candidates of one vertex,
+/// against the memory available, or `--max-memory` when that is larger.
+/// (`--max-memory` is the search's budget: the search stops at it with its
+/// best tree, so a smaller cap does not refuse the initial trees.)
 fn check_sizes(args: &AstarArgs, n: usize, parallel: usize, jets: bool) -> Result<()> {
     if !args.approx {
         return Ok(());
     }
-    let limit = memory_limit(&args.model);
+    let limit = memory_limit(&args.model).filter(|&cap| Some(cap) > trellis::available_memory());
     let parallel = parallel as u128;
     let kinds = init_kinds(args, jets);
     if kinds.contains(&InitKind::Beam) {

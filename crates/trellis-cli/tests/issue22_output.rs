@@ -137,3 +137,38 @@ fn issue22_astar_weight_and_top_k_extremes() {
     assert!(huge["explored"].as_u64().unwrap() > 0, "{huge}");
     assert_eq!(huge, all);
 }
+
+/// Issue 22, class 6: approximate A* estimates only what its chosen initial
+/// trees need: a beam width that beam search could not hold is no reason to
+/// refuse `--init average`, and a `--max-memory` above the memory available
+/// is the limit the message quotes.
+#[test]
+fn issue22_astar_checks_only_the_initial_trees_it_builds() {
+    let d = dir("issue22_astar_init");
+    let w = file(&d, "w.csv", &weights_csv(12, 5));
+    let w = w.to_str().unwrap();
+    let args = |init: &'static str, width: &'static str| {
+        vec![
+            "astar",
+            "--approx",
+            "--model",
+            "hcc",
+            "--weights",
+            w,
+            "--init",
+            init,
+            "--beam-width",
+            width,
+            "--json",
+        ]
+    };
+    let out = json(&args("average", "100000000"));
+    assert_eq!(out["n"], 12);
+    fails(
+        &args("beam", "100000000"),
+        "beam search of width 100000000 over 12 points needs",
+    );
+    let mut capped = args("beam", "100000000000");
+    capped.extend(["--max-memory", "100000"]);
+    fails(&capped, "exceeds the --max-memory cap of 97.7 TiB");
+}
