@@ -346,7 +346,7 @@ const MAX_THREADS: usize = 256;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut out = BufWriter::new(std::io::stdout().lock());
+    let mut out = BufWriter::new(output::stdout());
     let result = run(cli, &mut out).and_then(|text| output::put(&mut out, &text));
     let result = result.and_then(|()| out.flush().map_err(|e| output::WriteError(e).into()));
     let Err(e) = result else {

@@ -172,3 +172,44 @@ fn issue22_astar_checks_only_the_initial_trees_it_builds() {
     capped.extend(["--max-memory", "100000"]);
     fails(&capped, "exceeds the --max-memory cap of 97.7 TiB");
 }
+
+/// Issue 22, class 3: with standard output closed (`>&-`) a command that
+/// prints is exit code 1 with a message, also while samples stream; an
+/// explicit `> /dev/null` still discards the output with exit code 0.
+#[cfg(target_os = "linux")]
+#[test]
+fn issue22_a_closed_standard_output_is_an_error() {
+    let d = dir("issue22_closed_stdout");
+    let w = file(&d, "w.csv", &weights_csv(4, 1));
+    let bin = assert_cmd::cargo::cargo_bin("trellis");
+    let shell = |redirect: &str, args: &str| {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("exec \"$0\" {args} {redirect}"))
+            .arg(&bin)
+            .output()
+            .unwrap()
+    };
+    let sample = format!("sample --model hcc --weights {} -n 50", w.display());
+    for args in ["count 6", sample.as_str(), "logz --model hcc --weights -"] {
+        let closed = shell(">&- < /dev/null", args);
+        let stderr = String::from_utf8_lossy(&closed.stderr);
+        if args.ends_with('-') {
+            // Nothing to read: refused as bad input before anything is written.
+            assert_eq!(closed.status.code(), Some(2), "{args}: {stderr}");
+            continue;
+        }
+        assert_eq!(closed.status.code(), Some(1), "{args}: {stderr}");
+        assert!(
+            stderr.contains("standard output") && stderr.contains("closed"),
+            "{stderr}"
+        );
+        let null = shell("> /dev/null", args);
+        assert_eq!(null.status.code(), Some(0), "{args}");
+        assert!(
+            null.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&null.stderr)
+        );
+    }
+}
