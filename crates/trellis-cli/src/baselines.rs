@@ -471,6 +471,13 @@ fn linkage_on_matrix(a: &LinkageArgs, method: Linkage, title: &str) -> Result<St
     } else {
         let w = read_input(&a.data, None, limit, None, &check, InputKind::Weights)?;
         let d = w.linkage_distances();
+        if d.iter().any(|x| x.is_infinite()) {
+            bail!(
+                "the distances max(w) - w overflow: the weights span more than the float range \
+                 (up to {}); divide them by at least 2",
+                crate::output::number(f64::MAX)
+            );
+        }
         let n = w.n();
         (d, n, w.names, Some(w.data))
     };

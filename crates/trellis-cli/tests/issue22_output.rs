@@ -213,3 +213,32 @@ fn issue22_a_closed_standard_output_is_an_error() {
         );
     }
 }
+
+/// Issue 22, class 5: `linkage --weights` whose distances max(w) - w would
+/// overflow is refused saying so and how far to scale (not "non-finite value
+/// at row 0"); halved, the same weights run.
+#[test]
+fn issue22_linkage_on_weights_beyond_the_float_range() {
+    let d = dir("issue22_linkage_span");
+    let big = file(&d, "big.csv", "0,1e308,-1e308\n1e308,0,5\n-1e308,5,0\n");
+    fails(
+        &[
+            "linkage",
+            "--method",
+            "average",
+            "--weights",
+            big.to_str().unwrap(),
+        ],
+        "divide them by at least 2",
+    );
+    let half = file(&d, "half.csv", "0,5e307,-5e307\n5e307,0,5\n-5e307,5,0\n");
+    let out = json(&[
+        "linkage",
+        "--method",
+        "average",
+        "--weights",
+        half.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(out["tree"], serde_json::json!([[0, 1], 2]));
+}
