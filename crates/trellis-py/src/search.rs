@@ -240,14 +240,10 @@ fn linkage(
             (baselines::euclidean_distances(&m).map_err(to_py)?, m.rows)
         }
         (None, Some(d)) => {
-            let shape = d.as_array().dim();
-            if shape.0 != shape.1 {
-                return Err(input(format!(
-                    "distances must be a square (n, n) matrix, not {} x {}",
-                    shape.0, shape.1
-                )));
-            }
-            (d.as_array().iter().copied().collect::<Vec<f64>>(), shape.0)
+            // The library's checks: square, finite, symmetric, >= 0.
+            let m = crate::matrix(&d)?;
+            let d = trellis::Distances::from_matrix(&m).map_err(to_py)?;
+            (d.to_vec(), m.rows)
         }
         _ => return Err(input("give exactly one of points and distances")),
     };

@@ -254,7 +254,7 @@ def linkage(points=None, distances=None, method="average", names=None):
     ``names``: one label per point.
     """
     p = None if points is None else _matrix(points, "points")
-    d = None if distances is None else _distances(distances)
+    d = None if distances is None else _matrix(distances, "distances")
     return _core.linkage(p, d, _str(method, "method"), _names(names))
 
 
@@ -286,23 +286,3 @@ def read_weights(path):
     import os
 
     return _core.read_table(os.fspath(path), False, "none")[1]
-
-
-def _distances(distances) -> _np.ndarray:
-    """A square, symmetric, finite, non-negative distance matrix."""
-    d = _matrix(distances, "distances")
-    if d.shape[0] != d.shape[1]:
-        raise InputError(f"distances must be a square (n, n) matrix, not {d.shape[0]} x {d.shape[1]}")
-    if not _np.all(_np.isfinite(d)):
-        i, j = _np.argwhere(~_np.isfinite(d))[0]
-        raise InputError(f"distances must be finite: distances[{i}][{j}] = {d[i, j]}")
-    off = d[~_np.eye(d.shape[0], dtype=bool)]
-    if off.size and off.min() < 0:
-        i, j = _np.argwhere((d < 0) & ~_np.eye(d.shape[0], dtype=bool))[0]
-        raise InputError(f"distances must be >= 0: distances[{i}][{j}] = {d[i, j]}")
-    if not _np.allclose(d, d.T, rtol=1e-6, atol=0.0):
-        i, j = _np.argwhere(~_np.isclose(d, d.T, rtol=1e-6, atol=0.0))[0]
-        raise InputError(
-            f"distances must be symmetric: distances[{i}][{j}] = {d[i, j]} but distances[{j}][{i}] = {d[j, i]}"
-        )
-    return d
