@@ -37,6 +37,8 @@
 //!   stopping at their time limit;
 //! - `issue21_reader`: the one CSV reader (RFC 4180 through the `csv` crate), no
 //!   comment syntax in data files, unterminated quotes refused;
+//! - `issue22_fuzz`: the checks of the `csv_names` and `newick_names` fuzz
+//!   targets on generated CSV with names and Newick with names (proptest);
 //! - `linkage_models`: the linkage potentials (average, complete, single)
 //!   against brute force: dense and sparse trellises, A*, greedy and beam
 //!   search, the MST heuristic, and the validation of distances;
@@ -69,6 +71,7 @@ mod issue15_wide;
 mod issue21_plan;
 mod issue21_posterior;
 mod issue21_reader;
+mod issue22_fuzz;
 mod issue22_sparse;
 mod linkage_models;
 mod numerics;

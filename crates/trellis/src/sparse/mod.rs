@@ -135,7 +135,11 @@ fn check_subset_tests<S: SetRepr>(kind: Kind, vertices: &[S], groups: &[Vec<u32>
     for v in vertices {
         tests += groups[v.lowest()].len() as u128;
         if kind == Kind::Flat {
-            tests += v.points().iter().map(|p| groups[p].len() as u128).sum::<u128>();
+            tests += v
+                .points()
+                .iter()
+                .map(|p| groups[p].len() as u128)
+                .sum::<u128>();
         }
     }
     if tests > MAX_SUBSET_TESTS {
