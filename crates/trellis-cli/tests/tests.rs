@@ -6,6 +6,7 @@ mod astar;
 mod contract;
 mod errors;
 mod flat;
+mod hostile;
 mod interactive;
 mod issue11_limits;
 mod issue11_numerics;

@@ -12,6 +12,8 @@ use serde_json::{Value, json};
 use trellis::ddt::Strategy;
 use trellis_web::{Config, Running};
 
+mod issue22_bodies;
+
 /// A raw HTTP/1.1 request; returns the status, the headers (lower-case names)
 /// and the body.
 fn raw(addr: SocketAddr, request: &[u8]) -> (u16, String, String) {

@@ -2,8 +2,9 @@
 //! through the same checks as the fuzz targets (`fuzz/checks.rs`): each is
 //! refused cleanly or answered with the invariants intact.
 
+// Shared with `issue22_fuzz` (one copy of the module in this test binary).
 #[path = "../../../fuzz/checks.rs"]
-mod checks;
+pub mod checks;
 
 use std::path::Path;
 
@@ -28,6 +29,8 @@ fn fuzz_findings_in_the_readers_stay_fixed() {
     replay("npy", checks::npy);
     replay("jets", checks::jets);
     replay("newick", checks::newick);
+    replay("csv_names", checks::csv_names);
+    replay("newick_names", checks::newick_names);
     replay("triplets", checks::triplets);
 }
 

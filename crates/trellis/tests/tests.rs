@@ -40,6 +40,8 @@
 //!   stopping at their time limit;
 //! - `issue21_reader`: the one CSV reader (RFC 4180 through the `csv` crate), no
 //!   comment syntax in data files, unterminated quotes refused;
+//! - `issue22_fuzz`: the checks of the `csv_names` and `newick_names` fuzz
+//!   targets on generated CSV with names and Newick with names (proptest);
 //! - `issue22_range`: finite inputs near the ends of `f64` (linkage heights
 //!   homogeneous in the distances, Euclidean distances and similarities of
 //!   points near 1e200, approximate A* on the weights `map` accepts) and the
@@ -77,6 +79,7 @@ mod issue21_npy;
 mod issue21_plan;
 mod issue21_posterior;
 mod issue21_reader;
+mod issue22_fuzz;
 mod issue22_range;
 mod issue22_sparse;
 mod linkage_models;
