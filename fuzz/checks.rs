@@ -162,15 +162,12 @@ pub fn check_table(t: &Table) {
         assert!(!name.is_empty(), "an empty name");
         assert!(seen.insert(name.as_str()), "the name {name:?} twice");
     }
-    // KNOWN (issue 22): a name whose value starts and ends with a double
-    // quote, written `"""big"""` under RFC 4180, reads as `big`: the
-    // reader's `unquote` (meant for `a, "b"`, a quoted field after blanks)
-    // strips quotes again from a field the `csv` crate already unquoted and
-    // trimmed, so `""" a """` even reads as the untrimmed name ` a ` (which
-    // its own RFC 4180 form reads back as `a`). Such names are not checked
-    // for the round trip.
-    if m.cols == 0 || names.iter().any(|n| quoted_looking(n) || n.trim() != n) {
+    // Every name is trimmed (quoted or not), so each reads back as written.
+    if m.cols == 0 {
         return;
+    }
+    for name in names {
+        assert_eq!(name.trim(), name, "a name with surrounding blanks");
     }
     let again = trellis::io::parse_table(
         &to_rfc4180(t),
@@ -184,12 +181,6 @@ pub fn check_table(t: &Table) {
     );
     assert_eq!((again.matrix.rows, again.matrix.cols), (m.rows, m.cols));
     assert_eq!(again.matrix.data, m.data, "numbers after a round trip");
-}
-
-/// Whether the `csv` crate's output for this field would be unquoted a
-/// second time (see the KNOWN note in [`check_table`]).
-pub fn quoted_looking(name: &str) -> bool {
-    name.len() >= 2 && name.starts_with('"') && name.ends_with('"')
 }
 
 /// A table with names as RFC 4180 text: a header `name,"c0",..`, every name
@@ -242,14 +233,6 @@ pub fn newick_names(data: &[u8]) {
 
 /// The invariants of a tree read over `names` (see [`newick_names`]).
 pub fn check_named_tree(t: &Tree, names: &[String], text: &str) {
-    // KNOWN (issue 22): with names, a nested JSON list (`[0,0]`, `[0,12]`)
-    // goes to `Tree::parse`, which checks neither repeated leaves nor their
-    // range, though `read_tree`'s docs list "a leaf used twice" among its
-    // errors (every caller validates the tree afterwards). Such lists are
-    // not checked here; Newick always is.
-    if json_list(text) && !leaves_are_distinct_indices(t, names.len()) {
-        return;
-    }
     let mut seen = vec![false; names.len()];
     for i in t.leaves() {
         assert!(
@@ -267,20 +250,6 @@ pub fn check_named_tree(t: &Tree, names: &[String], text: &str) {
         &again, t,
         "named Newick round trip of {text:?} via {written:?}"
     );
-}
-
-/// Whether `read_tree` reads `text` as a nested JSON list (not Newick).
-pub fn json_list(text: &str) -> bool {
-    let t = text.strip_prefix('\u{feff}').unwrap_or(text).trim_start();
-    t.starts_with('[') && !t.starts_with("[&")
-}
-
-/// Whether every leaf of `t` is a different index below `n`.
-pub fn leaves_are_distinct_indices(t: &Tree, n: usize) -> bool {
-    let mut seen = vec![false; n];
-    t.leaves()
-        .into_iter()
-        .all(|i| i < n && !std::mem::replace(&mut seen[i], true))
 }
 
 /// Triplet files over a few named points: parsed or refused, never a panic.

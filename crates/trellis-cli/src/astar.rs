@@ -447,7 +447,7 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
                 let _bar = Bar::spinner(progress && long, "A* search");
                 weights_outcome(&weights, args, None)?
             };
-            if args.approx && out.outcome.explored == 0 {
+            if args.approx && out.outcome.explored == 0 && out.outcome.rounds == 0 {
                 eprintln!(
                     "note: the search stopped at its memory budget or time limit before \
                      exploring a vertex; the tree is the best initial tree"

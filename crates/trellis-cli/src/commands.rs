@@ -327,15 +327,25 @@ fn support(
 
 /// Hands `k` samples from `seed` to `each` as they are drawn; the first
 /// error of `each` (a failed write) stops the stream and is returned.
+/// Draws `k` samples into `each` as they come, stopping with an error at
+/// `deadline` (the end of `--time-limit`, which covers the drawing too).
 fn each_sample(
     post: &Posterior,
     k: usize,
     seed: u64,
+    deadline: Option<std::time::Instant>,
     each: &mut dyn FnMut(Tree) -> Result<()>,
 ) -> Result<()> {
+    let mut drawn = 0usize;
     output::until_error(
         |sink| post.each_sample(k, seed, &trellis::Options::default(), sink),
-        each,
+        &mut |t| {
+            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                bail!("--time-limit was reached after {drawn} of the {k} samples");
+            }
+            drawn += 1;
+            each(t)
+        },
     )
 }
 
@@ -710,6 +720,8 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
     // as they are drawn.
     let jets = args.jets.is_some();
     let heights = flags.heights.unwrap_or(HeightsKind::Cost);
+    let deadline =
+        crate::input::time_limit(args).and_then(|t| std::time::Instant::now().checked_add(t));
     run(
         args,
         sparse,
@@ -747,7 +759,7 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
                     serde_json::to_string(&weights.with_names(with_sparsity(json!({}), post)))?;
                 put(out, &format!("{{\"n\":{n},\"samples\":["))?;
                 let mut first = true;
-                each_sample(post, k, seed, &mut |t| {
+                each_sample(post, k, seed, deadline, &mut |t| {
                     let sep = if std::mem::take(&mut first) { "" } else { "," };
                     put(out, &format!("{sep}{}", serde_json::to_string(&t)?))
                 })?;
@@ -761,7 +773,7 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
                 return Ok(String::new());
             }
             if newick {
-                each_sample(post, k, seed, &mut |t| {
+                each_sample(post, k, seed, deadline, &mut |t| {
                     let d = trees::of_weights(args.model, weights, t, heights)?;
                     put(out, &trees::weights_newick(&d, weights)?)
                 })?;
@@ -775,7 +787,7 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
                     put(out, "[")?;
                 }
                 let mut first = true;
-                each_sample(post, k, seed, &mut |t| {
+                each_sample(post, k, seed, deadline, &mut |t| {
                     let rows = trees::of_weights(args.model, weights, t, heights)?.linkage()?;
                     let sep = if std::mem::take(&mut first) {
                         ""
@@ -806,7 +818,7 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
                 ),
             )?;
             let log_z = post.log_z()?;
-            each_sample(post, k, seed, &mut |t| {
+            each_sample(post, k, seed, deadline, &mut |t| {
                 let log_phi = weights_tree_json(args, weights, t.clone())?.log_potential;
                 let shown = match weights.names() {
                     Some(_) => weights.newick(&t),

@@ -261,6 +261,11 @@ fn infer(
     let names = named.names().map(<[String]>::to_vec);
     let w = named.into_weights();
     let n = w.n();
+    if beta != a.beta {
+        // The MAP searched at beta = 1 is reported at --beta: check that
+        // --beta is in the model's range too.
+        CorrelationClustering::new(&w, a.beta)?;
+    }
     let energy = CorrelationClustering::new(&w, beta)?;
     let post = match sparse.sparse {
         None => {

@@ -52,11 +52,7 @@ fn raw_name() -> impl Strategy<Value = String> {
 
 /// A name that the reader reads back as written.
 fn name() -> impl Strategy<Value = String> {
-    // KNOWN (issue 22): a value that starts and ends with a quote, written
-    // `"""big"""`, reads as `big` (see `checks::check_table`).
-    raw_name().prop_filter("KNOWN: quoted-looking names", |s| {
-        !checks::quoted_looking(s)
-    })
+    raw_name()
 }
 
 /// A finite number, ordinary or extreme.
@@ -459,31 +455,29 @@ fn issue22_fuzz_checks_on_fixed_inputs() {
     }
 }
 
-/// KNOWN (issue 22): a name whose value starts and ends with a double quote
-/// (`"big"`, written `"""big"""` as RFC 4180 says) reads as `big`: the
-/// reader's `unquote` strips quotes a second time from a field the `csv`
-/// crate already unquoted (Python's `csv` module reads `"big"`). Skipped
-/// until the reader is fixed: `cargo test -- --ignored` runs it.
+/// Found by the issue-22 sweep: a name whose value starts and ends with a
+/// double quote (`"big"`, written `"""big"""` as RFC 4180 says) keeps its
+/// quotes (the reader unquoted it a second time), as Python's `csv` reads it.
 #[test]
-#[ignore = "KNOWN: the CSV reader unquotes twice (issue 22 sweep)"]
-fn issue22_known_a_name_in_quotes_keeps_its_quotes() {
+fn issue22_a_name_in_quotes_keeps_its_quotes() {
     let options = ReadOptions::points().with_names(NamesColumn::Column(0));
     let t = trellis::io::parse_table("name,x\n\"\"\"big\"\"\",1\nb,2\n", &options).unwrap();
     assert_eq!(t.names.unwrap(), ["\"big\"", "b"]);
 }
 
-/// KNOWN (issue 22): `read_tree` with names reads a nested JSON list as
-/// indices without checking them, so `[0,0]` (a leaf used twice, one of its
-/// documented errors) and `[0,12]` (beyond the names) read. Every caller
-/// validates afterwards, so no command accepts them. Skipped until fixed.
+/// Found by the issue-22 sweep: `read_tree` checks a nested JSON list's
+/// indices too: `[0,0]` (a leaf used twice) and `[0,12]` (beyond the names)
+/// are refused, with or without names (`((0,0));` too).
 #[test]
-#[ignore = "KNOWN: read_tree does not check JSON lists (issue 22 sweep)"]
-fn issue22_known_read_tree_checks_json_lists() {
+fn issue22_read_tree_checks_json_lists() {
     let names = checks::newick_alphabet();
     for text in ["[0,0]", "[[1,2],1]", "[0,12]"] {
         assert!(
             trellis::read_tree(text, Some(&names)).is_err(),
             "{text} reads"
         );
+    }
+    for text in ["[0,0]", "((0,0));", "[[1,2],1]"] {
+        assert!(trellis::read_tree(text, None).is_err(), "{text} reads");
     }
 }

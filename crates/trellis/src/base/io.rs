@@ -434,7 +434,7 @@ pub(crate) fn for_each_row(
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
-        .trim(csv::Trim::All)
+        .trim(csv::Trim::None)
         .from_reader(text.as_bytes());
     let mut record = csv::StringRecord::new();
     loop {
@@ -445,7 +445,7 @@ pub(crate) fn for_each_row(
         }
         let line = record.position().map_or(0, |p| p.line() as usize);
         // A line of blanks is one empty field: skip it like an empty line.
-        if record.len() == 1 && record[0].is_empty() {
+        if record.len() == 1 && record[0].trim().is_empty() {
             continue;
         }
         if let Some(j) = record.iter().position(|f| f.contains(['\n', '\r'])) {
@@ -455,18 +455,25 @@ pub(crate) fn for_each_row(
                 j + 1
             ));
         }
-        let unquoted: Vec<std::borrow::Cow<'_, str>> = record.iter().map(unquote).collect();
+        let unquoted: Vec<std::borrow::Cow<'_, str>> = record.iter().map(field_value).collect();
         let fields: Vec<&str> = unquoted.iter().map(|f| f.as_ref()).collect();
         row(line, &fields)?;
     }
 }
 
-/// A field that the `csv` crate left quoted because blanks came before its
-/// opening quote (`a, "b"`), without its quotes (and with `""` as `"`); any
-/// other field as it is.
-fn unquote(field: &str) -> std::borrow::Cow<'_, str> {
+/// A field as the `csv` crate read it (untrimmed), trimmed; when blanks came
+/// before its opening quote (`a, "b"`) the `csv` crate left it quoted, so
+/// its quotes are removed here (`""` read as `"`, the value trimmed like
+/// every other). A field the `csv`
+/// crate unquoted (its first byte a quote) is never unquoted again:
+/// `"""big"""` is `"big"`.
+fn field_value(raw: &str) -> std::borrow::Cow<'_, str> {
+    let field = raw.trim();
+    let blanks_first = field.len() < raw.len() && raw.starts_with(|c: char| c.is_whitespace());
     match field.strip_prefix('"').and_then(|f| f.strip_suffix('"')) {
-        Some(inner) if field.len() >= 2 => inner.replace("\"\"", "\"").into(),
+        Some(inner) if blanks_first && field.len() >= 2 => {
+            inner.replace("\"\"", "\"").trim().to_string().into()
+        }
         _ => field.into(),
     }
 }

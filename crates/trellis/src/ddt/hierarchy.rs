@@ -194,11 +194,15 @@ impl Hierarchy {
 /// not a name (or not an index), a leaf used twice.
 pub fn read_tree(text: &str, names: Option<&[String]>) -> Result<crate::Tree> {
     let t = text.strip_prefix(BOM).unwrap_or(text).trim_start();
-    let names = match names {
-        Some(names) if !t.starts_with('[') || t.starts_with("[&") => names,
-        _ => return crate::Tree::parse(text),
+    let tree = match names {
+        Some(names) if !t.starts_with('[') || t.starts_with("[&") => {
+            Hierarchy::parse_newick(text)?.binary_over(names, false)?
+        }
+        _ => crate::Tree::parse(text)?,
     };
-    let tree = Hierarchy::parse_newick(text)?.binary_over(names, false)?;
+    // Indices: each at most once, and within the names when there are some.
+    let n = names.map_or_else(|| tree.fold(|i| i + 1, usize::max), <[String]>::len);
+    tree.validate(n, false)?;
     Ok(tree)
 }
 
