@@ -174,6 +174,7 @@ fn check_names(names: Option<Vec<String>>, n: usize) -> PyResult<Option<Vec<Stri
 /// Exact and approximate inference over clusterings (the compiled core).
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     errors::register(m)?;
     tree::register(m)?;
     posterior::register(m)?;

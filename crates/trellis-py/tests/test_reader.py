@@ -62,3 +62,13 @@ def test_read_weights(tmp_path):
     np.testing.assert_array_equal(trellis.read_weights(p), [[0.0, 1.0], [1.0, 0.0]])
     with pytest.raises(trellis.TrellisError, match="missing.csv"):
         trellis.read_weights(tmp_path / "missing.csv")
+
+
+def test_version_is_the_workspace_version():
+    """``trellis.__version__`` is the version Cargo builds the package with."""
+    import re
+    from pathlib import Path
+
+    cargo = (Path(__file__).resolve().parents[3] / "Cargo.toml").read_text()
+    expected = re.search(r'^version = "([^"]+)"', cargo, re.M).group(1)
+    assert trellis.__version__ == expected

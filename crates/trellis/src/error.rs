@@ -67,7 +67,7 @@ pub enum ErrorKind {
         /// Column (0-based).
         col: usize,
     },
-    /// `w[i][j] != w[j][i]` beyond rounding.
+    /// `m[i][j] != m[j][i]` beyond rounding, in weights or distances.
     Asymmetric {
         /// Row (0-based).
         i: usize,
@@ -349,7 +349,7 @@ impl fmt::Display for Error {
             ),
             ErrorKind::Asymmetric { i, j, wij, wji } => write!(
                 f,
-                "the weight matrix is not symmetric: w[{i}][{j}] = {wij} but w[{j}][{i}] = {wji} (0-based)"
+                "the matrix is not symmetric: entry [{i}][{j}] = {wij} but [{j}][{i}] = {wji} (0-based)"
             ),
             ErrorKind::NegativeWeight { i, j, w } => write!(
                 f,

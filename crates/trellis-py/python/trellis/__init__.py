@@ -22,6 +22,9 @@ from ._core import (
 from . import interactive, jets
 from ._plan import plan
 
+#: The package's version (the Rust workspace's, which builds it).
+__version__: str = _core.__version__
+
 __all__ = [
     "AstarResult",
     "HierarchyPosterior",

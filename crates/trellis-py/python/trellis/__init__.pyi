@@ -41,6 +41,8 @@ __all__ = [
     "similarity",
 ]
 
+__version__: str
+
 _ArrayLike = npt.ArrayLike
 _HierModel = Literal["hcc", "dasgupta", "linkage-average", "linkage-complete", "linkage-single"]
 

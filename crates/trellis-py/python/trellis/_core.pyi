@@ -7,6 +7,7 @@ import numpy as np
 import numpy.typing as npt
 
 MAX_JOBS: int
+__version__: str
 
 class TrellisError(ValueError): ...
 class InputError(TrellisError): ...
