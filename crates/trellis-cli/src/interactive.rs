@@ -17,11 +17,11 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
 use trellis::ddt::{
-    Chain, Dataset, Ddt, Hierarchy, LcaDepths, LoopOptions, Params, Rebuild, Simulation, Strategy,
-    Triplet, named_message, parse_triplets,
+    Chain, Dataset, Ddt, Hierarchy, LcaDepths, LoopOptions, ModelSpec, Rebuild, Simulation,
+    Strategy, Triplet, interactive_model, named_message, parse_triplets,
 };
 
-use crate::output::{number, put};
+use crate::output::put;
 
 #[derive(Subcommand, Debug)]
 pub enum InteractiveCommand {
@@ -244,56 +244,34 @@ fn serve(a: &ServeArgs) -> Result<String> {
 }
 
 /// A text file (`-`: standard input), bounded as every input is.
-fn read_text(path: &Path) -> Result<String> {
+pub fn read_text(path: &Path) -> Result<String> {
     crate::input::read_text(path, None)
 }
 
-fn read_points(args: &DdtArgs, seed: u64) -> Result<Dataset> {
-    let mut points = Dataset::read(&args.points)?;
-    if points.len() < 3 {
-        bail!(
-            "{} has {} points; interactive clustering needs at least 3",
-            args.points.display(),
-            points.len()
-        );
+impl DdtArgs {
+    /// Reads `--points` and builds the model of the flags with the
+    /// library's [`interactive_model`] (the jitter seeded by `seed`).
+    pub fn model(&self, seed: u64) -> Result<(Dataset, Ddt)> {
+        let mut points = Dataset::read(&self.points)?;
+        points.jitter(self.jitter, seed).context("--jitter")?;
+        let spec = ModelSpec {
+            c: self.c,
+            sigma: &self.sigma,
+            sigma0: &self.sigma0,
+            leaf_noise: self.leaf_noise,
+        };
+        let model = interactive_model(&points, &spec).with_context(|| {
+            format!(
+                "the DDT model of {} (--c, --sigma, --sigma0, --leaf-noise)",
+                self.points.display()
+            )
+        })?;
+        Ok((points, model))
     }
-    if !(args.jitter >= 0.0 && args.jitter.is_finite()) {
-        bail!(
-            "--jitter must be >= 0 and finite, got {}",
-            number(args.jitter)
-        );
-    }
-    if args.jitter > 0.0 {
-        points.jitter(args.jitter, seed ^ 0x71_77e5);
-        // The noise must leave every feature, and its squared spread, finite.
-        let spread = (0..points.dim())
-            .map(|j| {
-                let column = (0..points.len()).map(|i| points.row(i)[j]);
-                let (lo, hi) = column.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
-                    (lo.min(x), hi.max(x))
-                });
-                hi - lo
-            })
-            .fold(0.0f64, f64::max);
-        if !(spread * spread).is_finite() {
-            bail!(
-                "--jitter {} is too large: the jittered features are not finite numbers \
-                 (their squared spread overflows)",
-                number(args.jitter)
-            );
-        }
-    }
-    Ok(points)
 }
 
-fn model_of(args: &DdtArgs, points: &Dataset) -> Result<Ddt> {
-    let what = "the DDT parameters (--c, --sigma, --sigma0, --leaf-noise)";
-    let params = Params::from_specs(points, args.c, &args.sigma, &args.sigma0, args.leaf_noise)
-        .context(what)?;
-    Ddt::new(points, params).context(what)
-}
-
-fn read_target(path: &Path, points: &Dataset) -> Result<LcaDepths> {
+/// The target tree of `--target`, as the depths of its leaves' common ancestors.
+pub fn read_target(path: &Path, points: &Dataset) -> Result<LcaDepths> {
     let text = read_text(path)?;
     let h = Hierarchy::parse_newick(&text)
         .map_err(|e| anyhow!("cannot parse the target {}: {e}", path.display()))?;
@@ -301,7 +279,8 @@ fn read_target(path: &Path, points: &Dataset) -> Result<LcaDepths> {
         .map_err(|e| anyhow!("the target {} does not fit the points: {e}", path.display()))
 }
 
-fn loop_options(run: &LoopArgs, strategy: Strategy) -> Result<LoopOptions> {
+/// The loop's options of the flags, checked.
+pub fn loop_options(run: &LoopArgs, strategy: Strategy) -> Result<LoopOptions> {
     if run.subset_size < 3 {
         bail!("--subset-size must be at least 3, got {}", run.subset_size);
     }
@@ -321,7 +300,8 @@ fn named_error(e: trellis::Error, names: &[String]) -> anyhow::Error {
     anyhow!(named_message(&e, names))
 }
 
-fn new_simulation(
+/// A simulated loop from `seed`: a chain on `model` rebuilding as `rebuild` says.
+pub fn new_simulation(
     model: Ddt,
     target: LcaDepths,
     options: LoopOptions,
@@ -337,8 +317,7 @@ fn new_simulation(
 }
 
 fn simulate(a: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
-    let points = read_points(&a.model, a.seed)?;
-    let model = model_of(&a.model, &points)?;
+    let (points, model) = a.model.model(a.seed)?;
     let target = read_target(&a.run.target, &points)?;
     let options = loop_options(&a.run, a.strategy.strategy())?;
     let names = points.names();
@@ -432,8 +411,7 @@ fn read_triplets(path: &Path, names: &[String]) -> Result<Vec<Triplet>> {
 }
 
 fn sample(a: &SampleArgs, out: &mut dyn Write) -> Result<()> {
-    let points = read_points(&a.model, a.seed)?;
-    let model = model_of(&a.model, &points)?;
+    let (points, model) = a.model.model(a.seed)?;
     let names = points.names();
     let triplets = match &a.triplets {
         Some(p) => read_triplets(p, names)?,

@@ -764,7 +764,10 @@ fn ddt_parameters_out_of_range_are_refused() {
     check(&["--sigma", "1e-320"], "sigma = 1e-320");
     check(&["--sigma0", "1e-320"], "sigma0 = 1e-320");
     check(&["--c", "1e308"], "c = 1e308");
-    check(&["--jitter", "1e308"], "--jitter 1e308 is too large");
+    check(
+        &["--jitter", "1e308"],
+        "--jitter: invalid parameter: the jitter 1e308 is too large",
+    );
     let args = sample(&["--jitter", "1e308"]);
     let out = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(!String::from_utf8_lossy(&out.stderr).contains("sigma"));

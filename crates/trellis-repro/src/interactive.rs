@@ -4,100 +4,26 @@
 //! every query strategy over several seeds, the triplet distance to the target
 //! after each query, against the vanilla DDT and average linkage.
 //!
-//! The model and loop options are those of `trellis interactive simulate`
-//! (this crate keeps its own copy of their parsing, so that it depends on the
-//! library only).
+//! The model and loop options are the flags of `trellis interactive
+//! simulate`, taken from the CLI crate (`trellis_cli::interactive`).
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result, anyhow, bail};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use rayon::prelude::*;
 use serde_json::json;
 use trellis::baselines::{Linkage, linkage};
 use trellis::ddt::{
-    Chain, Dataset, Ddt, Hierarchy, LcaDepths, LoopOptions, Params, Rebuild, Record, Simulation,
-    Strategy, triplet_distance,
+    Chain, Dataset, Ddt, LcaDepths, LoopOptions, Params, Record, Strategy, triplet_distance,
+};
+use trellis_cli::interactive::{
+    DdtArgs, LoopArgs, RebuildArg, loop_options, new_simulation, read_target, read_text,
 };
 
 use crate::svg::{Plot, Series, Style};
-
-/// The DDT model options (defaults: the reference's c = 1, mu0 = data mean, Sigma0 = I/2).
-#[derive(Args, Debug, Clone)]
-pub struct DdtArgs {
-    /// Dataset: CSV with a header row; the first column is the point's name (the leaf
-    /// names of the target tree), the others are numeric features.
-    #[arg(long, value_name = "FILE.csv")]
-    pub points: PathBuf,
-
-    /// Divergence constant c of the divergence function a(t) = c / (1 - t).
-    #[arg(long = "c", default_value_t = 1.0, value_name = "C")]
-    pub c: f64,
-
-    /// Brownian-motion variance per unit time, the diagonal of Sigma: a number or a
-    /// fraction such as 1/9 (the same in every dimension), or var/K for each feature's
-    /// sample variance divided by K. The reference's settings: Iris 1/9, Zoo var/4,
-    /// 20 Newsgroups var/2.
-    #[arg(long, default_value = "var/2", value_name = "SPEC")]
-    pub sigma: String,
-
-    /// Variance of the start location at t = 0 (Sigma0, same syntax as --sigma).
-    /// Its mean is the data mean.
-    #[arg(long, default_value = "1/2", value_name = "SPEC")]
-    pub sigma0: String,
-
-    /// Leaf observation noise, in units of Sigma (as if the leaves were observed at
-    /// time 1 + eps); keeps the posterior proper when points coincide. 0 is allowed
-    /// when no two points are equal.
-    #[arg(long, default_value_t = 0.01, value_name = "EPS")]
-    pub leaf_noise: f64,
-
-    /// Add N(0, SD^2) noise to every feature before modelling, seeded by --seed (the
-    /// reference used 0.01 for Zoo).
-    #[arg(long, default_value_t = 0.0, value_name = "SD")]
-    pub jitter: f64,
-}
-
-/// The loop's options (the same flags as `trellis interactive simulate`).
-#[derive(Args, Debug, Clone)]
-pub struct LoopArgs {
-    /// Target tree in Newick (any number of children per node) over the point names.
-    #[arg(long, value_name = "TREE.nwk")]
-    pub target: PathBuf,
-
-    /// Number of queries.
-    #[arg(long, value_name = "Q")]
-    pub queries: usize,
-
-    /// Chain iterations (one SPR and one time proposal each) between queries.
-    #[arg(long, default_value_t = 100, value_name = "I")]
-    pub iters_per_query: usize,
-
-    /// Dataset shown by a subtree query (random, active, interleaved).
-    #[arg(long, default_value_t = 10, value_name = "S")]
-    pub subset_size: usize,
-
-    /// Random subsets an active query chooses from (L in the paper).
-    #[arg(long, default_value_t = 20, value_name = "L")]
-    pub candidates: usize,
-
-    /// How a violated triplet rebuilds the subtree under LCA(a, b) with BUILD:
-    /// `guided` follows the current tree's splits and times as far as the constraints
-    /// allow; `balanced` splits the components by size in random order with times
-    /// halving downwards (the reference code's choice).
-    #[arg(long, value_enum, default_value_t = RebuildArg::Guided)]
-    pub rebuild: RebuildArg,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RebuildArg {
-    /// Follow the current tree.
-    Guided,
-    /// Size-balanced, random order (the reference code).
-    Balanced,
-}
 
 #[derive(Args, Debug)]
 pub struct ExperimentArgs {
@@ -143,59 +69,7 @@ fn label(s: Strategy, name: &'static str) -> &'static str {
     }
 }
 
-fn read_text(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
-}
-
-fn read_points(args: &DdtArgs, seed: u64) -> Result<Dataset> {
-    let text = read_text(&args.points)?;
-    let mut points = Dataset::parse_csv(&text)
-        .map_err(|e| anyhow!("cannot parse {}: {e}", args.points.display()))?;
-    if points.len() < 3 {
-        bail!(
-            "{} has {} points; interactive clustering needs at least 3",
-            args.points.display(),
-            points.len()
-        );
-    }
-    if !(args.jitter >= 0.0 && args.jitter.is_finite()) {
-        bail!("--jitter must be >= 0 and finite, got {}", args.jitter);
-    }
-    if args.jitter > 0.0 {
-        points.jitter(args.jitter, seed ^ 0x71_77e5);
-    }
-    Ok(points)
-}
-
-fn model_of(args: &DdtArgs, points: &Dataset) -> Result<Ddt> {
-    let params = Params::from_specs(points, args.c, &args.sigma, &args.sigma0, args.leaf_noise)
-        .context("--c, --sigma, --sigma0, --leaf-noise")?;
-    Ok(Ddt::new(points, params)?)
-}
-
-fn read_target(path: &Path, points: &Dataset) -> Result<LcaDepths> {
-    let text = read_text(path)?;
-    let h = Hierarchy::parse_newick(&text)
-        .map_err(|e| anyhow!("cannot parse the target {}: {e}", path.display()))?;
-    h.lca_depths(points.names())
-        .map_err(|e| anyhow!("the target {} does not fit the points: {e}", path.display()))
-}
-
-fn loop_options(run: &LoopArgs, strategy: Strategy) -> Result<LoopOptions> {
-    if run.subset_size < 3 {
-        bail!("--subset-size must be at least 3, got {}", run.subset_size);
-    }
-    if run.candidates == 0 {
-        bail!("--candidates must be at least 1");
-    }
-    Ok(LoopOptions {
-        strategy,
-        iters_per_query: run.iters_per_query,
-        subset_size: run.subset_size,
-        candidates: run.candidates,
-    })
-}
-
+/// The records of a simulated loop of `queries` queries from `seed`.
 fn run_loop(
     model: Ddt,
     target: LcaDepths,
@@ -203,18 +77,13 @@ fn run_loop(
     rebuild: RebuildArg,
     queries: usize,
     seed: u64,
-) -> Result<(Vec<Record>, Simulation)> {
-    let mut sampler = Chain::new(model, seed);
-    sampler.set_rebuild(match rebuild {
-        RebuildArg::Guided => Rebuild::Guided,
-        RebuildArg::Balanced => Rebuild::Balanced,
-    });
-    let mut sim = Simulation::new(sampler, target, options, seed)?;
+) -> Result<Vec<Record>> {
+    let mut sim = new_simulation(model, target, options, rebuild, seed)?;
     let mut records = vec![sim.record(None)];
     for _ in 0..queries {
         records.push(sim.next_query()?);
     }
-    Ok((records, sim))
+    Ok(records)
 }
 
 /// Runs every curve and returns the Markdown table (or the JSON object).
@@ -234,7 +103,7 @@ pub fn experiment(a: &ExperimentArgs) -> Result<String> {
             crate::svg::create_dir(dir)?;
         }
     }
-    let points0 = read_points(&a.model, 0)?;
+    let (points0, _) = a.model.model(0)?;
     let target = read_target(&a.run.target, &points0)?;
     // Average linkage on Euclidean distances (seed 0's points when jittered).
     let n = points0.len();
@@ -260,10 +129,9 @@ pub fn experiment(a: &ExperimentArgs) -> Result<String> {
     let results: Vec<Result<Vec<f64>>> = runs
         .par_iter()
         .map(|&(s, seed)| {
-            let points = read_points(&a.model, seed)?;
-            let model = model_of(&a.model, &points)?;
+            let (_, model) = a.model.model(seed)?;
             let options = loop_options(&a.run, s)?;
-            let (records, _) = run_loop(
+            let records = run_loop(
                 model,
                 target.clone(),
                 options,

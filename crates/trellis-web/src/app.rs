@@ -11,13 +11,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use trellis::Tree;
 use trellis::ddt::{
-    Answer, Dataset, Ddt, DdtTree, Params, QueryOptions, Rejection, Session, Strategy, Triplet,
-    snapshot,
+    Answer, Dataset, Ddt, DdtTree, ModelSpec, QueryOptions, Rejection, Session, Strategy, Triplet,
+    interactive_model, snapshot,
 };
 use trellis::io::{NamesColumn, ReadOptions};
 
@@ -237,11 +237,21 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn model_of(config: &Config, points: &Dataset) -> Result<Ddt> {
+fn model_of(config: &Config, points: &mut Dataset) -> Result<Ddt> {
     let c = &config;
-    let params = Params::from_specs(points, c.c, &c.sigma, &c.sigma0, c.leaf_noise)
-        .context("the DDT parameters (--c, --sigma, --sigma0, --leaf-noise)")?;
-    Ok(Ddt::new(points, params)?)
+    points.jitter(c.jitter, c.seed).context("--jitter")?;
+    let spec = ModelSpec {
+        c: c.c,
+        sigma: &c.sigma,
+        sigma0: &c.sigma0,
+        leaf_noise: c.leaf_noise,
+    };
+    interactive_model(points, &spec).with_context(|| {
+        format!(
+            "the DDT model of {} (--c, --sigma, --sigma0, --leaf-noise)",
+            c.points.display()
+        )
+    })
 }
 
 fn tree_state(tree: &DdtTree) -> String {
@@ -284,20 +294,7 @@ impl App {
     pub fn start(config: &Config) -> Result<(Arc<App>, Workers)> {
         let data = Data::read(&config.points)?;
         let mut points = data.points;
-        if points.len() < 3 {
-            bail!(
-                "{} has {} points; interactive clustering needs at least 3",
-                config.points.display(),
-                points.len()
-            );
-        }
-        if !(config.jitter >= 0.0 && config.jitter.is_finite()) {
-            bail!("--jitter must be >= 0 and finite, got {}", config.jitter);
-        }
-        if config.jitter > 0.0 {
-            points.jitter(config.jitter, config.seed ^ 0x71_77e5);
-        }
-        let model = model_of(config, &points)?;
+        let model = model_of(config, &mut points)?;
         let names: Vec<String> = points.names().to_vec();
         let index: HashMap<String, usize> = names
             .iter()

@@ -645,3 +645,66 @@ fn simulated_user_answers_a_violated_target_triplet() {
         Tree::parse("[[0,2],5]").unwrap()
     );
 }
+
+/// The one DDT builder of the doors: the jitter is checked and seeded, a
+/// refused jitter leaves the points as they were, and too few points or a
+/// parameter out of range is refused by name.
+#[test]
+fn interactive_model_checks_jitter_points_and_parameters() {
+    use trellis::ddt::{ModelSpec, interactive_model};
+    let rows = vec![
+        vec![0.0, 1.0],
+        vec![1.0, 0.5],
+        vec![2.0, 2.0],
+        vec![0.5, 3.0],
+    ];
+    let names: Vec<String> = (0..4).map(|i| format!("p{i}")).collect();
+    let points = Dataset::new(names.clone(), rows.clone()).unwrap();
+    let spec = ModelSpec {
+        c: 1.0,
+        sigma: "var/2",
+        sigma0: "1/2",
+        leaf_noise: 0.01,
+    };
+    assert!(interactive_model(&points, &spec).is_ok());
+
+    let row = |d: &Dataset, i: usize| d.row(i).to_vec();
+    let mut same = points.clone();
+    same.jitter(0.0, 7).unwrap();
+    assert!((0..4).all(|i| row(&same, i) == rows[i]));
+    let (mut a, mut b, mut c) = (points.clone(), points.clone(), points.clone());
+    a.jitter(0.1, 7).unwrap();
+    b.jitter(0.1, 7).unwrap();
+    c.jitter(0.1, 8).unwrap();
+    assert!((0..4).all(|i| row(&a, i) == row(&b, i)));
+    assert!((0..4).any(|i| row(&a, i) != row(&c, i)));
+    assert!((0..4).any(|i| row(&a, i) != rows[i]));
+
+    for sd in [-1.0, f64::NAN, f64::INFINITY, 1e308] {
+        let mut d = points.clone();
+        let e = d.jitter(sd, 0).unwrap_err().to_string();
+        assert!(e.contains("jitter"), "{e}");
+        assert!(
+            (0..4).all(|i| row(&d, i) == rows[i]),
+            "sd {sd} changed the points"
+        );
+    }
+
+    let two = Dataset::new(names[..2].to_vec(), rows[..2].to_vec()).unwrap();
+    let e = interactive_model(&two, &spec).unwrap_err().to_string();
+    assert!(e.contains("at least 3 points, not 2"), "{e}");
+    let e = interactive_model(
+        &points,
+        &ModelSpec {
+            sigma: "var/0",
+            ..spec
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("sigma"), "{e}");
+    let e = interactive_model(&points, &ModelSpec { c: 1e308, ..spec })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("c = 1e308"), "{e}");
+}

@@ -291,13 +291,84 @@ impl Dataset {
     }
 
     /// Adds independent `N(0, sd²)` noise to every feature (the reference's
-    /// treatment of Zoo, whose binary features make many points coincide).
-    pub fn jitter(&mut self, sd: f64, seed: u64) {
-        let mut rng = crate::random::rng(seed);
-        for v in &mut self.x {
-            *v += sd * crate::random::standard_normal(&mut rng);
+    /// treatment of Zoo, whose binary features make many points coincide),
+    /// drawn from `seed` mixed with a constant (so that the noise does not
+    /// repeat the sampler's stream of the same seed). `sd = 0` changes nothing.
+    ///
+    /// # Errors
+    ///
+    /// `sd` negative or not finite, or noise so large that a feature's squared
+    /// spread overflows ([`ErrorKind::Parameter`](crate::ErrorKind::Parameter));
+    /// the points are unchanged then.
+    pub fn jitter(&mut self, sd: f64, seed: u64) -> Result<()> {
+        if !(sd >= 0.0 && sd.is_finite()) {
+            return Err(Error::parameter(format!(
+                "the jitter must be a number >= 0, not {}",
+                number(sd)
+            )));
         }
+        if sd == 0.0 {
+            return Ok(());
+        }
+        let mut rng = crate::random::rng(seed ^ JITTER_SEED);
+        let jittered: Vec<f64> = (self.x.iter())
+            .map(|v| v + sd * crate::random::standard_normal(&mut rng))
+            .collect();
+        let spread = (0..self.d)
+            .map(|j| {
+                let column = jittered.iter().skip(j).step_by(self.d.max(1));
+                let (lo, hi) = column.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
+                    (lo.min(x), hi.max(x))
+                });
+                hi - lo
+            })
+            .fold(0.0f64, f64::max);
+        if !(spread * spread).is_finite() {
+            return Err(Error::parameter(format!(
+                "the jitter {} is too large: the jittered features are not finite numbers \
+                 (their squared spread overflows)",
+                number(sd)
+            )));
+        }
+        self.x = jittered;
+        Ok(())
     }
+}
+
+/// Mixed into the seed of [`Dataset::jitter`].
+const JITTER_SEED: u64 = 0x71_77e5;
+
+/// The model every door builds for interactive clustering: at least 3
+/// points (jittered first by the door when asked, see [`Dataset::jitter`]),
+/// and the parameters of [`Params::from_specs`] checked by [`Ddt::new`].
+///
+/// # Errors
+///
+/// Fewer than 3 points ([`ErrorKind::Shape`](crate::ErrorKind::Shape)); a
+/// parameter out of range, named
+/// ([`ErrorKind::Parameter`](crate::ErrorKind::Parameter)).
+pub fn interactive_model(points: &Dataset, spec: &ModelSpec<'_>) -> Result<Ddt> {
+    if points.len() < 3 {
+        return Err(Error::shape(format!(
+            "interactive clustering needs at least 3 points, not {}",
+            points.len()
+        )));
+    }
+    let params = Params::from_specs(points, spec.c, spec.sigma, spec.sigma0, spec.leaf_noise)?;
+    Ddt::new(points, params)
+}
+
+/// The options of [`interactive_model`], as the doors take them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ModelSpec<'a> {
+    /// The divergence constant `c`.
+    pub c: f64,
+    /// `Σ`'s specification (see [`variance`]).
+    pub sigma: &'a str,
+    /// `Σ0`'s specification (see [`variance`]).
+    pub sigma0: &'a str,
+    /// The leaf noise `ε`.
+    pub leaf_noise: f64,
 }
 
 /// Checks the parameters' range (module docs, "Range"). A starting tree
