@@ -169,6 +169,13 @@ impl HierarchyPosterior {
 
 #[pymethods]
 impl HierarchyPosterior {
+    /// The notebook display: n, log Z, the MAP tree, the most probable clusters and the MAP tree drawn with support (``trellis.plot.hierarchy_html``; without
+    /// matplotlib no picture).
+    fn _repr_html_(slf: Bound<'_, Self>) -> PyResult<Option<String>> {
+        let plot = slf.py().import("trellis.plot")?;
+        plot.call_method1("hierarchy_html", (slf,))?.extract()
+    }
+
     /// Number of points.
     #[getter]
     fn n(&self) -> usize {
@@ -338,6 +345,13 @@ impl PartitionPosterior {
 
 #[pymethods]
 impl PartitionPosterior {
+    /// The notebook display: n, log Z, the MAP partition, the most probable clusters and the pairwise heat map (``trellis.plot.partition_html``; without
+    /// matplotlib no picture).
+    fn _repr_html_(slf: Bound<'_, Self>) -> PyResult<Option<String>> {
+        let plot = slf.py().import("trellis.plot")?;
+        plot.call_method1("partition_html", (slf,))?.extract()
+    }
+
     /// Number of points.
     #[getter]
     fn n(&self) -> usize {

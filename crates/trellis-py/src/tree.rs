@@ -71,6 +71,13 @@ fn complete(tree: trellis::Tree, names: Option<Vec<String>>) -> PyResult<PyTree>
 
 #[pymethods]
 impl PyTree {
+    /// The notebook display: a dendrogram with names and heights (``trellis.plot.tree_svg``; without
+    /// matplotlib none: the text form shows).
+    fn _repr_svg_(slf: Bound<'_, Self>) -> PyResult<Option<String>> {
+        let plot = slf.py().import("trellis.plot")?;
+        plot.call_method1("tree_svg", (slf,))?.extract()
+    }
+
     /// Reads Newick. Leaf labels are either the point indices ``0..n`` or
     /// names: then leaf ``i`` is ``names[i]`` when ``names`` is given, else
     /// the ``i``-th label in the text. Branch lengths and internal labels are
