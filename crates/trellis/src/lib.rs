@@ -114,6 +114,7 @@
 pub mod astar;
 mod base;
 pub mod baselines;
+pub mod constraints;
 pub mod ddt;
 mod dendrogram;
 mod dense;

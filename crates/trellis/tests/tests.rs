@@ -82,6 +82,7 @@ mod issue21_reader;
 mod issue22_fuzz;
 mod issue22_range;
 mod issue22_sparse;
+mod issue24_constraints;
 mod linkage_models;
 mod numerics;
 mod oracle;

@@ -1,0 +1,367 @@
+//! Exact inference under a person's constraints: triplets on hierarchies,
+//! must-links and cannot-links on flat clusterings.
+//!
+//! # Triplets
+//!
+//! A triplet `({a, b}, c)` holds in a binary tree when `a` and `b` meet below
+//! the point where `c` joins them. In the trellis recursion
+//! `Z(S) = Σ ψ(L, S∖L) Z(L) Z(S∖L)` it removes the splits of every set
+//! `S ⊇ {a, b, c}` that separate `a` from `b`. The same trees are removed by
+//! a rule on **clusters**: a tree breaks the triplet exactly when one of its
+//! clusters holds `c` and just one of `a`, `b` (the side of the separating
+//! split that holds `c`; conversely such a cluster's parents hold `c` and one
+//! of `a`, `b` until one also holds the other, and that parent's split
+//! separates them). So [`Constrained`] gives every split with a forbidden
+//! child `log ψ = -∞`: the restricted distribution is again a trellis
+//! distribution, and log Z, the MAP tree, every cluster marginal, exact
+//! samples and A* (a forbidden split costs `+∞`; the model's heuristic stays
+//! admissible, since constraints only remove trees) carry over unchanged.
+//!
+//! The rule is checked once per cluster summary, `O(T)` for `T` triplets, so
+//! a split costs two flag tests beyond the model's own potential. The
+//! wrapped model has no separable form: the dense trellis runs it on its
+//! general kernel, which calls `log ψ` per split (`O(3^n)` as always, but
+//! without the blocked kernel's vector speed).
+//!
+//! A set of triplets that no tree satisfies (BUILD, Aho et al., fails) is
+//! refused up front, naming a triplet of the conflict, rather than giving
+//! `Z = 0`.
+//!
+//! # Must-links and cannot-links
+//!
+//! The flat trellis sums over clusters: a must-link pair forbids a cluster
+//! holding exactly one of its points, a cannot-link pair a cluster holding
+//! both. [`ConstrainedEnergy`] gives such clusters `log E = -∞`. A cannot-link
+//! pair whose points the must-links join (directly or through others) is a
+//! contradiction and is refused naming the chain.
+//!
+//! Both wrappers hold each cluster's points as a 128-bit mask: constraints
+//! apply to problems of at most [`MAX_CONSTRAINED_POINTS`] points.
+
+use crate::base::set::Points;
+use crate::ddt::{Triplet, build};
+use crate::error::{Error, Result};
+use crate::models::{Cluster, Energy, Model, Search, Summarize};
+
+/// The most points a constrained problem may have (the clusters' masks are
+/// 128 bits).
+pub const MAX_CONSTRAINED_POINTS: usize = 128;
+
+/// A cluster's summary under constraints: the model's own, its points, and
+/// whether a constraint forbids it.
+#[derive(Clone, Debug)]
+pub struct ConstrainedSummary<S> {
+    inner: S,
+    mask: u128,
+    forbidden: bool,
+}
+
+fn bit(i: usize) -> u128 {
+    1u128 << i
+}
+
+fn mask_of(points: Points<'_>) -> u128 {
+    points.iter().fold(0, |m, i| m | bit(i))
+}
+
+fn check_size(n: usize, what: &str) -> Result<()> {
+    if n > MAX_CONSTRAINED_POINTS {
+        return Err(Error::parameter(format!(
+            "{what} apply to at most {MAX_CONSTRAINED_POINTS} points, not {n}"
+        )));
+    }
+    Ok(())
+}
+
+/// Which clusters a set of constraints forbids (see the module docs).
+trait Rule: Sync {
+    fn forbids(&self, mask: u128) -> bool;
+}
+
+/// Triplets as cluster rules: `(a or b but not both) and c`.
+#[derive(Clone, Debug)]
+struct TripletRule(Vec<(u128, u128, u128)>);
+
+impl Rule for TripletRule {
+    fn forbids(&self, m: u128) -> bool {
+        self.0
+            .iter()
+            .any(|&(a, b, c)| m & c != 0 && ((m & a != 0) != (m & b != 0)))
+    }
+}
+
+/// A model restricted to the trees that satisfy every triplet.
+#[derive(Clone, Debug)]
+pub struct Constrained<M> {
+    inner: M,
+    rule: TripletRule,
+    triplets: Vec<Triplet>,
+}
+
+impl<M: Summarize> Constrained<M> {
+    /// `model` restricted to the trees in which every triplet holds.
+    ///
+    /// # Errors
+    ///
+    /// More than [`MAX_CONSTRAINED_POINTS`] points; a triplet naming a point
+    /// out of range or a point twice; triplets that no tree satisfies
+    /// ([`ErrorKind::UnrealisableTriplets`](crate::ErrorKind::UnrealisableTriplets),
+    /// naming one of the conflict).
+    pub fn new(model: M, triplets: Vec<Triplet>) -> Result<Constrained<M>> {
+        let n = model.num_points();
+        check_size(n, "triplet constraints")?;
+        build(n, &triplets)?;
+        let rule = TripletRule(
+            triplets
+                .iter()
+                .map(|t| (bit(t.a), bit(t.b), bit(t.c)))
+                .collect(),
+        );
+        Ok(Constrained {
+            inner: model,
+            rule,
+            triplets,
+        })
+    }
+
+    /// The triplets.
+    pub fn triplets(&self) -> &[Triplet] {
+        &self.triplets
+    }
+
+    /// The unconstrained model.
+    pub fn model(&self) -> &M {
+        &self.inner
+    }
+
+    fn wrap(&self, inner: M::Summary, mask: u128) -> ConstrainedSummary<M::Summary> {
+        ConstrainedSummary {
+            inner,
+            mask,
+            forbidden: self.rule.forbids(mask),
+        }
+    }
+}
+
+/// The model's cluster under its own summary.
+fn inner<'a, S>(c: Cluster<'a, ConstrainedSummary<S>>) -> Cluster<'a, S> {
+    Cluster {
+        points: c.points,
+        summary: &c.summary.inner,
+    }
+}
+
+impl<M: Summarize> Summarize for Constrained<M> {
+    type Summary = ConstrainedSummary<M::Summary>;
+
+    fn num_points(&self) -> usize {
+        self.inner.num_points()
+    }
+
+    fn leaf(&self, i: usize) -> Self::Summary {
+        self.wrap(self.inner.leaf(i), bit(i))
+    }
+
+    fn merge(&self, a: Cluster<'_, Self::Summary>, b: Cluster<'_, Self::Summary>) -> Self::Summary {
+        let mask = a.summary.mask | b.summary.mask;
+        self.wrap(self.inner.merge(inner(a), inner(b)), mask)
+    }
+
+    fn summary_heap_bytes(&self) -> u64 {
+        self.inner.summary_heap_bytes()
+    }
+
+    fn summary(&self, points: Points<'_>) -> Self::Summary {
+        self.wrap(self.inner.summary(points), mask_of(points))
+    }
+}
+
+impl<M: Model> Model for Constrained<M> {
+    #[inline]
+    fn log_potential(&self, p: &Self::Summary, l: &Self::Summary, r: &Self::Summary) -> f64 {
+        if l.forbidden || r.forbidden {
+            return f64::NEG_INFINITY;
+        }
+        self.inner.log_potential(&p.inner, &l.inner, &r.inner)
+    }
+
+    fn log_potential_bound(&self, p: &Self::Summary, l: &Self::Summary, r: &Self::Summary) -> f64 {
+        if l.forbidden || r.forbidden {
+            return f64::NEG_INFINITY;
+        }
+        self.inner.log_potential_bound(&p.inner, &l.inner, &r.inner)
+    }
+}
+
+impl<M: Search> Search for Constrained<M> {
+    fn split_cost(&self, p: &Self::Summary, l: &Self::Summary, r: &Self::Summary) -> f64 {
+        if l.forbidden || r.forbidden {
+            return f64::INFINITY;
+        }
+        self.inner.split_cost(&p.inner, &l.inner, &r.inner)
+    }
+
+    fn log_potential_of_cost(&self, cost: f64) -> f64 {
+        self.inner.log_potential_of_cost(cost)
+    }
+
+    fn heuristic(&self, cluster: Cluster<'_, Self::Summary>) -> f64 {
+        self.inner.heuristic(inner(cluster))
+    }
+
+    fn admissible(&self) -> bool {
+        self.inner.admissible()
+    }
+
+    fn without(&self, cluster: Cluster<'_, Self::Summary>, x: usize) -> Self::Summary {
+        let mask = cluster.summary.mask & !bit(x);
+        self.wrap(self.inner.without(inner(cluster), x), mask)
+    }
+}
+
+/// Must-link and cannot-link pairs as cluster rules.
+#[derive(Clone, Debug)]
+struct PairRule {
+    must: Vec<u128>,
+    cannot: Vec<u128>,
+}
+
+impl Rule for PairRule {
+    fn forbids(&self, m: u128) -> bool {
+        self.must.iter().any(|&p| m & p != 0 && m & p != p)
+            || self.cannot.iter().any(|&p| m & p == p)
+    }
+}
+
+/// A flat energy restricted to the partitions that keep every must-link
+/// pair together and every cannot-link pair apart.
+#[derive(Clone, Debug)]
+pub struct ConstrainedEnergy<E> {
+    inner: E,
+    rule: PairRule,
+}
+
+/// Checks pairs of points `0..n` (`what`: "must-link" or "cannot-link").
+fn check_pairs(n: usize, pairs: &[(usize, usize)], what: &str) -> Result<()> {
+    for &(i, j) in pairs {
+        if i >= n || j >= n {
+            return Err(Error::parameter(format!(
+                "the {what} pair ({i}, {j}) names point {} but there are only {n} points",
+                i.max(j)
+            )));
+        }
+        if i == j {
+            return Err(Error::parameter(format!(
+                "the {what} pair ({i}, {j}) names one point twice"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The chain of must-links from `from` to `to` (a path in their graph), if any.
+fn must_chain(n: usize, must: &[(usize, usize)], from: usize, to: usize) -> Option<Vec<usize>> {
+    let mut previous = vec![usize::MAX; n];
+    previous[from] = from;
+    let mut queue = std::collections::VecDeque::from([from]);
+    while let Some(x) = queue.pop_front() {
+        if x == to {
+            let mut path = vec![to];
+            while *path.last().expect("not empty") != from {
+                path.push(previous[*path.last().expect("not empty")]);
+            }
+            path.reverse();
+            return Some(path);
+        }
+        for &(i, j) in must {
+            for (u, v) in [(i, j), (j, i)] {
+                if u == x && previous[v] == usize::MAX {
+                    previous[v] = x;
+                    queue.push_back(v);
+                }
+            }
+        }
+    }
+    None
+}
+
+impl<E: Summarize> ConstrainedEnergy<E> {
+    /// `energy` restricted to the partitions that keep every `must_link` pair
+    /// in one cluster and every `cannot_link` pair in two.
+    ///
+    /// # Errors
+    ///
+    /// More than [`MAX_CONSTRAINED_POINTS`] points; a pair naming a point out
+    /// of range or one point twice; a cannot-link pair that the must-links
+    /// join (the message gives the chain).
+    pub fn new(
+        energy: E,
+        must_link: &[(usize, usize)],
+        cannot_link: &[(usize, usize)],
+    ) -> Result<ConstrainedEnergy<E>> {
+        let n = energy.num_points();
+        check_size(n, "must-link and cannot-link constraints")?;
+        check_pairs(n, must_link, "must-link")?;
+        check_pairs(n, cannot_link, "cannot-link")?;
+        for &(i, j) in cannot_link {
+            if let Some(chain) = must_chain(n, must_link, i, j) {
+                let chain: Vec<String> = chain.iter().map(usize::to_string).collect();
+                return Err(Error::parameter(format!(
+                    "the constraints contradict each other: cannot-link ({i}, {j}) but \
+                     must-link joins them ({})",
+                    chain.join(" - ")
+                )));
+            }
+        }
+        let pair = |&(i, j): &(usize, usize)| bit(i) | bit(j);
+        Ok(ConstrainedEnergy {
+            inner: energy,
+            rule: PairRule {
+                must: must_link.iter().map(pair).collect(),
+                cannot: cannot_link.iter().map(pair).collect(),
+            },
+        })
+    }
+
+    fn wrap(&self, inner: E::Summary, mask: u128) -> ConstrainedSummary<E::Summary> {
+        ConstrainedSummary {
+            inner,
+            mask,
+            forbidden: self.rule.forbids(mask),
+        }
+    }
+}
+
+impl<E: Summarize> Summarize for ConstrainedEnergy<E> {
+    type Summary = ConstrainedSummary<E::Summary>;
+
+    fn num_points(&self) -> usize {
+        self.inner.num_points()
+    }
+
+    fn leaf(&self, i: usize) -> Self::Summary {
+        self.wrap(self.inner.leaf(i), bit(i))
+    }
+
+    fn merge(&self, a: Cluster<'_, Self::Summary>, b: Cluster<'_, Self::Summary>) -> Self::Summary {
+        let mask = a.summary.mask | b.summary.mask;
+        self.wrap(self.inner.merge(inner(a), inner(b)), mask)
+    }
+
+    fn summary_heap_bytes(&self) -> u64 {
+        self.inner.summary_heap_bytes()
+    }
+
+    fn summary(&self, points: Points<'_>) -> Self::Summary {
+        self.wrap(self.inner.summary(points), mask_of(points))
+    }
+}
+
+impl<E: Energy> Energy for ConstrainedEnergy<E> {
+    fn log_energy(&self, cluster: &Self::Summary) -> f64 {
+        if cluster.forbidden {
+            return f64::NEG_INFINITY;
+        }
+        self.inner.log_energy(&cluster.inner)
+    }
+}

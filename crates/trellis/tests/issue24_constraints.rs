@@ -1,0 +1,312 @@
+//! Issue 24, exact inference under feedback: the dense trellis and exact A*
+//! restricted to the trees that satisfy a person's triplets, and the flat
+//! trellis restricted by must-link and cannot-link pairs, against brute-force
+//! enumeration of every tree and every partition.
+
+use trellis::constraints::{Constrained, ConstrainedEnergy};
+use trellis::ddt::Triplet;
+use trellis::models::{Dasgupta, LinkageKind, LinkagePotential};
+use trellis::posterior::{Need, PartitionPosterior, Posterior};
+use trellis::{CorrelationClustering, Distances, ErrorKind, Hcc, Matrix, Options, Tree, Weights};
+
+use crate::oracle::{Gen, enumerate_trees, log_sum_exp};
+
+fn matrix(n: usize, seed: u64, low: f64) -> Vec<Vec<f64>> {
+    let mut g = Gen(seed);
+    let mut m = vec![vec![0.0; n]; n];
+    for i in 0..n {
+        for j in i + 1..n {
+            let v = low + (1.0 - low) * g.unit();
+            m[i][j] = v;
+            m[j][i] = v;
+        }
+    }
+    m
+}
+
+fn weights(n: usize, seed: u64, low: f64) -> Weights {
+    Weights::from_matrix(&Matrix::from_rows(matrix(n, seed, low)).unwrap()).unwrap()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * (1.0 + a.abs().max(b.abs()))
+}
+
+/// The depth of the lowest common ancestor of `a` and `b` in `t`, by
+/// counting the clusters that hold both.
+fn together(t: &Tree, a: usize, b: usize) -> usize {
+    t.clusters()
+        .iter()
+        .filter(|c| c.contains(&a) && c.contains(&b))
+        .count()
+}
+
+/// Whether `({a, b}, c)` holds in `t`: a and b meet strictly below c.
+fn holds(t: &Tree, x: &Triplet) -> bool {
+    together(t, x.a, x.b) > together(t, x.a, x.c)
+}
+
+/// `k` triplets that a random tree over `n` points satisfies (so they are
+/// consistent), drawn from `seed`.
+fn consistent_triplets(n: usize, k: usize, seed: u64) -> Vec<Triplet> {
+    let mut g = Gen(seed);
+    let trees = enumerate_trees(n);
+    let truth = &trees[(g.unit() * trees.len() as f64) as usize % trees.len()];
+    let mut out = Vec::new();
+    while out.len() < k {
+        let mut p: Vec<usize> = (0..n).collect();
+        for i in 0..3 {
+            let j = i + (g.unit() * (n - i) as f64) as usize % (n - i);
+            p.swap(i, j);
+        }
+        let (a, b, c) = (p[0], p[1], p[2]);
+        // The pair that meets first in the true tree.
+        let t = [(a, b, c), (a, c, b), (b, c, a)]
+            .into_iter()
+            .map(|(a, b, c)| Triplet::new(a, b, c).unwrap())
+            .find(|t| holds(truth, t))
+            .expect("a binary tree resolves every triple");
+        out.push(t);
+    }
+    out
+}
+
+/// Checks the constrained dense posterior of `model` and exact A* against
+/// every tree over `n` points that satisfies `triplets`.
+fn check_hierarchy<M>(model: M, triplets: &[Triplet], beta: f64, what: &str)
+where
+    M: trellis::Search + Clone + Send + Sync + 'static,
+{
+    let n = model.num_points();
+    let o = Options::default();
+    let allowed: Vec<(Tree, f64)> = enumerate_trees(n)
+        .into_iter()
+        .filter(|t| triplets.iter().all(|x| holds(t, x)))
+        .map(|t| {
+            let cost = trellis::tree_cost(&model, &t).unwrap();
+            (t, cost)
+        })
+        .collect();
+    let clusters: Vec<Vec<Vec<usize>>> = allowed.iter().map(|(t, _)| t.clusters()).collect();
+    assert!(!allowed.is_empty());
+    let constrained = Constrained::new(model.clone(), triplets.to_vec()).unwrap();
+    let post = Posterior::dense(constrained.clone(), Need::All, &o).unwrap();
+    let log_z = log_sum_exp(allowed.iter().map(|(_, c)| -beta * c));
+    assert!(close(post.log_z().unwrap(), log_z), "{what}: log Z");
+    let best = allowed
+        .iter()
+        .map(|(_, c)| *c)
+        .fold(f64::INFINITY, f64::min);
+    let map = post.map().unwrap().tree;
+    assert!(
+        triplets.iter().all(|x| holds(&map, x)),
+        "{what}: the MAP tree breaks a triplet"
+    );
+    assert!(
+        close(trellis::tree_cost(&model, &map).unwrap(), best),
+        "{what}: MAP"
+    );
+    // Every cluster marginal.
+    for (members, p) in post.cluster_marginals(0.0, &o).unwrap() {
+        let brute: f64 = (allowed.iter().zip(&clusters))
+            .filter(|(_, cs)| cs.contains(&members))
+            .map(|((_, c), _)| (-beta * c - log_z).exp())
+            .sum();
+        assert!(
+            (p - brute).abs() < 1e-9,
+            "{what}: P({members:?}) = {p}, brute {brute}"
+        );
+    }
+    // Exact A* finds a tree of the same cost, which satisfies the triplets.
+    let out = trellis::astar::exact(&constrained, &o).unwrap();
+    assert!(out.exact);
+    assert!(
+        close(out.cost, best),
+        "{what}: A* cost {} vs {best}",
+        out.cost
+    );
+    assert!(triplets.iter().all(|x| holds(&out.best.tree, x)));
+    // Samples satisfy every triplet, and their frequencies follow the
+    // restricted posterior (total variation over the allowed trees).
+    let k = 20_000;
+    let samples = post.samples(k, 11).unwrap();
+    assert!(samples.iter().all(|t| triplets.iter().all(|x| holds(t, x))));
+    if allowed.len() <= 200 {
+        let mut counts = std::collections::HashMap::new();
+        for s in samples {
+            *counts.entry(s.canonical()).or_insert(0usize) += 1;
+        }
+        let mut tv = 0.0;
+        for (t, c) in &allowed {
+            let seen = counts.get(&t.clone().canonical()).copied().unwrap_or(0);
+            tv += (seen as f64 / k as f64 - (-beta * c - log_z).exp()).abs();
+        }
+        assert!(tv / 2.0 < 0.05, "{what}: total variation {}", tv / 2.0);
+    }
+}
+
+#[test]
+fn issue24_triplets_restrict_every_answer_to_the_trees_that_satisfy_them() {
+    for n in 4..=7 {
+        for (k, seed) in [(1usize, 1u64), (2, 2), (4, 3)] {
+            let triplets = consistent_triplets(n, k, seed + 10 * n as u64);
+            let beta = 1.7;
+            let w = weights(n, seed, -1.0);
+            check_hierarchy(
+                Hcc::new(&w, beta).unwrap(),
+                &triplets,
+                beta,
+                &format!("hcc n={n} k={k}"),
+            );
+            let w = weights(n, seed, 0.0);
+            check_hierarchy(
+                Dasgupta::new(&w, beta).unwrap(),
+                &triplets,
+                beta,
+                &format!("dasgupta n={n} k={k}"),
+            );
+            let d = Distances::from_matrix(&Matrix::from_rows(matrix(n, seed + 5, 0.1)).unwrap())
+                .unwrap();
+            check_hierarchy(
+                LinkagePotential::new(&d, LinkageKind::Complete, beta).unwrap(),
+                &triplets,
+                beta,
+                &format!("linkage-complete n={n} k={k}"),
+            );
+        }
+    }
+}
+
+#[test]
+fn issue24_contradictory_or_bad_triplets_are_refused() {
+    let w = weights(5, 1, -1.0);
+    let model = Hcc::new(&w, 1.0).unwrap();
+    let t = |a, b, c| Triplet::new(a, b, c).unwrap();
+    let e = Constrained::new(model.clone(), vec![t(0, 1, 2), t(0, 2, 1)]).unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::UnrealisableTriplets { .. }),
+        "{e}"
+    );
+    let e = Constrained::new(model.clone(), vec![t(0, 1, 7)]).unwrap_err();
+    assert!(e.to_string().contains("only 5 points"), "{e}");
+    // No triplet: the model's own posterior.
+    let o = Options::default();
+    let free = Posterior::dense(
+        Constrained::new(model.clone(), vec![]).unwrap(),
+        Need::All,
+        &o,
+    )
+    .unwrap();
+    let plain = Posterior::dense(model, Need::All, &o).unwrap();
+    assert!(close(free.log_z().unwrap(), plain.log_z().unwrap()));
+}
+
+/// Every partition of `0..n` as lists of clusters.
+fn partitions(n: usize) -> Vec<Vec<Vec<usize>>> {
+    if n == 0 {
+        return vec![vec![]];
+    }
+    let mut out = Vec::new();
+    for p in partitions(n - 1) {
+        for k in 0..=p.len() {
+            let mut q = p.clone();
+            if k == p.len() {
+                q.push(vec![n - 1]);
+            } else {
+                q[k].push(n - 1);
+            }
+            out.push(q);
+        }
+    }
+    out
+}
+
+fn same(p: &[Vec<usize>], i: usize, j: usize) -> bool {
+    p.iter().any(|c| c.contains(&i) && c.contains(&j))
+}
+
+#[test]
+fn issue24_must_and_cannot_links_restrict_the_flat_posterior() {
+    let o = Options::default();
+    let cases: [(&[(usize, usize)], &[(usize, usize)]); 4] = [
+        (&[(0, 1)], &[]),
+        (&[], &[(0, 1), (2, 3)]),
+        (&[(0, 2), (2, 4)], &[(1, 4)]),
+        (&[(1, 3)], &[(0, 3), (2, 1)]),
+    ];
+    for n in 5..=7 {
+        for (c, (must, cannot)) in cases.iter().enumerate() {
+            let beta = 1.3;
+            let w = weights(n, 40 + c as u64, -1.0);
+            let energy = CorrelationClustering::new(&w, beta).unwrap();
+            let allowed: Vec<(Vec<Vec<usize>>, f64)> = partitions(n)
+                .into_iter()
+                .filter(|p| must.iter().all(|&(i, j)| same(p, i, j)))
+                .filter(|p| cannot.iter().all(|&(i, j)| !same(p, i, j)))
+                .map(|p| {
+                    let e: f64 = p
+                        .iter()
+                        .map(|c| {
+                            let mut s = 0.0;
+                            for (x, &i) in c.iter().enumerate() {
+                                for &j in &c[x + 1..] {
+                                    s += w.get(i, j);
+                                }
+                            }
+                            beta * s
+                        })
+                        .sum();
+                    (p, e)
+                })
+                .collect();
+            let log_z = log_sum_exp(allowed.iter().map(|(_, e)| *e));
+            let constrained = ConstrainedEnergy::new(energy, must, cannot).unwrap();
+            let post = PartitionPosterior::dense(constrained, Need::All, &o).unwrap();
+            let what = format!("n={n} case {c}");
+            assert!(close(post.log_z().unwrap(), log_z), "{what}: log Z");
+            let best = allowed
+                .iter()
+                .map(|(_, e)| *e)
+                .fold(f64::NEG_INFINITY, f64::max);
+            let map = post.map().unwrap();
+            assert!(close(map.log_energy, best), "{what}: MAP");
+            let m = post.marginals().unwrap();
+            for i in 0..n {
+                for j in i + 1..n {
+                    let brute: f64 = allowed
+                        .iter()
+                        .filter(|(p, _)| same(p, i, j))
+                        .map(|(_, e)| (e - log_z).exp())
+                        .sum();
+                    assert!(
+                        (m.pairwise(i, j).unwrap() - brute).abs() < 1e-9,
+                        "{what}: p{i}{j}"
+                    );
+                }
+            }
+            for s in post.samples(300, 5).unwrap() {
+                assert!(
+                    must.iter().all(|&(i, j)| same(&s, i, j)),
+                    "{what}: a sample"
+                );
+                assert!(
+                    cannot.iter().all(|&(i, j)| !same(&s, i, j)),
+                    "{what}: a sample"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn issue24_contradictory_or_bad_pairs_are_refused() {
+    let w = weights(5, 1, -1.0);
+    let e = CorrelationClustering::new(&w, 1.0).unwrap();
+    let err = ConstrainedEnergy::new(e.clone(), &[(0, 1), (1, 2)], &[(2, 0)]).unwrap_err();
+    assert!(err.to_string().contains("cannot-link (2, 0)"), "{err}");
+    assert!(err.to_string().contains("2 - 1 - 0"), "{err}");
+    let err = ConstrainedEnergy::new(e.clone(), &[(0, 5)], &[]).unwrap_err();
+    assert!(err.to_string().contains("only 5 points"), "{err}");
+    let err = ConstrainedEnergy::new(e, &[], &[(3, 3)]).unwrap_err();
+    assert!(err.to_string().contains("twice"), "{err}");
+}
