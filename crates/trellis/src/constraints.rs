@@ -229,7 +229,7 @@ struct PairRule {
 impl Rule for PairRule {
     fn forbids(&self, m: u128) -> bool {
         self.must.iter().any(|&p| m & p != 0 && m & p != p)
-            || self.cannot.iter().any(|&p| m & p == p)
+            || self.cannot.iter().any(|&p| p & !m == 0)
     }
 }
 
