@@ -14,12 +14,10 @@ use crate::oracle::{Gen, enumerate_trees, log_sum_exp};
 fn matrix(n: usize, seed: u64, low: f64) -> Vec<Vec<f64>> {
     let mut g = Gen(seed);
     let mut m = vec![vec![0.0; n]; n];
-    for i in 0..n {
-        for j in i + 1..n {
-            let v = low + (1.0 - low) * g.unit();
-            m[i][j] = v;
-            m[j][i] = v;
-        }
+    for (i, j) in (0..n).flat_map(|i| (i + 1..n).map(move |j| (i, j))) {
+        let v = low + (1.0 - low) * g.unit();
+        m[i][j] = v;
+        m[j][i] = v;
     }
     m
 }
@@ -228,7 +226,8 @@ fn same(p: &[Vec<usize>], i: usize, j: usize) -> bool {
 #[test]
 fn issue24_must_and_cannot_links_restrict_the_flat_posterior() {
     let o = Options::default();
-    let cases: [(&[(usize, usize)], &[(usize, usize)]); 4] = [
+    type Pairs = &'static [(usize, usize)];
+    let cases: [(Pairs, Pairs); 4] = [
         (&[(0, 1)], &[]),
         (&[], &[(0, 1), (2, 3)]),
         (&[(0, 2), (2, 4)], &[(1, 4)]),
