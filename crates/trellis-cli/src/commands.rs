@@ -8,10 +8,13 @@
 //! by `marginals`) is checked with the tables before anything runs.
 
 use std::io::Write;
+use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use serde_json::json;
+use trellis::constraints::Constrained;
+use trellis::ddt::Triplet;
 use trellis::ginkgo::{Ginkgo, Jet};
 use trellis::posterior::{Need, Posterior};
 use trellis::{Dendrogram, Search, Tree, Workload, total_splits, tree_log_potential};
@@ -25,7 +28,8 @@ use crate::progress::{Bar, options};
 use crate::sparse::SparseArgs;
 use crate::trees::{self, DendrogramArgs, HeightsKind};
 use crate::{
-    InferArgs, LogzArgs, MapArgs, MarginalsArgs, ModelArgs, SampleArgs, ScoreArgs, with_cost_model,
+    InferArgs, LogzArgs, MapArgs, MarginalsArgs, ModelArgs, SampleArgs, ScoreArgs, TripletArgs,
+    with_cost_model,
 };
 use trellis::plan::Task;
 
@@ -181,12 +185,13 @@ fn weights_posterior(
     beta: f64,
     progress: bool,
     task: Task,
+    triplets: Vec<Triplet>,
 ) -> Result<Posterior> {
     if sparse.sparse.is_some() {
         return sparse.weights(args, weights, beta);
     }
     let n = weights.n();
-    plan(args, n, task)?;
+    plan(args, n, task, !triplets.is_empty())?;
     let splits = total_splits(n) as u64;
     let bar = Bar::new(progress, splits);
     let callback = bar.callback();
@@ -198,15 +203,45 @@ fn weights_posterior(
         _ => Need::All,
     };
     Ok(with_cost_model!(args.model, weights, beta, |model| {
-        Posterior::dense(model, need, &options)?
+        if triplets.is_empty() {
+            Posterior::dense(model, need, &options)?
+        } else {
+            Posterior::dense(Constrained::new(model, triplets)?, need, &options)?
+        }
     }))
+}
+
+/// Reads `--triplets` over the points of `weights`: their names, or indices
+/// when they have none.
+fn read_triplets(path: &Path, weights: &NamedWeights, limit: Option<u64>) -> Result<Vec<Triplet>> {
+    let text = crate::input::read_text(path, limit)?;
+    let indices: Vec<String>;
+    let names = match weights.names() {
+        Some(names) => names,
+        None => {
+            indices = (0..weights.n()).map(|i| i.to_string()).collect();
+            &indices
+        }
+    };
+    let triplets = trellis::ddt::parse_triplets(&text, names)
+        .with_context(|| format!("in --triplets {}", path.display()))?;
+    // Contradictions are named by the points' names.
+    trellis::ddt::build(names.len(), &triplets)
+        .map_err(|e| anyhow::anyhow!(trellis::ddt::named_message(&e, names)))
+        .with_context(|| format!("in --triplets {}", path.display()))?;
+    Ok(triplets)
 }
 
 /// The library planner's estimate of an exact run over `n` points: printed
 /// on stderr when it is over 10 s, and refused up front when it exceeds
 /// `--time-limit` (the tables' memory is checked with the input).
-fn plan(args: &ModelArgs, n: usize, task: Task) -> Result<()> {
-    let estimate = trellis::plan::estimate(n, args.model, task, rayon::current_num_threads())?;
+fn plan(args: &ModelArgs, n: usize, task: Task, constrained: bool) -> Result<()> {
+    let threads = rayon::current_num_threads();
+    let estimate = if constrained {
+        trellis::plan::estimate_constrained(n, args.model, task, threads)?
+    } else {
+        trellis::plan::estimate(n, args.model, task, threads)?
+    };
     check_time(args, &estimate)?;
     if estimate.seconds > NOTE_SECONDS {
         // A closed or full stderr is no reason to stop.
@@ -377,6 +412,7 @@ fn note(post: &Posterior) -> String {
 fn run<T: Serialize + Send>(
     args: &ModelArgs,
     sparse: &SparseArgs,
+    feedback: &TripletArgs,
     workload: Workload,
     need: Need,
     beta: f64,
@@ -440,7 +476,12 @@ fn run<T: Serialize + Send>(
             })
         }
         Input::Weights(w) => {
-            let post = weights_posterior(args, sparse, &w, beta, progress, task(need, workload))?;
+            let triplets = match &feedback.triplets {
+                Some(path) => read_triplets(path, &w, limit)?,
+                None => Vec::new(),
+            };
+            let task = task(need, workload);
+            let post = weights_posterior(args, sparse, &w, beta, progress, task, triplets)?;
             weights(&w, &post)
         }
     }
@@ -484,6 +525,7 @@ pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
     run(
         args,
         sparse,
+        &a.feedback,
         workload,
         need,
         beta,
@@ -593,6 +635,7 @@ pub fn logz(a: &LogzArgs, progress: bool) -> Result<String> {
     run(
         args,
         sparse,
+        &a.feedback,
         Workload::Inside,
         Need::LogZ,
         args.beta,
@@ -607,9 +650,15 @@ pub fn logz(a: &LogzArgs, progress: bool) -> Result<String> {
                     &weights.with_names(with_sparsity(json!({"n": n, "log_z": log_z}), post)),
                 );
             }
+            let over = match &a.feedback.triplets {
+                Some(path) => format!("the hierarchies satisfying {}", path.display()),
+                None => format!(
+                    "{} hierarchies",
+                    output::approx(&trellis::count::num_trees(n))
+                ),
+            };
             Ok(format!(
-                "log Z = {log_z:.10}\n({n} points, {} hierarchies, {:?} model, beta {})\n{}",
-                output::approx(&trellis::count::num_trees(n)),
+                "log Z = {log_z:.10}\n({n} points, {over}, {:?} model, beta {})\n{}",
                 args.model,
                 args.beta,
                 note(post)
@@ -656,6 +705,7 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
     run(
         args,
         sparse,
+        &a.feedback,
         Workload::Marginals,
         Need::All,
         args.beta,
@@ -725,6 +775,7 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
     run(
         args,
         sparse,
+        &a.feedback,
         Workload::Inside,
         Need::All,
         args.beta,
@@ -857,6 +908,7 @@ pub fn infer(a: &InferArgs, progress: bool) -> Result<String> {
     run(
         args,
         sparse,
+        &a.feedback,
         Workload::Marginals,
         Need::All,
         args.beta,

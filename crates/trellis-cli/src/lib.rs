@@ -156,6 +156,19 @@ pub struct ModelArgs {
     pub time_limit: Option<f64>,
 }
 
+/// A person's feedback on a hierarchy, which restricts the exact posterior.
+#[derive(Args, Debug)]
+pub struct TripletArgs {
+    /// Triplet constraints, one per line: `a b c` (or `a,b,c`) meaning ({a, b}, c), a and b
+    /// closer to each other than to c; point names, or 0-based indices when the points
+    /// have none; `#` starts a comment. The answer is the model's posterior restricted to
+    /// the trees in which every triplet holds (log Z, MAP, marginals, samples); triplets
+    /// that no tree satisfies are refused naming one of the conflict. Runs on the dense
+    /// trellis's general kernel (see docs/constraints.md).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["jets", "sparse"])]
+    pub triplets: Option<PathBuf>,
+}
+
 /// A dataset given as pairwise weights or as points with a similarity.
 #[derive(Args, Debug, Clone)]
 pub struct DataArgs {
@@ -217,6 +230,8 @@ pub struct MapArgs {
     pub model: ModelArgs,
     #[command(flatten)]
     pub sparse: sparse::SparseArgs,
+    #[command(flatten)]
+    pub feedback: TripletArgs,
     /// Print one JSON object {"n", "log_potential", "cost", "tree"}.
     #[arg(long, conflicts_with = "newick")]
     pub json: bool,
@@ -239,6 +254,8 @@ pub struct InferArgs {
     pub model: ModelArgs,
     #[command(flatten)]
     pub sparse: sparse::SparseArgs,
+    #[command(flatten)]
+    pub feedback: TripletArgs,
     /// Only list clusters with probability >= P (clusters with p = 0 are never listed).
     #[arg(long, default_value_t = 0.0, value_name = "P", value_parser = probability)]
     pub min_p: f64,
@@ -261,6 +278,8 @@ pub struct LogzArgs {
     pub model: ModelArgs,
     #[command(flatten)]
     pub sparse: sparse::SparseArgs,
+    #[command(flatten)]
+    pub feedback: TripletArgs,
     /// Print one JSON object {"n", "log_z"}.
     #[arg(long)]
     pub json: bool,
@@ -272,6 +291,8 @@ pub struct MarginalsArgs {
     pub model: ModelArgs,
     #[command(flatten)]
     pub sparse: sparse::SparseArgs,
+    #[command(flatten)]
+    pub feedback: TripletArgs,
     /// Only list clusters with probability >= P (clusters with p = 0 are never listed).
     #[arg(long, default_value_t = 0.0, value_name = "P", value_parser = probability)]
     pub min_p: f64,
@@ -295,6 +316,8 @@ pub struct SampleArgs {
     pub model: ModelArgs,
     #[command(flatten)]
     pub sparse: sparse::SparseArgs,
+    #[command(flatten)]
+    pub feedback: TripletArgs,
     /// Number of samples.
     #[arg(short = 'n', long = "num-samples", value_name = "K")]
     pub num_samples: usize,

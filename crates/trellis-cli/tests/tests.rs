@@ -21,6 +21,7 @@ mod issue22_names;
 mod issue22_output;
 mod issue22_range;
 mod issue22_store;
+mod issue24_triplets;
 mod jets;
 mod serve;
 mod sparse;

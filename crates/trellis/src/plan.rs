@@ -341,7 +341,12 @@ fn flat_terms(n: usize) -> f64 {
 
 /// The kernel a model runs on, with the passes of a task: `(name, [(units,
 /// ns per unit per core)])`.
-fn passes(n: usize, model: ModelName, task: Task) -> (&'static str, Vec<(f64, f64)>) {
+fn passes(
+    n: usize,
+    model: ModelName,
+    task: Task,
+    constrained: bool,
+) -> (&'static str, Vec<(f64, f64)>) {
     let inside = inside_splits(n);
     let outside = outside_terms(n);
     let marginals = matches!(task, Task::Marginals | Task::Infer);
@@ -351,6 +356,18 @@ fn passes(n: usize, model: ModelName, task: Task) -> (&'static str, Vec<(f64, f6
         KernelPath::Portable => (false, PORTABLE_FACTOR),
     };
     match model {
+        // Under triplets every hierarchy model runs on the general kernel
+        // (see `crate::constraints`), at about average linkage's cost per split.
+        ModelName::Hcc | ModelName::Dasgupta if constrained => {
+            let passes = match task {
+                Task::Map => vec![(inside, GENERAL_AVERAGE_NS * GENERAL_MAP_FACTOR)],
+                Task::LogZ | Task::Sample => vec![(inside, GENERAL_AVERAGE_NS)],
+                Task::Marginals | Task::Infer => {
+                    vec![(inside, GENERAL_AVERAGE_NS), (outside, GENERAL_AVERAGE_NS)]
+                }
+            };
+            ("general", passes)
+        }
         ModelName::Hcc => {
             let keys = (inside, BLOCKED_KEYS_NS * factor);
             let weights = (inside, BLOCKED_WEIGHTS_NS * factor);
@@ -426,6 +443,31 @@ fn passes(n: usize, model: ModelName, task: Task) -> (&'static str, Vec<(f64, f6
 /// [`ErrorKind::Empty`] for no points, [`ErrorKind::TooManyPoints`] beyond
 /// [`MAX_POINTS`] (no exact method: use an approximate one).
 pub fn estimate(n: usize, model: ModelName, task: Task, threads: usize) -> Result<Estimate> {
+    estimate_on(n, model, task, threads, false)
+}
+
+/// [`estimate`] for a hierarchy model restricted by triplets
+/// ([`crate::constraints::Constrained`]): the general kernel's time.
+///
+/// # Errors
+///
+/// Those of [`estimate`].
+pub fn estimate_constrained(
+    n: usize,
+    model: ModelName,
+    task: Task,
+    threads: usize,
+) -> Result<Estimate> {
+    estimate_on(n, model, task, threads, true)
+}
+
+fn estimate_on(
+    n: usize,
+    model: ModelName,
+    task: Task,
+    threads: usize,
+    constrained: bool,
+) -> Result<Estimate> {
     if n == 0 {
         return Err(Error::new(ErrorKind::Empty));
     }
@@ -445,7 +487,7 @@ pub fn estimate(n: usize, model: ModelName, task: Task, threads: usize) -> Resul
         _ => 0,
     };
     let memory_bytes = memory_needed(n, task.workload(structure)).saturating_add(heap);
-    let (kernel, passes) = passes(n, model, task);
+    let (kernel, passes) = passes(n, model, task, constrained);
     let splits: f64 = passes.iter().map(|(units, _)| units).sum();
     let core_ns: f64 =
         subsets * PER_SUBSET_NS + passes.iter().map(|(units, ns)| units * ns).sum::<f64>();

@@ -1,0 +1,278 @@
+//! Issue 24: `--triplets FILE` on map, logz, marginals, sample and infer
+//! restricts the exact answer to the trees in which every triplet holds,
+//! checked against brute-force enumeration of every tree (N = 6).
+
+use serde_json::Value;
+use trellis::{Hcc, Matrix, Tree, Weights};
+
+use crate::util::{dir, fails, file, json, weights, weights_csv};
+
+/// Every binary tree over `0..n`.
+fn all_trees(n: usize) -> Vec<Tree> {
+    let mut trees = vec![Tree::Leaf(0)];
+    for k in 1..n {
+        let mut next = Vec::new();
+        for t in &trees {
+            insert(t, k, &mut next);
+        }
+        trees = next;
+    }
+    trees
+}
+
+fn insert(t: &Tree, k: usize, out: &mut Vec<Tree>) {
+    out.push(Tree::node(t.clone(), Tree::Leaf(k)));
+    if let Tree::Node(l, r) = t {
+        let mut below = Vec::new();
+        insert(l, k, &mut below);
+        out.extend(below.drain(..).map(|l2| Tree::node(l2, (**r).clone())));
+        insert(r, k, &mut below);
+        out.extend(below.drain(..).map(|r2| Tree::node((**l).clone(), r2)));
+    }
+}
+
+/// Whether `({a, b}, c)` holds: some cluster holds a and b but not c.
+fn holds(t: &Tree, (a, b, c): (usize, usize, usize)) -> bool {
+    t.clusters()
+        .iter()
+        .any(|s| s.contains(&a) && s.contains(&b) && !s.contains(&c))
+}
+
+fn tree_of(v: &Value) -> Tree {
+    trellis::read_tree(&v.to_string(), None).unwrap()
+}
+
+const TRIPLETS: [(usize, usize, usize); 2] = [(0, 1, 2), (3, 4, 0)];
+
+#[test]
+fn issue24_triplets_restrict_log_z_map_marginals_and_samples_as_brute_force() {
+    let n = 6;
+    let d = dir("issue24_triplets");
+    let w = file(&d, "w.csv", &weights_csv(n, 3));
+    let t = file(&d, "t.txt", "# two answers\n0 1 2\n3,4,0\n");
+    let (w, t) = (w.to_str().unwrap(), t.to_str().unwrap());
+    let beta = 1.5;
+    let weights = Weights::from_matrix(&Matrix::from_rows(weights(n, 3)).unwrap()).unwrap();
+    let model = Hcc::new(&weights, beta).unwrap();
+    let allowed: Vec<(Tree, f64)> = all_trees(n)
+        .into_iter()
+        .filter(|t| TRIPLETS.iter().all(|&x| holds(t, x)))
+        .map(|t| {
+            let cost = trellis::tree_cost(&model, &t).unwrap();
+            (t, cost)
+        })
+        .collect();
+    assert_eq!(all_trees(n).len(), 945);
+    assert!(allowed.len() < 945 / 4);
+    let max = allowed
+        .iter()
+        .map(|(_, c)| -beta * c)
+        .fold(f64::MIN, f64::max);
+    let log_z = max
+        + allowed
+            .iter()
+            .map(|(_, c)| (-beta * c - max).exp())
+            .sum::<f64>()
+            .ln();
+    let b = beta.to_string();
+    let base = [
+        "--model",
+        "hcc",
+        "--weights",
+        w,
+        "--beta",
+        &b,
+        "--triplets",
+        t,
+    ];
+    let with = |cmd: &[&str]| -> Vec<String> {
+        cmd.iter()
+            .chain(base.iter())
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let call = |cmd: &[&str]| json(&with(cmd).iter().map(String::as_str).collect::<Vec<_>>());
+
+    let out = call(&["logz", "--json"]);
+    assert!(
+        (out["log_z"].as_f64().unwrap() - log_z).abs() < 1e-9,
+        "{out}"
+    );
+
+    let out = call(&["map", "--json"]);
+    let best = allowed
+        .iter()
+        .map(|(_, c)| *c)
+        .fold(f64::INFINITY, f64::min);
+    assert!((out["cost"].as_f64().unwrap() - best).abs() < 1e-9);
+    assert!(TRIPLETS.iter().all(|&x| holds(&tree_of(&out["tree"]), x)));
+
+    let out = call(&["marginals", "--json", "--min-p", "0"]);
+    let clusters = out["clusters"].as_array().unwrap();
+    assert!(!clusters.is_empty());
+    for c in clusters {
+        let members: Vec<usize> = serde_json::from_value(c["members"].clone()).unwrap();
+        let brute: f64 = allowed
+            .iter()
+            .filter(|(t, _)| t.clusters().contains(&members))
+            .map(|(_, cost)| (-beta * cost - log_z).exp())
+            .sum();
+        assert!(
+            (c["p"].as_f64().unwrap() - brute).abs() < 1e-9,
+            "{members:?}"
+        );
+    }
+    // A cluster that breaks a triplet ({0, 2} without 1) has probability 0.
+    assert!(
+        clusters
+            .iter()
+            .all(|c| c["members"] != serde_json::json!([0, 2]))
+    );
+
+    let out = call(&["sample", "-n", "2000", "--seed", "4", "--json"]);
+    let samples = out["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 2000);
+    let trees: Vec<Tree> = samples.iter().map(tree_of).collect();
+    assert!(trees.iter().all(|t| TRIPLETS.iter().all(|&x| holds(t, x))));
+    // The MAP tree's frequency follows its exact probability.
+    let map_tree = tree_of(&call(&["map", "--json"])["tree"]).canonical();
+    let seen = trees
+        .iter()
+        .filter(|t| (*t).clone().canonical() == map_tree)
+        .count();
+    let p = (-beta * best - log_z).exp();
+    let sd = (p * (1.0 - p) / 2000.0).sqrt();
+    assert!(
+        (seen as f64 / 2000.0 - p).abs() < 5.0 * sd,
+        "{seen} of 2000, p = {p}"
+    );
+
+    let out = call(&["infer", "--json"]);
+    assert!((out["log_z"].as_f64().unwrap() - log_z).abs() < 1e-9);
+    assert!((out["map"]["cost"].as_f64().unwrap() - best).abs() < 1e-9);
+}
+
+#[test]
+fn issue24_triplets_by_name_and_their_refusals() {
+    let d = dir("issue24_triplet_names");
+    let points = file(
+        &d,
+        "p.csv",
+        "name,x,y\nant,0.1,0.1\nbee,0.2,0.1\ncat,5,5\ndog,5.2,5\nelk,9,1\n",
+    );
+    let p = points.to_str().unwrap();
+    let good = file(&d, "good.txt", "ant cat elk\n");
+    let out = json(&[
+        "map",
+        "--model",
+        "hcc",
+        "--points",
+        p,
+        "--similarity",
+        "rbf",
+        "--center",
+        "--json",
+        "--triplets",
+        good.to_str().unwrap(),
+    ]);
+    // ant (0) and cat (2) meet below elk (4), against the data's own grouping.
+    assert!(holds(&tree_of(&out["tree"]), (0, 2, 4)), "{out}");
+    let free = json(&[
+        "map",
+        "--model",
+        "hcc",
+        "--points",
+        p,
+        "--similarity",
+        "rbf",
+        "--center",
+        "--json",
+    ]);
+    assert!(!holds(&tree_of(&free["tree"]), (0, 2, 4)), "{free}");
+    assert!(out["cost"].as_f64().unwrap() > free["cost"].as_f64().unwrap());
+
+    let bad = file(&d, "bad.txt", "ant bee cat\nant cat bee\n");
+    fails(
+        &[
+            "logz",
+            "--model",
+            "hcc",
+            "--points",
+            p,
+            "--triplets",
+            bad.to_str().unwrap(),
+        ],
+        "cannot all hold in one tree: ({ant, bee}, cat)",
+    );
+    let unknown = file(&d, "unknown.txt", "ant bee zebra\n");
+    fails(
+        &[
+            "logz",
+            "--model",
+            "hcc",
+            "--points",
+            p,
+            "--triplets",
+            unknown.to_str().unwrap(),
+        ],
+        "line 1: \"zebra\" is not a point name",
+    );
+    let twice = file(&d, "twice.txt", "ant ant bee\n");
+    fails(
+        &[
+            "logz",
+            "--model",
+            "hcc",
+            "--points",
+            p,
+            "--triplets",
+            twice.to_str().unwrap(),
+        ],
+        "three different points",
+    );
+    let g = good.to_str().unwrap();
+    fails(
+        &[
+            "logz",
+            "--model",
+            "hcc",
+            "--points",
+            p,
+            "--sparse",
+            "beam",
+            "--triplets",
+            g,
+        ],
+        "cannot be used with",
+    );
+    fails(
+        &["map", "--model", "ginkgo", "--jets", p, "--triplets", g],
+        "cannot be used with",
+    );
+    // Without names, triplets are 0-based indices.
+    let w = file(&d, "w.csv", &weights_csv(5, 1));
+    let idx = file(&d, "idx.txt", "0 1 4\n");
+    let out = json(&[
+        "map",
+        "--model",
+        "hcc",
+        "--weights",
+        w.to_str().unwrap(),
+        "--json",
+        "--triplets",
+        idx.to_str().unwrap(),
+    ]);
+    assert!(holds(&tree_of(&out["tree"]), (0, 1, 4)));
+    fails(
+        &[
+            "map",
+            "--model",
+            "hcc",
+            "--weights",
+            w.to_str().unwrap(),
+            "--triplets",
+            g,
+        ],
+        "\"ant\" is not a point name",
+    );
+}
