@@ -5,16 +5,17 @@
 //! Everything random (the chain, the choice of shown points) and every query
 //! strategy is the library's; this file converts points, names and trees.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use numpy::PyReadonlyArray2;
 use pyo3::prelude::*;
+use pyo3::sync::MutexExt;
 use trellis::ddt::{
     Answer, Dataset, Ddt, LcaDepths, Params, Query, QueryOptions, Rejection, Session, Strategy,
     Triplet, snapshot, variance,
 };
 
-use crate::errors::{input, to_py};
+use crate::errors::{TrellisError, input, to_py};
 use crate::tree::PyTree;
 
 /// Iterations run between two checks for Ctrl-C.
@@ -82,15 +83,50 @@ fn post_order(tree: &trellis::Tree, pre: &[f64]) -> Vec<f64> {
 /// A Dirichlet diffusion tree posterior sampler over points, under triplet
 /// constraints given by a user (Vikram & Dasgupta, ICML 2016): the library's
 /// interactive session, behind ``trellis interactive`` and the web app.
-#[pyclass(module = "trellis", name = "Sampler")]
+///
+/// Safe to share between threads: the session is behind a lock, taken with
+/// the interpreter released (so a thread waiting for it never blocks the
+/// others), and the long calls (``run``, ``query``, ``add_triplet``) run
+/// with the interpreter released; calls from several threads take turns.
+#[pyclass(module = "trellis", name = "Sampler", frozen)]
 pub struct Sampler {
-    session: Session,
+    session: Mutex<Session>,
     /// The points' names (their indices as text when none were given).
     names: Arc<Vec<String>>,
     named: bool,
 }
 
+/// Why a call changed nothing, found with the interpreter released.
+enum Refused {
+    /// The session refused a triplet.
+    Triplet(Triplet, Rejection),
+    /// The session refused another answer.
+    Answer(Rejection),
+    /// The library failed.
+    Error(trellis::Error),
+}
+
 impl Sampler {
+    /// The session, locked: waits with the interpreter released. A session
+    /// whose lock was poisoned (a panic in the library while it ran) is not
+    /// used again.
+    fn session(&self, py: Python<'_>) -> PyResult<MutexGuard<'_, Session>> {
+        self.session.lock_py_attached(py).map_err(|_| {
+            TrellisError::new_err(
+                "this Sampler stopped in an internal error (a bug; please report it) and cannot be used again",
+            )
+        })
+    }
+
+    /// A refusal as the Python exception.
+    fn refused(&self, r: Refused) -> PyErr {
+        match r {
+            Refused::Triplet(t, r) => self.rejected(&t, r),
+            Refused::Answer(r) => input(r.to_string()),
+            Refused::Error(e) => to_py(e),
+        }
+    }
+
     /// A point given by name or index.
     fn point(&self, x: &Bound<'_, PyAny>) -> PyResult<usize> {
         let n = self.names.len();
@@ -101,15 +137,21 @@ impl Sampler {
                 .position(|m| *m == s)
                 .ok_or_else(|| input(format!("no point is named {s:?}")));
         }
+        let not_a_point = || -> PyResult<PyErr> {
+            Ok(input(format!(
+                "a point is a name (str) or an index (int), not {}",
+                crate::args::show(x)?
+            )))
+        };
+        if x.is_instance_of::<pyo3::types::PyBool>() {
+            return Err(not_a_point()?);
+        }
         match x.extract::<i64>() {
             Ok(i) if i >= 0 && (i as usize) < n => Ok(i as usize),
             Ok(i) => Err(input(format!(
                 "point index {i} is out of range for {n} points"
             ))),
-            Err(_) => Err(input(format!(
-                "a point is a name (str) or an index (int), not {}",
-                x.repr()?
-            ))),
+            Err(_) => Err(not_a_point()?),
         }
     }
 
@@ -266,17 +308,18 @@ impl Sampler {
         let session =
             Session::new(model, strategy, options, Vec::new(), None, seed).map_err(to_py)?;
         Ok(Sampler {
-            session,
+            session: Mutex::new(session),
             names: Arc::new(names),
             named,
         })
     }
 
     /// Runs ``iterations`` Metropolis-Hastings iterations (an SPR and a time
-    /// move each), the interpreter released; Ctrl-C stops early (the chain
-    /// keeps the iterations made).
-    fn run(&mut self, py: Python<'_>, iterations: usize) -> PyResult<()> {
-        let session = &mut self.session;
+    /// move each) with the interpreter released; Ctrl-C stops early (the
+    /// chain keeps the iterations made). ``iterations``: an integer ``>= 0``.
+    fn run(&self, py: Python<'_>, iterations: usize) -> PyResult<()> {
+        let mut guard = self.session(py)?;
+        let session = &mut *guard;
         crate::run(py, None, None, move |o| {
             let mut done = 0;
             while done < iterations {
@@ -299,14 +342,16 @@ impl Sampler {
     }
 
     /// Adds the triplet constraint ``({a, b}, c)``: ``a`` and ``b`` belong
-    /// together, apart from ``c`` (points by name or index). It answers the
-    /// current query when that shows the three points; otherwise the whole
-    /// tree is shown and answered (the interleaved alternation restarts).
-    /// The tree is rebuilt at once if it violates it. Raises ``InputError``
-    /// naming the conflicting triplets when the constraints can no longer all
-    /// hold (then nothing changes). Returns whether the tree was rebuilt.
+    /// together, apart from ``c`` (``a``, ``b``, ``c``: three different
+    /// points, each a name or an index). It answers the current query when
+    /// that shows the three points; otherwise the whole tree is shown and
+    /// answered (the interleaved alternation restarts). The tree is rebuilt
+    /// at once if it violates it. Raises ``InputError`` naming the
+    /// conflicting triplets when the constraints can no longer all hold
+    /// (then nothing changes). Returns whether the tree was rebuilt.
     fn add_triplet(
-        &mut self,
+        &self,
+        py: Python<'_>,
         a: &Bound<'_, PyAny>,
         b: &Bound<'_, PyAny>,
         c: &Bound<'_, PyAny>,
@@ -314,33 +359,40 @@ impl Sampler {
         let (a, b, c) = (self.point(a)?, self.point(b)?, self.point(c)?);
         let t =
             Triplet::new(a, b, c).map_err(|_| input("a triplet needs three different points"))?;
-        if let Some(ts) = self.session.conflicts(t) {
-            return Err(self.rejected(&t, Rejection::Conflict(ts)));
-        }
-        let rebuilt = !self.session.tree().satisfies(&t);
-        let shown = self
-            .session
-            .current()
-            .is_some_and(|q| [a, b, c].iter().all(|p| q.points().contains(p)));
-        let applied = if shown {
-            self.session.apply(Answer::Triplet(t))
-        } else {
-            let back = self.session.strategy();
-            self.session.set_strategy(Strategy::Smart).map_err(to_py)?;
-            self.session.query();
-            let applied = self.session.apply(Answer::Triplet(t));
-            self.session.set_strategy(back).map_err(to_py)?;
-            applied
-        };
-        applied.map_err(|r| self.rejected(&t, r))?;
-        Ok(rebuilt)
+        let mut guard = self.session(py)?;
+        let session = &mut *guard;
+        let outcome = py.detach(move || {
+            if let Some(ts) = session.conflicts(t) {
+                return Err(Refused::Triplet(t, Rejection::Conflict(ts)));
+            }
+            let rebuilt = !session.tree().satisfies(&t);
+            let shown = session
+                .current()
+                .is_some_and(|q| [a, b, c].iter().all(|p| q.points().contains(p)));
+            let applied = if shown {
+                session.apply(Answer::Triplet(t))
+            } else {
+                let back = session.strategy();
+                session
+                    .set_strategy(Strategy::Smart)
+                    .map_err(Refused::Error)?;
+                session.query();
+                let applied = session.apply(Answer::Triplet(t));
+                session.set_strategy(back).map_err(Refused::Error)?;
+                applied
+            };
+            applied.map_err(|r| Refused::Triplet(t, r))?;
+            Ok(rebuilt)
+        });
+        outcome.map_err(|r| self.refused(r))
     }
 
     /// Takes back the last triplet given (the current tree stays; it
     /// satisfies the remaining triplets) and returns it, or ``None`` when
     /// there is none.
-    fn undo(&mut self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        while let Some(answer) = self.session.undo() {
+    fn undo(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let mut session = self.session(py)?;
+        while let Some(answer) = session.undo() {
             if let Answer::Triplet(t) = answer {
                 return self.triplet_obj(py, &t).map(Some);
             }
@@ -351,19 +403,20 @@ impl Sampler {
     /// The current tree: names, and heights ``1 - t`` (``t`` the DDT
     /// divergence times; leaves at 0, so branch lengths are time spans).
     #[getter]
-    fn tree(&self) -> PyTree {
-        let (topology, one_minus_times) = snapshot(self.session.tree());
+    fn tree(&self, py: Python<'_>) -> PyResult<PyTree> {
+        let (topology, one_minus_times) = snapshot(self.session(py)?.tree());
         let heights = post_order(&topology, &one_minus_times);
         let names = self.named.then(|| self.names.clone());
-        PyTree::new(topology, names, Some(heights))
+        Ok(PyTree::new(topology, names, Some(heights)))
     }
 
     /// The triplet constraints in force, in the order given, ``(a, b, c)``
     /// for ``({a, b}, c)``: names when the points have names, else indices.
     #[getter]
     fn triplets(&self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
+        let session = self.session(py)?;
         let mut seen = std::collections::HashSet::new();
-        self.session
+        session
             .answers()
             .iter()
             .filter_map(|a| match a {
@@ -377,8 +430,8 @@ impl Sampler {
 
     /// ``ln p(T, t) + ln p(X | T, t)`` of the current state.
     #[getter]
-    fn log_likelihood(&self) -> f64 {
-        self.session.chain().log_joint()
+    fn log_likelihood(&self, py: Python<'_>) -> PyResult<f64> {
+        Ok(self.session(py)?.chain().log_joint())
     }
 
     /// Number of points.
@@ -389,52 +442,56 @@ impl Sampler {
 
     /// The session's query strategy.
     #[getter]
-    fn strategy(&self) -> &'static str {
-        self.session.strategy().name()
+    fn strategy(&self, py: Python<'_>) -> PyResult<&'static str> {
+        Ok(self.session(py)?.strategy().name())
     }
 
     /// Chain iterations run so far.
     #[getter]
-    fn iterations(&self) -> u64 {
-        self.session.iterations()
+    fn iterations(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.session(py)?.iterations())
     }
 
     /// What to show the user next, by ``strategy`` (the CLI's names; ``None``
     /// for the session's, another name changes it): ``"simple"``,
     /// ``"random"``, ``"active"``, ``"interleaved"``, ``"smart"``, or
     /// ``"vanilla"`` (nothing: ``None``). A query left unanswered counts as
-    /// accepted when the next one is asked.
+    /// accepted when the next one is asked. Runs with the interpreter
+    /// released.
     ///
     /// Returns the current tree induced on the chosen points as a ``Tree``
     /// over them with heights ``1 - t``, named by the points' names (or
     /// indices as text); answer with ``add_triplet``.
     #[pyo3(signature = (strategy=None))]
-    fn query(&mut self, strategy: Option<&str>) -> PyResult<Option<PyTree>> {
-        let strategy = match strategy {
-            Some(s) => strategy_of(s)?,
-            None => self.session.strategy(),
-        };
+    fn query(&self, py: Python<'_>, strategy: Option<&str>) -> PyResult<Option<PyTree>> {
+        let strategy = strategy.map(strategy_of).transpose()?;
+        let mut guard = self.session(py)?;
+        let session = &mut *guard;
+        let strategy = strategy.unwrap_or_else(|| session.strategy());
         if strategy == Strategy::Vanilla {
             return Ok(None);
         }
-        if strategy != self.session.strategy() {
-            self.session.set_strategy(strategy).map_err(to_py)?;
-        } else if self.session.current().is_some() {
-            self.session
-                .apply(Answer::Accept)
-                .map_err(|r| input(r.to_string()))?;
-        }
-        let q = self.session.query().clone();
+        let q = py.detach(move || {
+            if strategy != session.strategy() {
+                session.set_strategy(strategy).map_err(Refused::Error)?;
+            } else if session.current().is_some() {
+                session.apply(Answer::Accept).map_err(Refused::Answer)?;
+            }
+            Ok(session.query().clone())
+        });
+        let q = q.map_err(|r| self.refused(r))?;
         Ok(Some(self.shown(&q)))
     }
 
-    fn __repr__(&self) -> String {
-        format!(
+    /// ``Sampler(n=..., triplets=..., strategy=...)``.
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let session = self.session(py)?;
+        Ok(format!(
             "Sampler(n={}, triplets={}, strategy={:?})",
             self.names.len(),
-            self.session.constraints().len(),
-            self.session.strategy().name()
-        )
+            session.constraints().len(),
+            session.strategy().name()
+        ))
     }
 }
 

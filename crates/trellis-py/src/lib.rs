@@ -13,12 +13,14 @@
 //! computation through the library's progress callback and raises
 //! `KeyboardInterrupt`.
 
+mod args;
 mod errors;
 mod interactive;
 mod io;
 mod jets;
 mod plan;
 mod posterior;
+mod score;
 mod search;
 mod tree;
 
@@ -178,6 +180,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     tree::register(m)?;
     posterior::register(m)?;
+    score::register(m)?;
     search::register(m)?;
     jets::register(m)?;
     interactive::register(m)?;

@@ -97,10 +97,26 @@ fn members_mask(
     n: usize,
     names: &Option<Arc<Vec<String>>>,
 ) -> PyResult<Mask> {
+    if members.is_instance_of::<pyo3::types::PyString>() {
+        return Err(input(
+            "members is a list of point indices or names, not a single string",
+        ));
+    }
+    let items = members.try_iter().map_err(|_| {
+        input(format!(
+            "members is a list of point indices or names, not {}",
+            members
+                .get_type()
+                .name()
+                .map_or_else(|_| "that".into(), |s| s.to_string())
+        ))
+    })?;
     let mut mask: Mask = 0;
-    for item in members.try_iter()? {
+    for item in items {
         let item = item?;
-        let i: usize = if let Ok(i) = item.extract::<i64>() {
+        let i: usize = if item.is_instance_of::<pyo3::types::PyBool>() {
+            return Err(input("members are point indices or names, not booleans"));
+        } else if let Ok(i) = item.extract::<i64>() {
             if i < 0 || i as usize >= n {
                 return Err(input(format!("point {i} is not among the {n} points")));
             }
@@ -212,18 +228,23 @@ impl HierarchyPosterior {
         Ok(self.inner.map().map_err(to_py)?.log_potential)
     }
 
-    /// Every non-singleton proper cluster with marginal probability ``> 0``
-    /// and ``>= min_p``, most probable first: a list of ``(points, p)`` with
-    /// ``points`` a sorted tuple of indices.
-    #[pyo3(signature = (min_p=0.0))]
+    /// The clusters of the hierarchies with their marginal probabilities:
+    /// every non-singleton proper cluster with ``p > 0`` and ``p >= min_p``,
+    /// most probable first, as ``(points, p)`` pairs with ``points`` a
+    /// sorted tuple of indices.
+    ///
+    /// ``min_p``: a probability in ``[0, 1]``. The default, ``0.01``, lists
+    /// the clusters found in at least one tree in a hundred. A tree has
+    /// ``n - 2`` such clusters, so their marginals sum to ``n - 2`` and at
+    /// most ``100 (n - 2)`` clusters reach ``0.01``. ``min_p=0.0`` lists
+    /// every cluster of positive probability (up to ``2**n - n - 2``: a
+    /// billion at 30 points). The first call runs the outside pass.
+    #[pyo3(signature = (min_p=0.01))]
     fn cluster_marginals<'py>(
         &self,
         py: Python<'py>,
-        min_p: f64,
+        #[pyo3(from_py_with = crate::args::min_p)] min_p: f64,
     ) -> PyResult<Vec<(Bound<'py, PyTuple>, f64)>> {
-        if min_p.is_nan() {
-            return Err(input("min_p must be a number"));
-        }
         let clusters = crate::run(py, self.n_jobs, self.max_memory, |o| {
             self.inner.cluster_marginals(min_p, o)
         })?;
@@ -233,45 +254,45 @@ impl HierarchyPosterior {
             .collect()
     }
 
-    /// The probability that ``members`` (point indices, or names) is a
-    /// cluster of the hierarchy.
+    /// The probability that ``members`` is a cluster of the hierarchy.
+    ///
+    /// ``members``: the cluster's points, an iterable of point indices
+    /// (ints) or names (when the points have names), each at most once.
     fn marginal(&self, py: Python<'_>, members: &Bound<'_, PyAny>) -> PyResult<f64> {
         let mask = members_mask(members, self.n(), &self.names)?;
         let cluster: Vec<usize> = trellis::members(mask).collect();
         Ok(self.cluster_probabilities(py, &[cluster])?[0])
     }
 
-    /// The probability that the hierarchy contains ``tree`` as a subtree:
-    /// a ``Tree`` over some of the points (matched by name when both it and
-    /// this posterior have names, else by index), nested lists of point
-    /// indices, or Newick text whose leaf labels are the points' names (their
-    /// indices when the points have no names).
+    /// The probability that the hierarchy contains ``tree`` as a subtree.
+    ///
+    /// ``tree``: a tree over some of the points -- a ``Tree`` (matched by
+    /// name when both it and this posterior have names, else by index),
+    /// nested lists of point indices such as ``[[0, 2], 1]``, or Newick text
+    /// whose leaf labels are the points' names (their indices when the
+    /// points have no names). For a tree over all the points this is the
+    /// tree's posterior probability, ``exp(-beta * cost - log_z)``.
     fn subtree_probability(&self, py: Python<'_>, tree: &Bound<'_, PyAny>) -> PyResult<f64> {
         let names = self.names.as_deref().map(Vec::as_slice);
-        let tree: trellis::Tree = if let Ok(t) = tree.cast::<PyTree>() {
-            let t = t.get();
-            match (&t.names, names) {
-                (Some(own), Some(names)) if own.as_slice() != names => rename(&t.tree, own, names)?,
-                _ => t.tree.clone(),
-            }
-        } else if let Ok(text) = tree.extract::<String>() {
-            trellis::read_tree(&text, names).map_err(to_py)?
-        } else {
-            let text: String = py
-                .import("json")?
-                .call_method1("dumps", (tree,))?
-                .extract()?;
-            trellis::Tree::from_json_str(&text).map_err(to_py)?
-        };
+        let tree = crate::tree::tree_arg(tree, names)?;
         crate::run(py, self.n_jobs, self.max_memory, |o| {
             self.inner.subtree(&tree, o)
         })
     }
 
-    /// ``k`` exact samples from the posterior (``Tree`` objects with names
-    /// and cost heights); the same seed gives the same trees.
+    /// ``k`` exact samples from the posterior: ``Tree`` objects with the
+    /// names and cumulative-cost heights.
+    ///
+    /// ``k``: the number of trees, ``>= 0`` (``TooLargeError`` when they
+    /// would not fit in memory). ``seed``: 0 to ``2**64 - 1``; the same seed
+    /// gives the same trees.
     #[pyo3(signature = (k, seed=0))]
-    fn sample(&self, py: Python<'_>, k: usize, seed: u64) -> PyResult<Vec<PyTree>> {
+    fn sample(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = crate::args::k)] k: usize,
+        #[pyo3(from_py_with = crate::args::seed)] seed: u64,
+    ) -> PyResult<Vec<PyTree>> {
         check_samples(k, self.n())?;
         let trees = crate::run(py, self.n_jobs, self.max_memory, |_| {
             self.inner.samples(k, seed)
@@ -384,17 +405,23 @@ impl PartitionPosterior {
         Ok(self.inner.map().map_err(to_py)?.log_energy)
     }
 
-    /// Every cluster (singletons included) with marginal probability ``> 0``
-    /// and ``>= min_p``, most probable first: ``(points, p)`` pairs.
-    #[pyo3(signature = (min_p=0.0))]
+    /// The clusters of the partitions with their marginal probabilities:
+    /// every cluster (singletons included) with ``p > 0`` and ``p >= min_p``,
+    /// most probable first, as ``(points, p)`` pairs with ``points`` a
+    /// sorted tuple of indices.
+    ///
+    /// ``min_p``: a probability in ``[0, 1]``. The default, ``0.01``, lists
+    /// the clusters found in at least one partition in a hundred. A
+    /// partition has at most ``n`` clusters, so their marginals sum to at
+    /// most ``n`` and at most ``100 n`` clusters reach ``0.01``.
+    /// ``min_p=0.0`` lists every cluster of positive probability (up to
+    /// ``2**n - 1``).
+    #[pyo3(signature = (min_p=0.01))]
     fn cluster_marginals<'py>(
         &self,
         py: Python<'py>,
-        min_p: f64,
+        #[pyo3(from_py_with = crate::args::min_p)] min_p: f64,
     ) -> PyResult<Vec<(Bound<'py, PyTuple>, f64)>> {
-        if min_p.is_nan() {
-            return Err(input("min_p must be a number"));
-        }
         self.marginals(py)?
             .clusters(min_p)
             .into_iter()
@@ -408,14 +435,17 @@ impl PartitionPosterior {
         PyArray2::from_vec2(py, &rows).map_err(|e| input(e.to_string()))
     }
 
-    /// ``k`` exact samples, each an array of labels (as ``map_labels``);
-    /// the same seed gives the same samples.
+    /// ``k`` exact samples, each an array of labels (as ``map_labels``).
+    ///
+    /// ``k``: the number of partitions, ``>= 0`` (``TooLargeError`` when
+    /// they would not fit in memory). ``seed``: 0 to ``2**64 - 1``; the same
+    /// seed gives the same samples.
     #[pyo3(signature = (k, seed=0))]
     fn sample<'py>(
         &self,
         py: Python<'py>,
-        k: usize,
-        seed: u64,
+        #[pyo3(from_py_with = crate::args::k)] k: usize,
+        #[pyo3(from_py_with = crate::args::seed)] seed: u64,
     ) -> PyResult<Vec<Bound<'py, PyArray1<i64>>>> {
         check_samples(k, self.n())?;
         let n = self.n();
@@ -467,22 +497,4 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(exact_hierarchy, m)?)?;
     m.add_function(wrap_pyfunction!(exact_partition, m)?)?;
     Ok(())
-}
-
-/// `tree` (leaf `i` named `own[i]`) over the points called `names`.
-fn rename(tree: &trellis::Tree, own: &[String], names: &[String]) -> PyResult<trellis::Tree> {
-    let index: std::collections::HashMap<&str, usize> = names
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.as_str(), i))
-        .collect();
-    let mut to = Vec::with_capacity(own.len());
-    for name in own {
-        to.push(*index.get(name.as_str()).ok_or_else(|| {
-            input(format!(
-                "the tree has a leaf {name:?} that is not among the points' names"
-            ))
-        })?);
-    }
-    Ok(tree.fold(|i| trellis::Tree::Leaf(to[i]), trellis::Tree::node))
 }

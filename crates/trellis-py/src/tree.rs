@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use numpy::{PyArray2, PyReadonlyArray2};
+use numpy::{PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use trellis::{Dendrogram, Newick};
@@ -15,8 +15,10 @@ use crate::posterior::HierarchyPosterior;
 ///
 /// Trees come from the inference functions (with names when given and with
 /// merge heights: the cumulative cost of each subtree) or from
-/// ``Tree.from_newick``, ``Tree.from_nested`` and ``Tree.from_linkage``.
-/// Trees are immutable; two trees are equal when they have the same clusters.
+/// ``Tree.from_newick``, ``Tree.from_nested`` and ``Tree.from_linkage``;
+/// they are not built with ``Tree()``. Trees are immutable, hashable and
+/// picklable; two trees are equal when they have the same clusters of point
+/// indices (names and heights aside).
 #[pyclass(name = "Tree", module = "trellis", frozen)]
 pub struct PyTree {
     pub tree: trellis::Tree,
@@ -69,6 +71,136 @@ fn complete(tree: trellis::Tree, names: Option<Vec<String>>) -> PyResult<PyTree>
     Ok(PyTree::new(tree, names.map(Arc::new), None))
 }
 
+/// The leaf labels of `h` as point indices, when every one is a number:
+/// `Some` of the indices as text (`"0"` to `"n - 1"`) when they are exactly
+/// those, `None` when some label is not a number, an `InputError` when the
+/// numbers are not the indices `0..n` each once.
+fn index_labels(h: &trellis::ddt::Hierarchy) -> PyResult<Option<Vec<String>>> {
+    let labels = h.leaf_names();
+    let n = labels.len();
+    if !labels
+        .iter()
+        .all(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return Ok(None);
+    }
+    let mut seen = vec![false; n];
+    for label in &labels {
+        let i = label.parse::<usize>().ok().filter(|&i| i < n);
+        match i {
+            Some(i) if !seen[i] && i.to_string() == *label => seen[i] = true,
+            _ => {
+                return Err(input(format!(
+                    "the leaf labels are numbers, read as the point indices 0 to {}, each once; \
+                     {label:?} is not one of them (give names= to read the labels as names)",
+                    n - 1
+                )));
+            }
+        }
+    }
+    Ok(Some((0..n).map(|i| i.to_string()).collect()))
+}
+
+/// A tree from nested lists of point indices (lists, tuples, ints and numpy
+/// integers): written as JSON text without recursion (any depth), then read
+/// by the library's reader of nested lists.
+pub fn from_nested_obj(obj: &Bound<'_, PyAny>) -> PyResult<trellis::Tree> {
+    enum Step<'py> {
+        Item(Bound<'py, PyAny>),
+        Comma,
+        Close,
+    }
+    let refuse = |x: &Bound<'_, PyAny>| -> PyResult<PyErr> {
+        Ok(input(format!(
+            "a tree as nested lists holds point indices (ints) in lists of two, not {}",
+            crate::args::show(x)?
+        )))
+    };
+    let mut text = String::new();
+    let mut stack = vec![Step::Item(obj.clone())];
+    while let Some(step) = stack.pop() {
+        let x = match step {
+            Step::Comma => {
+                text.push(',');
+                continue;
+            }
+            Step::Close => {
+                text.push(']');
+                continue;
+            }
+            Step::Item(x) => x,
+        };
+        if x.is_instance_of::<pyo3::types::PyBool>() {
+            return Err(refuse(&x)?);
+        }
+        let items: Option<Vec<Bound<'_, PyAny>>> = if let Ok(l) = x.cast::<pyo3::types::PyList>() {
+            Some(l.iter().collect())
+        } else if let Ok(t) = x.cast::<pyo3::types::PyTuple>() {
+            Some(t.iter().collect())
+        } else {
+            None
+        };
+        if let Some(items) = items {
+            text.push('[');
+            stack.push(Step::Close);
+            for (k, item) in items.into_iter().enumerate().rev() {
+                stack.push(Step::Item(item));
+                if k > 0 {
+                    stack.push(Step::Comma);
+                }
+            }
+            continue;
+        }
+        match x.extract::<i64>() {
+            Ok(i) if i >= 0 => text.push_str(&i.to_string()),
+            Ok(i) => return Err(input(format!("point indices are >= 0, not {i}"))),
+            Err(_) => return Err(refuse(&x)?),
+        }
+    }
+    trellis::Tree::from_json_str(&text).map_err(to_py)
+}
+
+/// A tree over the points (all or some of them) given as a `Tree`, Newick
+/// text or nested lists: the rule of `subtree_probability` and `score`.
+/// With `names` (the points' names), a named `Tree` is matched by name and
+/// Newick labels are names; without, both are read by index.
+pub fn tree_arg(tree: &Bound<'_, PyAny>, names: Option<&[String]>) -> PyResult<trellis::Tree> {
+    if let Ok(t) = tree.cast::<PyTree>() {
+        let t = t.get();
+        return match (&t.names, names) {
+            (Some(own), Some(names)) if own.as_slice() != names => rename(&t.tree, own, names),
+            _ => Ok(t.tree.clone()),
+        };
+    }
+    if let Ok(text) = tree.extract::<String>() {
+        return trellis::read_tree(&text, names).map_err(to_py);
+    }
+    if tree.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(input(
+            "a tree is a Tree, Newick text or nested lists, not a boolean",
+        ));
+    }
+    from_nested_obj(tree)
+}
+
+/// `tree` (leaf `i` named `own[i]`) over the points called `names`.
+fn rename(tree: &trellis::Tree, own: &[String], names: &[String]) -> PyResult<trellis::Tree> {
+    let index: std::collections::HashMap<&str, usize> = names
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.as_str(), i))
+        .collect();
+    let mut to = Vec::with_capacity(own.len());
+    for name in own {
+        to.push(*index.get(name.as_str()).ok_or_else(|| {
+            input(format!(
+                "the tree has a leaf {name:?} that is not among the points' names"
+            ))
+        })?);
+    }
+    Ok(tree.fold(|i| trellis::Tree::Leaf(to[i]), trellis::Tree::node))
+}
+
 #[pymethods]
 impl PyTree {
     /// The notebook display: a dendrogram with names and heights (``trellis.plot.tree_svg``; without
@@ -78,47 +210,76 @@ impl PyTree {
         plot.call_method1("tree_svg", (slf,))?.extract()
     }
 
-    /// Reads Newick. Leaf labels are either the point indices ``0..n`` or
-    /// names: then leaf ``i`` is ``names[i]`` when ``names`` is given, else
-    /// the ``i``-th label in the text. Branch lengths and internal labels are
-    /// read and ignored; every node has two children.
+    /// Reads a tree from Newick text.
+    ///
+    /// ``text``: Newick (``((a,b),c);``), optionally rooted (``[&R]``), with
+    /// branch lengths and internal labels (read and ignored); every
+    /// internal node has two children.
+    ///
+    /// ``names``: the points' names (one per leaf, distinct, non-empty):
+    /// the labels are these names and leaf ``i`` is ``names[i]``, so
+    /// ``Tree.from_newick(t.to_newick(), names=t.names) == t`` for a named
+    /// tree ``t``. Without ``names``, labels that are exactly ``0`` to
+    /// ``n - 1`` are the point indices (so an unnamed tree reads back
+    /// equal); other numbers are refused (``InputError``: give ``names``);
+    /// words become the tree's names, leaf ``i`` being the ``i``-th label in
+    /// sorted order, so that the same tree written in any child order reads
+    /// as the same ``Tree``.
+    ///
+    /// The tree has no heights (``heights`` is ``None``).
     #[staticmethod]
     #[pyo3(signature = (text, names=None))]
-    fn from_newick(text: &str, names: Option<Vec<String>>) -> PyResult<PyTree> {
-        if names.is_none()
-            && let Ok(tree) = trellis::Tree::from_newick(text)
-        {
-            return complete(tree, None);
+    fn from_newick(
+        #[pyo3(from_py_with = crate::args::text)] text: String,
+        #[pyo3(from_py_with = crate::args::names)] names: Option<Vec<String>>,
+    ) -> PyResult<PyTree> {
+        let h = trellis::ddt::Hierarchy::parse_newick(&text).map_err(to_py)?;
+        if let Some(names) = names {
+            let n = names.len();
+            let names = crate::check_names(Some(names), n)?.unwrap_or_default();
+            let tree = h.to_tree(&names).map_err(to_py)?;
+            return complete(tree, Some(names));
         }
-        let h = trellis::ddt::Hierarchy::parse_newick(text).map_err(to_py)?;
-        let names = match names {
-            Some(names) => names,
-            None => h.leaf_names().into_iter().map(String::from).collect(),
-        };
+        if let Some(indices) = index_labels(&h)? {
+            return complete(h.to_tree(&indices).map_err(to_py)?, None);
+        }
+        let mut names: Vec<String> = h.leaf_names().into_iter().map(String::from).collect();
+        names.sort();
+        let n = names.len();
+        let names = crate::check_names(Some(names), n)?.unwrap_or_default();
         let tree = h.to_tree(&names).map_err(to_py)?;
         complete(tree, Some(names))
     }
 
     /// A tree from nested lists of point indices, e.g. ``[[0, 1], [2, 3]]``.
+    ///
+    /// ``obj``: a point index (an int, also a numpy integer) is a leaf, a
+    /// list or tuple of two trees a node, a list of one tree that tree; the
+    /// leaves are exactly ``0`` to ``n - 1``. ``names``: one distinct,
+    /// non-empty name per point, or ``None``.
     #[staticmethod]
     #[pyo3(signature = (obj, names=None))]
     fn from_nested(
-        py: Python<'_>,
         obj: &Bound<'_, PyAny>,
-        names: Option<Vec<String>>,
+        #[pyo3(from_py_with = crate::args::names)] names: Option<Vec<String>>,
     ) -> PyResult<PyTree> {
-        let text: String = py
-            .import("json")?
-            .call_method1("dumps", (obj,))?
-            .extract()?;
-        complete(trellis::Tree::from_json_str(&text).map_err(to_py)?, names)
+        complete(from_nested_obj(obj)?, names)
     }
 
-    /// A tree from a SciPy linkage matrix ``Z`` (``(n - 1, 4)``), keeping its
-    /// heights (made monotone).
+    /// A tree from a SciPy linkage matrix, keeping its heights (made
+    /// monotone).
+    ///
+    /// ``z``: an ``(n - 1, 4)`` array as ``scipy.cluster.hierarchy.linkage``
+    /// returns (the two clusters merged, their distance, the size of the
+    /// new cluster). ``names``: one distinct, non-empty name per point, or
+    /// ``None``.
     #[staticmethod]
     #[pyo3(signature = (z, names=None))]
-    fn from_linkage(z: PyReadonlyArray2<'_, f64>, names: Option<Vec<String>>) -> PyResult<PyTree> {
+    fn from_linkage(
+        #[pyo3(from_py_with = crate::args::z)] z: Bound<'_, PyArray2<f64>>,
+        #[pyo3(from_py_with = crate::args::names)] names: Option<Vec<String>>,
+    ) -> PyResult<PyTree> {
+        let z = z.readonly();
         let view = z.as_array();
         if view.ncols() != 4 {
             return Err(input(format!(
@@ -161,9 +322,14 @@ impl PyTree {
 
     /// The tree as nested lists of point indices, e.g. ``[[0, 1], 2]``.
     fn to_nested(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let text = serde_json::to_string(&self.tree)
-            .map_err(|e| input(format!("the tree cannot be written: {e}")))?;
-        Ok(py.import("json")?.call_method1("loads", (text,))?.unbind())
+        // Built bottom-up without recursion: any depth.
+        let nested = self.tree.fold(
+            |i| Ok(i.into_pyobject(py)?.into_any()),
+            |l: PyResult<Bound<'_, PyAny>>, r: PyResult<Bound<'_, PyAny>>| {
+                Ok(pyo3::types::PyList::new(py, [l?, r?])?.into_any())
+            },
+        )?;
+        Ok(nested.unbind())
     }
 
     /// The points under each internal node (sorted tuples), children before
@@ -176,27 +342,46 @@ impl PyTree {
             .collect()
     }
 
-    /// Newick with the leaves' names (or indices), rooted (``[&R]``).
+    /// The tree as rooted Newick (``[&R] ((a:0.5,b:0.5):1.3,c:1.8);``), the
+    /// leaves labelled by their names (or indices).
     ///
-    /// ``lengths``: branch lengths from the heights (the tree's own, else
-    /// ranks). ``support``: a ``HierarchyPosterior`` (each internal node
-    /// labelled with its cluster's posterior marginal) or one number per
-    /// cluster of ``clusters()``; the root carries none.
+    /// ``support``: ``None``; a ``HierarchyPosterior`` over the same points
+    /// (each internal node labelled with its cluster's posterior marginal);
+    /// or one number per cluster of ``clusters()`` (the root carries none).
+    /// ``lengths``: write branch lengths, from the heights (the tree's own,
+    /// else ranks).
+    ///
+    /// ``Tree.from_newick(t.to_newick(), names=t.names)`` reads it back.
     #[pyo3(signature = (support=None, lengths=true))]
     fn to_newick(
         &self,
         py: Python<'_>,
         support: Option<&Bound<'_, PyAny>>,
-        lengths: bool,
+        #[pyo3(from_py_with = crate::args::lengths)] lengths: bool,
     ) -> PyResult<String> {
         let d = self.dendrogram(None)?;
         let support: Option<Vec<f64>> = match support {
             None => None,
+            Some(s) if s.is_none() => None,
             Some(s) => {
                 if let Ok(post) = s.cast::<HierarchyPosterior>() {
                     Some(post.get().cluster_probabilities(py, &d.clusters())?)
+                } else if s.is_instance_of::<pyo3::types::PyString>() {
+                    return Err(input(
+                        "support must be a HierarchyPosterior or one number per cluster, not a string",
+                    ));
                 } else {
-                    Some(s.extract()?)
+                    let values = py
+                        .import("numpy")?
+                        .getattr("asarray")?
+                        .call1((s, "float64"))
+                        .and_then(|a| a.extract::<Vec<f64>>())
+                        .map_err(|_| {
+                            input(
+                                "support must be a HierarchyPosterior or one number per cluster of clusters()",
+                            )
+                        })?;
+                    Some(values)
                 }
             }
         };
@@ -212,16 +397,21 @@ impl PyTree {
 
     /// The SciPy linkage matrix, ``(n - 1, 4)`` float64: valid and monotone
     /// (``scipy.cluster.hierarchy.is_valid_linkage``, ``is_monotonic``).
+    ///
     /// ``heights``: ``"cost"`` (the tree's own heights: cumulative costs for
-    /// trees from a model), ``"rank"``, or ``None`` for the tree's own when it
-    /// has them, else ranks.
+    /// trees from a model; an ``InputError`` for a tree without heights),
+    /// ``"rank"`` (merge ``k`` at height ``k``), or ``None`` for the tree's
+    /// own when it has them, else ranks.
     #[pyo3(signature = (heights=None))]
     fn to_linkage<'py>(
         &self,
         py: Python<'py>,
-        heights: Option<&str>,
+        #[pyo3(from_py_with = crate::args::heights)] heights: Option<String>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let rows = self.dendrogram(heights)?.linkage().map_err(to_py)?;
+        let rows = self
+            .dendrogram(heights.as_deref())?
+            .linkage()
+            .map_err(to_py)?;
         let rows: Vec<Vec<f64>> = rows.iter().map(|r| r.to_vec()).collect();
         if rows.is_empty() {
             return Ok(PyArray2::zeros(py, [0, 4], false));
@@ -229,6 +419,7 @@ impl PyTree {
         PyArray2::from_vec2(py, &rows).map_err(|e| input(e.to_string()))
     }
 
+    /// Number of points (leaves), as ``n``.
     fn __len__(&self) -> usize {
         self.n()
     }
@@ -248,6 +439,8 @@ impl PyTree {
         Ok((restore, (text, self.names(), self.heights.clone())))
     }
 
+    /// Whether ``other`` is a ``Tree`` with the same clusters of point
+    /// indices (names and heights are not compared).
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
         match other.cast::<PyTree>() {
             Ok(o) => self.tree.clone().canonical() == o.get().tree.clone().canonical(),
@@ -255,6 +448,7 @@ impl PyTree {
         }
     }
 
+    /// A hash of the clusters (equal trees hash equal).
     fn __hash__(&self) -> u64 {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -262,6 +456,7 @@ impl PyTree {
         h.finish()
     }
 
+    /// Unrooted Newick without branch lengths, e.g. ``((a,b),c);``.
     fn __str__(&self) -> PyResult<String> {
         let names = self.names.as_deref().map(|v| v.as_slice());
         Dendrogram::by_rank(self.tree.clone())
@@ -274,6 +469,7 @@ impl PyTree {
             .map_err(to_py)
     }
 
+    /// ``Tree("((a,b),c);")``.
     fn __repr__(&self) -> PyResult<String> {
         Ok(format!("Tree({:?})", self.__str__()?))
     }

@@ -176,12 +176,12 @@ def test_exact_hierarchy_brute_force(n, model, beta):
         for c in internal_clusters(t):
             if 1 < len(c) < n:
                 expected[c] = expected.get(c, 0.0) + p
-    got = dict(post.cluster_marginals())
+    got = dict(post.cluster_marginals(min_p=0.0))
     assert set(got) == {c for c, p in expected.items() if p > 0}
     for c, p in expected.items():
         assert got[c] == pytest.approx(p, abs=1e-10)
         assert post.marginal(list(c)) == pytest.approx(p, abs=1e-10)
-    ps = [p for _, p in post.cluster_marginals()]
+    ps = [p for _, p in post.cluster_marginals(min_p=0.0)]
     assert ps == sorted(ps, reverse=True)
     if n >= 3:
         # A sub-hierarchy's probability: the mass of trees containing it.
@@ -241,7 +241,7 @@ def test_exact_partition_brute_force(n, beta):
                 for j in c:
                     pair[i, j] += pr
     np.testing.assert_allclose(post.pairwise_marginals(), pair, atol=1e-10)
-    got = dict(post.cluster_marginals())
+    got = dict(post.cluster_marginals(min_p=0.0))
     assert set(got) == set(clusters)
     for c, p in clusters.items():
         assert got[c] == pytest.approx(p, abs=1e-10)
@@ -302,7 +302,7 @@ def test_exact_hierarchy_equals_cli(cli, shared_weights, key, beta):
     marg = json.loads(cli("marginals", *common, "--json"))
     assert post.log_z == pytest.approx(marg["log_z"], rel=1e-12)
     cli_marg = {tuple(c["members"]): c["p"] for c in marg["clusters"]}
-    ours = dict(post.cluster_marginals())
+    ours = dict(post.cluster_marginals(min_p=0.0))
     # The CLI also lists the root (p = 1) and possibly the singletons.
     cli_marg = {c: p for c, p in cli_marg.items() if 1 < len(c) < post.n}
     assert set(ours) == set(cli_marg)
@@ -322,7 +322,7 @@ def test_exact_partition_equals_cli(cli, shared_weights, key):
     assert _partition_of(post.map_labels) == {frozenset(c) for c in m["clusters"]}
     marg = json.loads(cli("flat", "marginals", *common, "--json"))
     np.testing.assert_allclose(post.pairwise_marginals(), np.array(marg["pairwise"]), rtol=1e-9, atol=1e-15)
-    ours = dict(post.cluster_marginals())
+    ours = dict(post.cluster_marginals(min_p=0.0))
     for c in marg["clusters"]:
         assert ours[tuple(c["members"])] == pytest.approx(c["p"], rel=1e-9, abs=1e-15)
 
@@ -698,14 +698,15 @@ def test_tree_round_trips():
     np.testing.assert_allclose(v.to_linkage(), z)
     np.testing.assert_allclose(sorted(v.heights), sorted(t.heights))
 
-    # Newick with names (the leaf order is the text's, so give the names)
+    # Newick with names (give them: they fix which leaf is which point)
     text = t.to_newick()
     assert text.startswith("[&R] ")
     x = trellis.Tree.from_newick(text, names=names)
     assert x == t and x.names == names
-    # Without names, the leaves are numbered in the order of the text.
+    # Without names, word labels become names, the leaves numbered in
+    # their sorted order.
     y = trellis.Tree.from_newick(text)
-    assert sorted(y.names) == sorted(names)
+    assert y.names == sorted(names)
     assert {frozenset(y.names[i] for i in c) for c in y.clusters()} == {
         frozenset(names[i] for i in c) for c in t.clusters()
     }
@@ -750,7 +751,7 @@ def test_n_jobs_one_equals_default():
     a, b = trellis.exact_hierarchy(w), trellis.exact_hierarchy(w, n_jobs=1)
     assert a.log_z == pytest.approx(b.log_z, rel=1e-13)
     assert a.map_tree == b.map_tree and a.map_cost == pytest.approx(b.map_cost, rel=1e-13)
-    ma, mb = dict(a.cluster_marginals()), dict(b.cluster_marginals())
+    ma, mb = dict(a.cluster_marginals(min_p=0.0)), dict(b.cluster_marginals(min_p=0.0))
     assert set(ma) == set(mb)
     for c in ma:
         assert ma[c] == pytest.approx(mb[c], rel=1e-9, abs=1e-15)
@@ -806,7 +807,7 @@ def test_issue22_subtree_probability_reads_names():
         post.subtree_probability(post.map_tree), abs=1e-15
     )
     # Tree.from_newick without names reads digits as indices; word labels
-    # become its names in text order, matched by name here.
+    # become its names in sorted order, matched by name here.
     words = trellis.exact_hierarchy(w, names=["e", "d", "c", "b", "a"])
     read = trellis.Tree.from_newick(words.map_tree.to_newick())
     assert read.names != words.map_tree.names

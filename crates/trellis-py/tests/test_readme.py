@@ -7,6 +7,8 @@ a snippet can read ``../shared/data/...`` as the README's commands do.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 import sys
 from pathlib import Path
@@ -59,6 +61,41 @@ def python_blocks(section: str) -> list[str]:
     return blocks
 
 
+def blocks_with_output(text: str) -> list[tuple[str, str | None]]:
+    """The ```python blocks of ``text``, each with the output it prints:
+    the body of a ```text block that follows it with only blank lines or
+    one line of prose between (``None`` when there is none)."""
+    lines = text.splitlines()
+    out: list[tuple[str, str | None]] = []
+    i = 0
+    while i < len(lines):
+        if not re.match(r"^```\s*(python|py|python3)\b", lines[i].strip(), re.IGNORECASE):
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and not lines[j].strip().startswith("```"):
+            j += 1
+        code = "\n".join(lines[i + 1 : j])
+        # Skip blank lines and at most one line of prose (not a heading or a fence).
+        k, prose = j + 1, 0
+        while k < len(lines):
+            line = lines[k].strip()
+            if line and (prose or line.startswith(("#", "```"))):
+                break
+            prose += bool(line)
+            k += 1
+        expected = None
+        if k < len(lines) and lines[k].strip() in ("```text", "```output"):
+            m = k + 1
+            while m < len(lines) and not lines[m].strip().startswith("```"):
+                m += 1
+            expected = "\n".join(lines[k + 1 : m]) + "\n"
+            j = m
+        out.append((code, expected))
+        i = j + 1
+    return out
+
+
 def test_extraction_of_blocks():
     text = (
         "# T\n\n## Rust\n```python\nnot = 'this'\n```\n"
@@ -67,6 +104,8 @@ def test_extraction_of_blocks():
     )
     assert python_blocks(python_section(text)) == ["a = 1", "b = a + 1"]
     assert python_section("# T\n## Rust\n") is None
+    shown = "```python\nprint(1)\n```\n\nprints:\n\n```text\n1\n```\n```python\nx = 2\n```\n## A\n```text\nno\n```\n"
+    assert blocks_with_output(shown) == [("print(1)", "1\n"), ("x = 2", None)]
 
 
 def test_readme_python_section_runs(monkeypatch):
@@ -92,11 +131,18 @@ def test_readme_python_section_runs(monkeypatch):
 
 
 def test_package_readme_runs(monkeypatch):
-    """Every ```python block of the package's own README (crates/trellis-py)."""
-    blocks = python_blocks(PACKAGE_README.read_text(encoding="utf-8"))
+    """Every ```python block of the package's own README (crates/trellis-py)
+    runs, and prints what the ```text block after it shows."""
+    blocks = blocks_with_output(PACKAGE_README.read_text(encoding="utf-8"))
     assert blocks, "the package README has an example"
+    assert any(expected for _, expected in blocks), "the package README shows an example's output"
     pytest.importorskip("scipy")
+    pytest.importorskip("sklearn")
     monkeypatch.chdir(README.parent)
     namespace: dict = {"__name__": "__readme__"}
-    for k, code in enumerate(blocks, 1):
-        exec(compile(code, f"crates/trellis-py/README.md (block {k})", "exec"), namespace)
+    for k, (code, expected) in enumerate(blocks, 1):
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            exec(compile(code, f"crates/trellis-py/README.md (block {k})", "exec"), namespace)
+        if expected is not None:
+            assert printed.getvalue() == expected, f"block {k} printed:\n{printed.getvalue()}"

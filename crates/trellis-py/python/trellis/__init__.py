@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as _np
 
-from . import _core
+from . import _args, _core
 from ._core import (
     AstarResult,
     HierarchyPosterior,
@@ -46,6 +46,7 @@ __all__ = [
     "plan",
     "read_points",
     "read_weights",
+    "score",
     "similarity",
 ]
 
@@ -60,79 +61,49 @@ def __getattr__(name):
     raise AttributeError(f"module 'trellis' has no attribute {name!r}")
 
 
-def _matrix(a, what: str) -> _np.ndarray:
-    """A 2-D float64 array (no copy when ``a`` already is one)."""
-    if _np.iscomplexobj(a):
-        raise InputError(f"{what} must be real numbers, not complex")
-    try:
-        m = _np.asarray(a, dtype=_np.float64)
-    except (TypeError, ValueError) as e:
-        raise InputError(f"{what} must be a 2-D array of numbers: {e}") from None
-    if m.ndim != 2:
-        raise InputError(f"{what} must be a 2-D array, not {m.ndim}-D")
-    return m
-
-
-def _names(names):
-    """``names`` as a list of strings (one per point), or ``None``."""
-    if names is None:
-        return None
-    if isinstance(names, (str, bytes)):
-        raise InputError("names must be a sequence of one name per point, not a single string")
-    try:
-        return [str(x) for x in names]
-    except TypeError:
-        raise InputError(f"names must be a sequence of one name per point, not {type(names).__name__}") from None
+# The argument checks (``trellis._args``) under the names the estimators
+# of ``trellis.sklearn`` import.
+_matrix = _args.matrix
+_names = _args.names
+_jobs = _args.jobs
+_memory = _args.memory
+_str = _args.text
 
 
 def _float(x, what: str) -> float:
     """``x`` as a Python float (``InputError`` when it is not a real number)."""
-    if isinstance(x, (str, bytes, bool)) or _np.iscomplexobj(x):
-        raise InputError(f"{what} must be a real number, not {x!r}")
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        raise InputError(f"{what} must be a real number, not {x!r}") from None
+    return _args.number(x, what)
 
 
 def _int(x, what: str, minimum=None, optional=True):
     """``x`` as a Python int (``None`` kept when ``optional``)."""
-    if x is None and optional:
-        return None
-    if isinstance(x, bool) or not isinstance(x, (int, _np.integer)):
-        raise InputError(f"{what} must be an integer, not {x!r}")
-    x = int(x)
-    if minimum is not None and x < minimum:
-        raise InputError(f"{what} must be at least {minimum}, not {x}")
-    return x
-
-
-def _jobs(n_jobs):
-    """``n_jobs`` checked for type (its range is checked by the core)."""
-    return _int(n_jobs, "n_jobs")
-
-
-def _memory(max_memory):
-    return None if max_memory is None else _float(max_memory, "max_memory")
-
-
-def _str(x, what: str) -> str:
-    if not isinstance(x, str):
-        raise InputError(f"{what} must be a string, not {x!r}")
-    return x
+    return _args.integer(x, what, minimum, optional=optional)
 
 
 def similarity(points, kind="cosine", gamma=None, center=False):
-    """Pairwise similarities of the rows of ``points`` as an ``(n, n)`` array.
+    """Pairwise similarities of the rows of ``points``: an ``(n, n)`` float64 array.
 
-    ``kind``: ``"cosine"``, ``"rbf"`` (``exp(-gamma |x - y|^2)``, ``gamma``
-    defaults to ``1 / n_features``), ``"dot"`` or ``"expneg"``
-    (``exp(-|x - y|)``). ``center`` subtracts the mean off-diagonal
-    similarity, so that correlation clustering sees both attraction and
-    repulsion.
+    Parameters
+    ----------
+    points : array_like, shape (n, d)
+        One point per row (float64 or float32, any memory order, or nested
+        lists of numbers).
+    kind : str
+        ``"cosine"`` (the cosine of the angle between two rows; a row of
+        zeros has none and is refused), ``"rbf"`` (``exp(-gamma |x - y|^2)``),
+        ``"dot"`` (the dot product) or ``"expneg"`` (``exp(-|x - y|)``).
+    gamma : float or None
+        The width of ``"rbf"``, ``> 0``; default ``1 / d``. Only for
+        ``kind="rbf"``.
+    center : bool
+        Subtract the mean off-diagonal similarity, so that correlation
+        clustering sees both attraction (positive weights) and repulsion
+        (negative ones).
+
+    Raises ``InputError`` for a bad argument.
     """
-    gamma = None if gamma is None else _float(gamma, "gamma")
-    return _core.similarity(_matrix(points, "points"), _str(kind, "kind"), gamma, bool(center))
+    gamma = _args.number(gamma, "gamma", optional=True)
+    return _core.similarity(_matrix(points, "points"), _str(kind, "kind"), gamma, _args.flag(center, "center"))
 
 
 def _pairwise(weights, distances, points, model):
@@ -151,27 +122,42 @@ def exact_hierarchy(weights=None, model="hcc", beta=1.0, names=None, max_memory=
                     *, distances=None, points=None):
     """The exact posterior over every binary hierarchy (the cluster trellis).
 
-    The data, one of:
+    ``P(H) = exp(-beta * cost(H)) / Z`` over the ``(2n - 3)!!`` binary trees
+    ``H`` of the points, in ``O(3^n)`` time and ``O(2^n)`` memory.
 
-    - ``weights``: an ``(n, n)`` symmetric matrix of similarities (positive
-      attracts, negative repels; the diagonal is ignored), for
-      ``model="hcc"`` (hierarchical correlation clustering) or
-      ``"dasgupta"`` (Dasgupta's cost; weights must be ``>= 0``);
-    - ``distances``: an ``(n, n)`` symmetric matrix of distances ``>= 0``, or
-      ``points`` (one per row; their Euclidean distances), for the linkage
-      potentials ``model="linkage-average"``, ``"linkage-complete"`` or
-      ``"linkage-single"``: ``cost(L, R)`` is the average, largest or
-      smallest distance between the two children (the trellis paper's
-      linkage-function potentials). The MAP tree minimises the summed merge
-      heights; for single linkage it is SciPy's single-linkage tree (the
-      minimum spanning tree), for average and complete it is often cheaper
-      than SciPy's greedy tree.
+    Parameters
+    ----------
+    weights : array_like, shape (n, n), optional
+        A symmetric matrix of similarities (positive attracts, negative
+        repels; the diagonal is ignored), for ``model="hcc"`` or
+        ``"dasgupta"`` (whose weights must be ``>= 0``).
+    model : str
+        The cost of a tree, summed over its splits ``(L, R)``: ``"hcc"``
+        (hierarchical correlation clustering), ``"dasgupta"`` (Dasgupta's
+        cost), or over distances the linkage potentials
+        ``"linkage-average"``, ``"linkage-complete"``, ``"linkage-single"``
+        (the average, largest or smallest distance between ``L`` and ``R``;
+        the MAP tree minimises the summed merge heights: for single linkage
+        it is SciPy's single-linkage tree, for average and complete often
+        cheaper than SciPy's greedy one).
+    beta : float
+        The inverse temperature, any finite value ``>= 0``.
+    names : sequence of str, optional
+        One distinct, non-empty label per point, used by the trees (Newick
+        output, ``marginal`` and ``subtree_probability`` by name).
+    max_memory : float, optional
+        Bytes the tables may use; default what the operating system reports
+        available.
+    n_jobs : int, optional
+        Threads: ``None`` for the default pool (one per core), ``-1`` every
+        core, else 1 to ``MAX_JOBS``.
+    distances : array_like, shape (n, n), optional, keyword-only
+        A symmetric matrix of distances ``>= 0`` for the linkage potentials.
+    points : array_like, shape (n, d), optional, keyword-only
+        Points for the linkage potentials: their Euclidean distances.
 
-    ``n <= 30`` and within the memory available. ``beta``: the inverse
-    temperature of ``P(H) ∝ exp(-beta · cost(H))``, any finite value >= 0.
-    ``names``: one label per point, used in trees' Newick output.
-    ``max_memory``: bytes the tables may use (default: what the OS reports
-    available). ``n_jobs``: threads (default: every core).
+    Give exactly one of ``weights``, ``distances`` and ``points``; ``n <= 30``
+    within the memory available.
 
     Returns a ``HierarchyPosterior``. Raises ``InputError`` for bad input and
     ``TooLargeError`` (with the memory needed) when it would not fit.
@@ -186,8 +172,30 @@ def exact_hierarchy(weights=None, model="hcc", beta=1.0, names=None, max_memory=
 def exact_partition(weights, model="cc", beta=1.0, names=None, max_memory=None, n_jobs=None):
     """The exact posterior over every flat clustering (the flat trellis).
 
-    ``model="cc"``: correlation clustering, ``P(C) ∝ Π_c exp(beta · Σ_{i<j in c} w_ij)``.
-    Other arguments as ``exact_hierarchy``. Returns a ``PartitionPosterior``.
+    ``P(C) ∝ exp(beta · Σ_{c in C} Σ_{i<j in c} w_ij)`` over the ``B(n)``
+    partitions ``C`` of the points (correlation clustering), in ``O(3^n)``
+    time and ``O(2^n)`` memory.
+
+    Parameters
+    ----------
+    weights : array_like, shape (n, n)
+        A symmetric matrix of similarities (the diagonal is ignored).
+    model : str
+        ``"cc"`` (correlation clustering), the only flat model.
+    beta : float
+        The inverse temperature, any finite value ``>= 0``.
+    names : sequence of str, optional
+        One distinct, non-empty label per point (checked; the partitions
+        are labels by index).
+    max_memory : float, optional
+        Bytes the tables may use; default what the operating system reports
+        available.
+    n_jobs : int, optional
+        Threads: ``None`` for the default pool, ``-1`` every core, else 1 to
+        ``MAX_JOBS``.
+
+    Returns a ``PartitionPosterior``; raises ``InputError`` for bad input and
+    ``TooLargeError`` when it would not fit.
     """
     return _core.exact_partition(
         _matrix(weights, "weights"), _str(model, "model"), _float(beta, "beta"), _names(names),
@@ -199,52 +207,113 @@ def astar(weights=None, model="hcc", approx=False, seed=0, beta=1.0, names=None,
           max_explored=None, time_limit=None, max_memory=None, n_jobs=None, *, distances=None, points=None):
     """The MAP hierarchy by A* search (exact, or approximate with ``approx=True``).
 
-    ``weights`` / ``distances`` / ``points``, ``model``, ``beta``, ``names``,
-    ``max_memory`` and ``n_jobs`` as in ``exact_hierarchy``. ``approx``:
-    search a sparse trellis grown from the average, complete and Ward linkage
-    trees (any number of points; never worse than those) instead of the full
-    one (exact: up to 128 points; the linkage potentials' heuristic is the
-    weight of the minimum spanning tree, admissible). ``seed``: the
-    approximate search's sampler seed (same seed, same tree).
-    ``max_explored``: a budget of vertices explored (approximate search;
-    deterministic). ``time_limit``: seconds before the search stops
-    (``TrellisError`` for the exact search; the approximate one returns its
-    best tree).
+    Parameters
+    ----------
+    weights, distances, points, model, beta, names, max_memory, n_jobs
+        As in ``exact_hierarchy`` (the data: exactly one of ``weights``,
+        ``distances`` and ``points``).
+    approx : bool
+        ``False``: exact A* on the full trellis (up to 128 points; the
+        linkage potentials' heuristic is the weight of the minimum spanning
+        tree, admissible; memory grows fast beyond ~20 points). ``True``:
+        search a sparse trellis grown from the average, complete and Ward
+        linkage trees (any number of points; never worse than those trees).
+    seed : int
+        The approximate search's sampler seed, 0 to ``2**64 - 1`` (same
+        seed, same tree).
+    max_explored : int, optional
+        A budget of trellis vertices explored, ``>= 1`` (approximate search;
+        deterministic).
+    time_limit : float, optional
+        Seconds before the search stops, in ``(0, 1e9]``: the exact search
+        then raises ``TrellisError``, the approximate one returns its best
+        tree.
 
     Returns an ``AstarResult`` with ``tree``, ``cost``, ``exact`` (proven
-    optimal) and ``explored``.
+    optimal), ``explored`` and ``log_potential``.
     """
     data, kind = _pairwise(weights, distances, points, model)
     return _core.astar(
-        data, kind, _str(model, "model"), bool(approx), _int(seed, "seed", 0, False),
-        _float(beta, "beta"), _names(names), _int(max_explored, "max_explored", 1),
-        None if time_limit is None else _float(time_limit, "time_limit"), _memory(max_memory), _jobs(n_jobs),
+        data, kind, _str(model, "model"), _args.flag(approx, "approx"), _args.seed(seed),
+        _float(beta, "beta"), _names(names), _args.integer(max_explored, "max_explored", 1, optional=True),
+        _args.number(time_limit, "time_limit", optional=True), _memory(max_memory), _jobs(n_jobs),
     )
 
 
 def greedy(weights=None, model="hcc", beta=1.0, names=None, *, distances=None, points=None):
     """Greedy agglomerative search for the model's best tree (a ``Tree``).
 
-    The data, ``model``, ``beta`` and ``names`` as in ``exact_hierarchy``.
+    At each step, the merge with the best split potential.
+
+    Parameters
+    ----------
+    weights, distances, points, model, beta, names
+        As in ``exact_hierarchy`` (the data: exactly one of ``weights``,
+        ``distances`` and ``points``).
 
     On ``"hcc"`` its myopic split cost is 0 for negative weights, so it merges
     the most dissimilar points early: prefer ``astar(..., approx=True)`` there.
-    On the linkage potentials it is classic linkage clustering.
+    On the linkage potentials it is classic linkage clustering. The tree has
+    the names and cumulative-cost heights.
     """
     data, kind = _pairwise(weights, distances, points, model)
     return _core.greedy(data, kind, _str(model, "model"), _float(beta, "beta"), _names(names))
 
 
 def beam(weights=None, model="hcc", beta=1.0, width=None, names=None, *, distances=None, points=None):
-    """Beam search (the A* paper's baseline): ``width`` partial hierarchies
-    kept per step (default ``n(n - 1)/2``); the best ``Tree`` found.
+    """Beam search (the A* paper's baseline): the best ``Tree`` found.
 
-    The data, ``model``, ``beta`` and ``names`` as in ``exact_hierarchy``.
+    Parameters
+    ----------
+    weights, distances, points, model, beta, names
+        As in ``exact_hierarchy`` (the data: exactly one of ``weights``,
+        ``distances`` and ``points``).
+    width : int, optional
+        Partial hierarchies kept per step, ``>= 1``; default ``n(n - 1)/2``.
     """
     data, kind = _pairwise(weights, distances, points, model)
     return _core.beam(
         data, kind, _str(model, "model"), _float(beta, "beta"), _int(width, "width", 1), _names(names),
     )
+
+
+def score(tree, weights=None, model="hcc", beta=1.0, names=None, *, distances=None, points=None):
+    """The cost of one given tree under a model: ``cost(H)``, summed over its splits.
+
+    The same number as ``trellis score --tree`` (the library's
+    ``tree_cost``); the tree's log-potential is ``-beta * cost`` and, over
+    the same data, its posterior probability is
+    ``exp(-beta * cost - exact_hierarchy(...).log_z)``.
+
+    Parameters
+    ----------
+    tree : Tree, nested lists or str
+        A binary tree over all the points: a ``Tree`` (matched to the points
+        by name when both it and ``names`` have names, else by index),
+        nested lists of 0-based indices such as ``[[0, 1], [2, 3]]``, or
+        Newick text whose leaf labels are the points' ``names`` (their
+        indices when ``names`` is not given).
+    weights, distances, points, model
+        The data and the model, as in ``exact_hierarchy`` (exactly one of
+        ``weights``, ``distances`` and ``points``).
+    beta : float
+        The inverse temperature, any finite value ``>= 0``. The cost does not
+        depend on it; it is checked as by the other functions, so that a
+        ``beta`` whose product with the cost overflows is refused.
+    names : sequence of str, optional
+        One distinct, non-empty label per point: the Newick labels, and the
+        names a named ``Tree`` is matched by.
+
+    Returns the cost (a float). Raises ``InputError`` for bad input, such as
+    a tree that is not binary or does not cover every point exactly once.
+    """
+    data, kind = _pairwise(weights, distances, points, model)
+    if not isinstance(tree, (Tree, str, list, tuple, int, _np.integer)):
+        raise InputError(
+            "tree must be a trellis.Tree, nested lists of point indices or Newick text, "
+            f"not {type(tree).__name__}"
+        )
+    return _core.score(tree, data, kind, _str(model, "model"), _float(beta, "beta"), _names(names))
 
 
 def linkage(points=None, distances=None, method="average", names=None):
@@ -271,21 +340,32 @@ def read_points(path, names_column="auto"):
     comment syntax (a row whose name starts with ``#`` is a row); an
     unterminated quote raises ``InputError`` naming its line.
 
-    ``names_column``: ``"auto"`` (the first column, when its header is
-    ``name``, ``id`` or ``label`` or empty, or when none of its values is a
-    number), a 0-based column index, or ``None`` (every column is numeric).
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file: ``.npy`` (a 2-D float64 or float32 array), else CSV.
+    names_column : "auto", int or None
+        ``"auto"`` (the first column, when its header is ``name``, ``id`` or
+        ``label`` or empty, or when none of its values is a number), a
+        0-based column index, or ``None`` (every column is numeric).
+
     Returns ``names`` (a list of strings, or ``None`` when the file has no
     names column) and ``X``, an ``(n, d)`` float64 array.
     """
-    import os
-
-    return _core.read_table(os.fspath(path), True, "none" if names_column is None else names_column)
+    if names_column is not None and not isinstance(names_column, str):
+        names_column = _args.integer(names_column, "names_column", 0)
+    return _core.read_table(_args.path(path), True, "none" if names_column is None else names_column)
 
 
 def read_weights(path):
-    """Reads an ``(n, n)`` matrix (weights or distances) from a CSV file
-    without a header, or a ``.npy`` file, with the library's reader (see
-    ``read_points``). Returns a float64 array."""
-    import os
+    """Reads an ``(n, n)`` matrix (weights or distances) with the library's
+    reader (see ``read_points``): a CSV file without a header, or ``.npy``.
 
-    return _core.read_table(os.fspath(path), False, "none")[1]
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+
+    Returns a float64 array.
+    """
+    return _core.read_table(_args.path(path), False, "none")[1]

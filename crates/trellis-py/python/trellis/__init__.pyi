@@ -2,7 +2,7 @@
 
 import os
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -38,12 +38,17 @@ __all__ = [
     "interactive",
     "jets",
     "linkage",
+    "plan",
+    "read_points",
+    "read_weights",
+    "score",
     "similarity",
 ]
 
 __version__: str
 
 _ArrayLike = npt.ArrayLike
+_Nested = int | list[Any]
 _HierModel = Literal["hcc", "dasgupta", "linkage-average", "linkage-complete", "linkage-single"]
 
 def similarity(
@@ -105,6 +110,16 @@ def beam(
     distances: _ArrayLike | None = None,
     points: _ArrayLike | None = None,
 ) -> Tree: ...
+def score(
+    tree: Tree | str | _Nested,
+    weights: _ArrayLike | None = None,
+    model: _HierModel = "hcc",
+    beta: float = 1.0,
+    names: Sequence[str] | None = None,
+    *,
+    distances: _ArrayLike | None = None,
+    points: _ArrayLike | None = None,
+) -> float: ...
 def read_points(
     path: str | os.PathLike[str],
     names_column: Literal["auto"] | int | None = "auto",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _core
+from . import _args, _core
 
 __all__ = ["plan"]
 
@@ -86,12 +86,7 @@ def plan(
     >>> plan(26, max_memory=2**30)["method"]
     'approximate'
     """
-    if isinstance(n, bool) or not isinstance(n, int):
-        raise _core.InputError(f"n must be an int, not {n!r}")
-    if n < 0:
-        raise _core.InputError(f"n must be at least 1, not {n}")
-    if time_limit is not None:
-        time_limit = float(time_limit)
-    if max_memory is not None:
-        max_memory = float(max_memory)
-    return _core.plan(n, model, task, n_jobs, max_memory, time_limit)
+    return _core.plan(
+        _args.integer(n, "n", 1), _args.text(model, "model"), _args.text(task, "task"), _args.jobs(n_jobs),
+        _args.memory(max_memory), _args.number(time_limit, "time_limit", optional=True),
+    )

@@ -16,12 +16,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _core
+from . import _args, _core
 from ._core import InputError, Tree
 
 __all__ = ["Sampler", "triplet_distance"]
 
+#: The query strategies, by the CLI's names.
 STRATEGIES = ("vanilla", "simple", "random", "active", "interleaved", "smart")
+
+
+def _variance(v, what):
+    """``sigma`` or ``sigma0`` as the core takes it: a string, a float or a
+    list of floats."""
+    if v is None or isinstance(v, str):
+        return v
+    if isinstance(v, np.ndarray):
+        if v.ndim > 1:
+            raise InputError(f"{what} must be a number, one number per feature, or a string, not a {v.ndim}-D array")
+        v = v.tolist()
+    if isinstance(v, (list, tuple)):
+        return [_args.number(x, f"every value of {what}") for x in v]
+    return _args.number(v, what)
 
 
 class Sampler:
@@ -50,27 +65,23 @@ class Sampler:
     This is ``trellis::ddt::Session``, the loop behind ``trellis interactive``
     and its web app: the chain, the queries and their random choices are the
     library's.
+
+    One ``Sampler`` may be shared between threads: its calls take turns on a
+    lock, and ``run``, ``query`` and ``add_triplet`` release the interpreter
+    while they work (a thread waiting for the lock does not hold it either).
+
+    Every bad argument raises ``InputError`` naming it.
     """
 
     def __init__(self, points, names=None, sigma="var/2", seed=0, c=1.0, sigma0=0.5,
                  leaf_noise=0.01, rebuild="guided", subset_size=10, candidates=20,
                  strategy="active", samples=100):
-        try:
-            x = np.ascontiguousarray(points, dtype=np.float64)
-        except (TypeError, ValueError) as e:
-            raise InputError(f"points must be a 2-D array of numbers: {e}") from None
-        if x.ndim != 2:
-            raise InputError(f"points must be a 2-D (n, d) array, not {x.ndim}-D")
-        if isinstance(sigma, np.ndarray):
-            sigma = sigma.tolist()
-        if isinstance(sigma0, np.ndarray):
-            sigma0 = sigma0.tolist()
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise InputError(f"seed must be an integer >= 0, not {seed!r}")
+        x = np.ascontiguousarray(_args.matrix(points, "points"))
         self._s = _core.Sampler(
-            x, None if names is None else [str(n) for n in names], sigma, int(seed), float(c),
-            sigma0, float(leaf_noise), rebuild, int(subset_size), int(candidates),
-            strategy, int(samples),
+            x, _args.names(names), _variance(sigma, "sigma"), _args.seed(seed), _args.number(c, "c"),
+            _variance(sigma0, "sigma0"), _args.number(leaf_noise, "leaf_noise"), _args.text(rebuild, "rebuild"),
+            _args.integer(subset_size, "subset_size", 0), _args.integer(candidates, "candidates", 0),
+            _args.text(strategy, "strategy"), _args.integer(samples, "samples", 0),
         )
 
     @property
@@ -80,10 +91,9 @@ class Sampler:
 
     def run(self, iterations):
         """Runs ``iterations`` MCMC iterations (an SPR and a divergence-time
-        move each); Ctrl-C stops early. Returns ``self``."""
-        if int(iterations) < 0:
-            raise InputError(f"iterations must be >= 0, not {iterations}")
-        self._s.run(int(iterations))
+        move each; ``iterations`` an integer ``>= 0``) with the interpreter
+        released; Ctrl-C stops early. Returns ``self``."""
+        self._s.run(_args.integer(iterations, "iterations", 0))
         return self
 
     def add_triplet(self, a, b, c) -> bool:
@@ -134,7 +144,7 @@ class Sampler:
         Returns the current tree induced on those points: a ``Tree`` over
         them with heights ``1 - t``, whose names are the points' names (or
         indices as text)."""
-        return self._s.query(strategy)
+        return self._s.query(_args.text(strategy, "strategy", optional=True))
 
     def undo(self):
         """Takes back the last triplet given and returns it as ``triplets``
@@ -143,14 +153,18 @@ class Sampler:
         return self._s.undo()
 
     def __repr__(self):
+        """``Sampler(n=..., triplets=..., strategy=...)``."""
         return repr(self._s)
 
 
 def triplet_distance(tree_a, tree_b) -> float:
-    """The triplet distance (Vikram & Dasgupta, Eq. 1): among the triplets
-    ``tree_a`` (the target) resolves, the fraction ``tree_b`` does not
-    satisfy. Trees that both have names are matched by name, else by index;
-    ``tree_a`` may come from ``Tree.from_newick`` of any binary target."""
+    """The triplet distance (Vikram & Dasgupta, Eq. 1), in ``[0, 1]``.
+
+    ``tree_a``: the target ``Tree`` (for example from ``Tree.from_newick`` of
+    any binary target); ``tree_b``: a ``Tree`` over the same points. Among
+    the triplets ``tree_a`` resolves, the fraction ``tree_b`` does not
+    satisfy. Trees that both have names are matched by name, else by index.
+    """
     if not isinstance(tree_a, Tree) or not isinstance(tree_b, Tree):
         raise InputError("triplet_distance compares two trellis.Tree objects")
     return _core.triplet_distance(tree_a, tree_b)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _core
+from . import _args, _core
 from ._core import InputError, Tree
 
 __all__ = ["JetResult", "Jets", "cluster", "cluster_many", "load", "simulate"]
@@ -43,31 +43,72 @@ _FIELDS = {
 class Jets:
     """Many jets in one flat block (cheap to slice, pickle and send to Dask).
 
-    Attributes: ``ids`` (list of str), ``leaves`` (``(M, 4)`` float64 of
-    ``(E, px, py, pz)``, every jet's leaves one after the other),
-    ``offsets`` (``len + 1`` int64: jet ``k`` is ``leaves[offsets[k]:offsets[k + 1]]``),
-    ``params`` (``(len, 3)`` float64: ``lambda``, ``lambda_root``,
-    ``delta_min`` of each jet), ``truth`` (a ``Tree`` or ``None`` per jet, or
-    ``None``) and ``meta`` (the file's ``meta`` object).
+    ``Jets(ids, leaves, offsets, params, truth=None, meta=None)``, usually
+    from ``load`` or ``simulate``; the arguments are the attributes below,
+    checked for shape and consistency (``InputError`` otherwise):
+
+    - ``ids``: one string per jet;
+    - ``leaves``: ``(M, 4)`` numbers ``(E, px, py, pz)``, every jet's
+      leaves one after the other;
+    - ``offsets``: ``len(ids) + 1`` integers rising from 0 to ``M``: jet
+      ``k`` is ``leaves[offsets[k]:offsets[k + 1]]``;
+    - ``params``: ``(len(ids), 3)`` numbers, each jet's ``lambda``,
+      ``lambda_root`` and ``delta_min``;
+    - ``truth``: ``None``, or one ``Tree`` (or ``None``) per jet;
+    - ``meta``: anything (a file's ``meta`` object).
 
     ``len(jets)``; ``jets[k]`` is jet ``k``'s ``(n, 4)`` leaves; ``jets[a:b]``
-    is a ``Jets`` of those jets.
+    is a ``Jets`` of those jets; iterating gives each jet's leaves.
     """
 
-    __slots__ = ("ids", "leaves", "offsets", "params", "truth", "meta")
+    __slots__ = {
+        "ids": "The jets' ids, one string per jet (a file's ids, or positions as text).",
+        "leaves": "Every jet's leaves one after the other: an (M, 4) float64 array of (E, px, py, pz).",
+        "offsets": "len + 1 int64 offsets into leaves: jet k is leaves[offsets[k]:offsets[k + 1]].",
+        "params": "A (len, 3) float64 array: each jet's lambda, lambda_root and delta_min.",
+        "truth": "The jets' true trees (a Tree or None per jet), or None when there are none.",
+        "meta": "The jets file's meta object (a dict), or None.",
+    }
 
     def __init__(self, ids, leaves, offsets, params, truth=None, meta=None):
-        self.ids = list(ids)
-        self.leaves = np.ascontiguousarray(leaves, dtype=np.float64)
-        self.offsets = np.ascontiguousarray(offsets, dtype=np.int64)
-        self.params = np.ascontiguousarray(params, dtype=np.float64)
+        """See the class: ``ids``, ``leaves``, ``offsets``, ``params``,
+        ``truth`` and ``meta``, checked."""
+        if isinstance(ids, (str, bytes)):
+            raise InputError("ids must be a sequence of one string per jet, not a single string")
+        try:
+            ids = list(ids)
+        except TypeError:
+            raise InputError(f"ids must be a sequence of one string per jet, not {type(ids).__name__}") from None
+        bad = next((i for i in ids if not isinstance(i, str)), None)
+        if bad is not None:
+            raise InputError(f"ids must be strings, not {_args.show(bad)}")
+        k = len(ids)
+        leaves = _block(leaves, "leaves", 4, "(E, px, py, pz)")
+        params = _block(params, "params", 3, "(lambda, lambda_root, delta_min)")
+        if len(params) != k:
+            raise InputError(f"params must have one row per jet ({k}), not {len(params)}")
+        offsets = _offsets(offsets, k, len(leaves))
+        if truth is not None:
+            if not isinstance(truth, (list, tuple)) or len(truth) != k:
+                raise InputError(f"truth must be None or a list of one Tree (or None) per jet ({k})")
+            bad = next((t for t in truth if t is not None and not isinstance(t, Tree)), None)
+            if bad is not None:
+                raise InputError(f"truth holds a Tree or None per jet, not {_args.show(bad)}")
+            truth = list(truth)
+        self.ids = ids
+        self.leaves = np.ascontiguousarray(leaves)
+        self.offsets = offsets
+        self.params = np.ascontiguousarray(params)
         self.truth = truth
         self.meta = meta
 
     def __len__(self):
+        """The number of jets."""
         return len(self.ids)
 
     def __getitem__(self, k):
+        """Jet ``k``'s ``(n, 4)`` leaves (``k`` an int), or the ``Jets`` of
+        a slice of jets (step 1)."""
         if isinstance(k, slice):
             start, stop, step = k.indices(len(self))
             if step != 1:
@@ -86,53 +127,118 @@ class Jets:
         return self.leaves[self.offsets[k] : self.offsets[k + 1]]
 
     def __iter__(self):
+        """Each jet's ``(n, 4)`` leaves, in order."""
         return (self[k] for k in range(len(self)))
 
     def __repr__(self):
+        """``Jets(K jets, M leaves)``."""
         return f"Jets({len(self)} jets, {len(self.leaves)} leaves)"
 
 
-@dataclass(frozen=True)
+def _block(a, what, cols, meaning):
+    """``a`` as a ``(rows, cols)`` float64 array (an empty ``a`` as
+    ``(0, cols)``)."""
+    if isinstance(a, (list, tuple)) and len(a) == 0:
+        return np.zeros((0, cols))
+    if isinstance(a, np.ndarray) and a.size == 0 and a.dtype.kind in "iuf":
+        return np.zeros((0, cols))
+    m = _args.matrix(a, what)
+    if m.shape[1] != cols:
+        raise InputError(f"{what} must have {cols} columns {meaning}, not shape {m.shape}")
+    return m
+
+
+def _offsets(offsets, k, m):
+    """``offsets`` as ``k + 1`` int64 values rising from 0 to ``m``."""
+    try:
+        o = np.asarray(offsets)
+    except (TypeError, ValueError):
+        raise InputError(f"offsets must be a 1-D array of integers, not {_args.show(offsets)}") from None
+    if o.ndim != 1 or o.dtype.kind not in "iu" or (o.dtype.kind == "u" and o.size and o.max() > 2**62):
+        raise InputError(f"offsets must be a 1-D array of integers, not {_args.show(offsets)}")
+    if len(o) != k + 1:
+        raise InputError(f"offsets must have one more value than there are jets ({k + 1}), not {len(o)}")
+    o = o.astype(np.int64)
+    if o[0] != 0 or o[-1] != m or np.any(np.diff(o) < 0):
+        raise InputError(f"offsets must rise from 0 to the number of leaves ({m}), not {_args.show(o.tolist())}")
+    return np.ascontiguousarray(o)
+
+
+@dataclass(frozen=True, init=False)
 class JetResult:
-    """One jet's clustering: its ``id``, the ``tree`` found (a ``Tree`` over
-    the jet's leaves, heights the cumulative cost ``-log-likelihood`` of each
-    subtree made monotone), that tree's ``log_likelihood``, and ``log_z``
-    (the log of the sum of the likelihoods of every tree; ``method="exact"``
-    only, else ``None``)."""
+    """One jet's clustering: ``id``, ``log_likelihood``, ``tree`` and
+    ``log_z`` (see each attribute). Immutable, comparable and picklable.
+
+    ``JetResult(id, log_likelihood, tree, log_z=None)``.
+    """
+
+    __slots__ = {
+        "id": "The jet's id: from the jets file, or its position as text for arrays.",
+        "log_likelihood": "The log-likelihood of tree under the Ginkgo likelihood (a float).",
+        "tree": (
+            "The tree found: a Tree over the jet's leaves (0-based, in input order), whose heights "
+            "are each subtree's cumulative cost (its -log-likelihood), made monotone."
+        ),
+        "log_z": (
+            "log Z: the log of the summed likelihood of every binary tree over the jet's leaves "
+            "(a float) with method=\"exact\"; None for the other methods."
+        ),
+    }
 
     id: str
     log_likelihood: float
     tree: Tree
-    log_z: float | None = None
+    log_z: float | None
+
+    def __init__(self, id, log_likelihood, tree, log_z=None):
+        """See the attributes: ``id``, ``log_likelihood``, ``tree``, ``log_z``."""
+        object.__setattr__(self, "id", id)
+        object.__setattr__(self, "log_likelihood", log_likelihood)
+        object.__setattr__(self, "tree", tree)
+        object.__setattr__(self, "log_z", log_z)
+
+    def __reduce__(self):
+        """Pickling: the class and the four fields."""
+        return (type(self), (self.id, self.log_likelihood, self.tree, self.log_z))
 
 
 def _flat(parts) -> Jets:
+    """The core's flat form as ``Jets``."""
     meta, ids, leaves, offsets, params, truth = parts
     return Jets(ids, leaves, offsets, params, truth, json.loads(meta))
 
 
 def load(path) -> Jets:
-    """Reads a jets file: JSON ``{"meta": ..., "jets": [{"id", "leaves":
-    [[E, px, py, pz], ...], "params": {"lambda", "lambda_root", "delta_min"},
-    "truth": nested list (optional)}, ...]}``, validated as the CLI's
-    ``--jets`` (``InputError`` naming the jet and field otherwise)."""
-    return _flat(_core.jets_read(os.fspath(path)))
+    """Reads a jets file into ``Jets``.
+
+    ``path`` (a ``str`` or ``os.PathLike``): JSON ``{"meta": ..., "jets":
+    [{"id", "leaves": [[E, px, py, pz], ...], "params": {"lambda",
+    "lambda_root", "delta_min"}, "truth": nested list (optional)}, ...]}``,
+    validated as the CLI's ``--jets`` (``InputError`` naming the jet and
+    field otherwise)."""
+    return _flat(_core.jets_read(_args.path(path)))
 
 
 def simulate(n_jets, min_leaves=2, max_leaves=None, seed=0, preset="qcd") -> Jets:
-    """Simulates ``n_jets`` jets with the Ginkgo shower, each with
-    ``min_leaves <= N <= max_leaves`` leaves (both inclusive, ``None`` for no
-    upper bound; jets outside are re-simulated), and their true trees in
-    ``truth``. ``preset``: ``"qcd"`` (rates 1.5, mass 30, ``delta_min`` 16)
-    or ``"w"`` (root rate 3, mass 80, ``delta_min`` 4). ``seed``: jet ``k``
-    depends only on ``(seed, k)``; the jets equal those of ``trellis generate
-    --n-jets K --min-leaves A --max-leaves B --seed S --preset P``."""
-    return _flat(_core.jets_simulate(int(n_jets), int(min_leaves),
-                                     None if max_leaves is None else int(max_leaves),
-                                     int(seed), preset))
+    """Simulates jets with the Ginkgo shower, with their true trees in ``truth``.
+
+    ``n_jets``: the number of jets, ``>= 0``. ``min_leaves`` and
+    ``max_leaves``: each jet has ``min_leaves <= N <= max_leaves`` leaves
+    (both inclusive; ``max_leaves=None`` for no upper bound; jets outside are
+    re-simulated). ``seed``: 0 to ``2**64 - 1``; jet ``k`` depends only on
+    ``(seed, k)``. ``preset``: ``"qcd"`` (rates 1.5, mass 30, ``delta_min``
+    16) or ``"w"`` (root rate 3, mass 80, ``delta_min`` 4). The jets equal
+    those of ``trellis generate --n-jets K --min-leaves A --max-leaves B
+    --seed S --preset P``."""
+    return _flat(_core.jets_simulate(
+        _args.integer(n_jets, "n_jets", 0), _args.integer(min_leaves, "min_leaves", 0),
+        _args.integer(max_leaves, "max_leaves", 0, optional=True), _args.seed(seed),
+        _args.text(preset, "preset"),
+    ))
 
 
 def _params_row(params):
+    """``params`` (a dict, or ``None`` for ``DEFAULT_PARAMS``) as a row."""
     if params is None:
         params = DEFAULT_PARAMS
     if not isinstance(params, dict):
@@ -145,10 +251,7 @@ def _params_row(params):
             + (f"; unknown: {sorted(unknown)}" if unknown else "")
             + (f"; missing: {sorted(missing)}" if missing else "")
         )
-    try:
-        return [float(params[k]) for k in ("lambda", "lambda_root", "delta_min")]
-    except (TypeError, ValueError):
-        raise InputError("params values must be numbers") from None
+    return [_args.number(params[k], f"params[{k!r}]") for k in ("lambda", "lambda_root", "delta_min")]
 
 
 def _to_epxpypz(cols, coords):
@@ -161,11 +264,14 @@ def _to_epxpypz(cols, coords):
 
 
 def _check_coords(coords, what):
+    """``coords`` among the coordinate systems known."""
+    coords = _args.text(coords, "coords")
     if coords not in _COORDS:
         raise InputError(f"coords must be \"EPxPyPz\" or \"PtEtaPhiM\" for {what}, not {coords!r}")
 
 
 def _from_awkward(arr, coords, params) -> Jets:
+    """An awkward array of jets of particle records as ``Jets``."""
     import awkward as ak
 
     if coords is None:
@@ -199,16 +305,14 @@ def _from_awkward(arr, coords, params) -> Jets:
 
 
 def _from_arrays(seq, coords, params) -> Jets:
+    """A list of ``(n, 4)`` arrays as ``Jets``."""
     if coords is None:
         coords = "EPxPyPz"
     _check_coords(coords, "arrays")
     blocks = []
     for k, a in enumerate(seq):
-        try:
-            a = np.asarray(a, dtype=np.float64)
-        except (TypeError, ValueError) as e:
-            raise InputError(f"jet {k} must be an (n, 4) array of numbers: {e}") from None
-        if a.ndim != 2 or a.shape[1] != 4:
+        a = _args.matrix(a, f"jet {k}")
+        if a.shape[1] != 4:
             raise InputError(f"jet {k} must be an (n, 4) array of {coords} rows, not shape {a.shape}")
         blocks.append(np.stack(_to_epxpypz(a.T, coords), axis=1))
     if not blocks:
@@ -221,6 +325,7 @@ def _from_arrays(seq, coords, params) -> Jets:
 
 
 def _as_jets(jets, params=None, coords=None) -> Jets:
+    """Any accepted form of ``jets`` as ``Jets``."""
     if isinstance(jets, Jets):
         if params is not None or coords is not None:
             raise InputError("params and coords apply to arrays; loaded or simulated jets carry their own")
@@ -242,6 +347,9 @@ def _as_jets(jets, params=None, coords=None) -> Jets:
 
 
 def _check(method, likelihood):
+    """``method`` and ``likelihood`` among the names known."""
+    method = _args.text(method, "method")
+    likelihood = _args.text(likelihood, "likelihood")
     if method not in _METHODS:
         raise InputError(f"method must be one of {', '.join(map(repr, _METHODS))}, not {method!r}")
     if likelihood not in _LIKELIHOODS:
@@ -275,6 +383,7 @@ def cluster(jets, method="exact", likelihood="current", n_jobs=None, params=None
     for a jet too large for the method.
     """
     _check(method, likelihood)
+    n_jobs, max_memory = _args.jobs(n_jobs), _args.memory(max_memory)
     js = _as_jets(jets, params, coords)
     lls, trees, log_z = _core.jets_cluster(js.leaves, js.offsets, js.params, js.ids,
                                            method, likelihood, n_jobs, max_memory)
@@ -290,20 +399,21 @@ def _cluster_chunk(chunk, method, likelihood):
 
 def cluster_many(jets, client=None, chunk_size=1000, method="exact", likelihood="current",
                  n_jobs=None, params=None, coords=None):
-    """``cluster`` over a ``dask.distributed.Client``: the jets are split into
-    chunks of ``chunk_size``, each chunk a task that runs ``cluster(chunk,
-    n_jobs=1)`` (one Rust thread per task, so that Dask's workers and threads
-    set the parallelism), and the results come back in input order.
-    Without a client, the same as ``cluster(jets, ..., n_jobs=n_jobs)``.
-    Other arguments as ``cluster``.
+    """``cluster`` over a ``dask.distributed.Client``.
+
+    ``client``: a ``dask.distributed.Client``, or ``None`` for the same as
+    ``cluster(jets, ..., n_jobs=n_jobs)`` in this process. ``chunk_size``:
+    jets per task, ``>= 1``: the jets are split into chunks, each a task that
+    runs ``cluster(chunk, n_jobs=1)`` (one Rust thread per task, so that
+    Dask's workers and threads set the parallelism), and the results come
+    back in input order. ``jets``, ``method``, ``likelihood``, ``n_jobs``
+    (without a client only), ``params`` and ``coords`` as in ``cluster``.
     """
     _check(method, likelihood)
+    chunk_size = _args.integer(chunk_size, "chunk_size", 1)
     js = _as_jets(jets, params, coords)
     if client is None:
         return cluster(js, method=method, likelihood=likelihood, n_jobs=n_jobs)
-    if int(chunk_size) < 1:
-        raise InputError(f"chunk_size must be at least 1, not {chunk_size}")
-    chunk_size = int(chunk_size)
     js = Jets(js.ids, js.leaves, js.offsets, js.params)  # truth trees stay here
     chunks = [js[a : a + chunk_size] for a in range(0, len(js), chunk_size)]
     # Scattered first, so that the task graph stays small whatever the data.
