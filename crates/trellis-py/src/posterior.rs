@@ -6,6 +6,8 @@ use std::sync::Arc;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
+use trellis::constraints::{Constrained, ConstrainedEnergy};
+use trellis::ddt::Triplet;
 use trellis::flat::FlatMarginals;
 use trellis::models::{CostModel, InputKind, ModelName, PairwiseData, Structure};
 use trellis::posterior::{Need, Posterior};
@@ -313,7 +315,7 @@ impl HierarchyPosterior {
 /// available). `data` holds weights, distances or points as `kind` says
 /// (see [`cost_model`]).
 #[pyfunction]
-#[pyo3(signature = (data, kind="weights", model="hcc", beta=1.0, names=None, max_memory=None, n_jobs=None))]
+#[pyo3(signature = (data, kind="weights", model="hcc", beta=1.0, names=None, max_memory=None, n_jobs=None, triplets=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
 fn exact_hierarchy(
     py: Python<'_>,
@@ -324,11 +326,22 @@ fn exact_hierarchy(
     names: Option<Vec<String>>,
     max_memory: Option<f64>,
     n_jobs: Option<i64>,
+    triplets: Vec<(usize, usize, usize)>,
 ) -> PyResult<HierarchyPosterior> {
     let model = cost_model(&data, kind, model, beta)?;
-    let names = crate::check_names(names, model.data().n())?.map(Arc::new);
+    let n = model.data().n();
+    let names = crate::check_names(names, n)?.map(Arc::new);
+    let triplets = checked_triplets(n, &triplets, names.as_deref())?;
     let inner = crate::run(py, n_jobs, max_memory, |o| {
-        trellis::with_cost_model!(model, |m| Posterior::dense(m, Need::All, o))
+        if triplets.is_empty() {
+            trellis::with_cost_model!(model, |m| Posterior::dense(m, Need::All, o))
+        } else {
+            trellis::with_cost_model!(model, |m| Posterior::dense(
+                Constrained::new(m, triplets.clone())?,
+                Need::All,
+                o
+            ))
+        }
     })?;
     Ok(HierarchyPosterior {
         inner,
@@ -336,6 +349,40 @@ fn exact_hierarchy(
         n_jobs,
         max_memory,
     })
+}
+
+/// Triplets `(a, b, c)` of point indices as the library's, checked: three
+/// different points below `n` that some tree satisfies (a contradiction is
+/// named by the points' names when they have names).
+fn checked_triplets(
+    n: usize,
+    triplets: &[(usize, usize, usize)],
+    names: Option<&Vec<String>>,
+) -> PyResult<Vec<Triplet>> {
+    let list = triplets
+        .iter()
+        .map(|&(a, b, c)| Triplet::new(a, b, c))
+        .collect::<trellis::Result<Vec<_>>>()
+        .map_err(|_| input("triplets: a triplet (a, b, c) needs three different points"))?;
+    if list.is_empty() {
+        return Ok(list);
+    }
+    let indices: Vec<String>;
+    let names = match names {
+        Some(names) => names.as_slice(),
+        None => {
+            indices = (0..n).map(|i| i.to_string()).collect();
+            &indices
+        }
+    };
+    trellis::ddt::build(n, &list).map_err(|e| match e.kind() {
+        trellis::ErrorKind::UnrealisableTriplets { .. } => input(format!(
+            "triplets: {}",
+            trellis::ddt::named_message(&e, names)
+        )),
+        _ => input(format!("triplets: {e}")),
+    })?;
+    Ok(list)
 }
 
 /// The exact posterior over every flat clustering (partition) of the
@@ -467,7 +514,8 @@ impl PartitionPosterior {
 /// The exact posterior over every partition: the flat trellis with
 /// correlation clustering (``O(3^n)`` time, ``O(2^n)`` memory).
 #[pyfunction]
-#[pyo3(signature = (weights, model="cc", beta=1.0, names=None, max_memory=None, n_jobs=None))]
+#[pyo3(signature = (weights, model="cc", beta=1.0, names=None, max_memory=None, n_jobs=None, must_link=Vec::new(), cannot_link=Vec::new()))]
+#[allow(clippy::too_many_arguments)]
 fn exact_partition(
     py: Python<'_>,
     weights: PyReadonlyArray2<'_, f64>,
@@ -476,6 +524,8 @@ fn exact_partition(
     names: Option<Vec<String>>,
     max_memory: Option<f64>,
     n_jobs: Option<i64>,
+    must_link: Vec<(usize, usize)>,
+    cannot_link: Vec<(usize, usize)>,
 ) -> PyResult<PartitionPosterior> {
     if model != "cc" {
         return Err(input(format!(
@@ -485,9 +535,17 @@ fn exact_partition(
     let w = crate::weights(&weights)?;
     crate::check_names(names, w.n())?;
     let energy = CorrelationClustering::new(&w, beta).map_err(to_py)?;
-    let inner = crate::run(py, n_jobs, max_memory, |o| {
-        trellis::posterior::PartitionPosterior::dense(energy, Need::All, o)
-    })?;
+    let inner = if must_link.is_empty() && cannot_link.is_empty() {
+        crate::run(py, n_jobs, max_memory, |o| {
+            trellis::posterior::PartitionPosterior::dense(energy, Need::All, o)
+        })?
+    } else {
+        let energy = ConstrainedEnergy::new(energy, &must_link, &cannot_link)
+            .map_err(|e| input(e.to_string()))?;
+        crate::run(py, n_jobs, max_memory, |o| {
+            trellis::posterior::PartitionPosterior::dense(energy, Need::All, o)
+        })?
+    };
     Ok(PartitionPosterior { inner, n_jobs })
 }
 

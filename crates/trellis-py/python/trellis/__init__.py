@@ -119,7 +119,7 @@ def _pairwise(weights, distances, points, model):
 
 
 def exact_hierarchy(weights=None, model="hcc", beta=1.0, names=None, max_memory=None, n_jobs=None,
-                    *, distances=None, points=None):
+                    *, distances=None, points=None, triplets=None):
     """The exact posterior over every binary hierarchy (the cluster trellis).
 
     ``P(H) = exp(-beta * cost(H)) / Z`` over the ``(2n - 3)!!`` binary trees
@@ -155,6 +155,14 @@ def exact_hierarchy(weights=None, model="hcc", beta=1.0, names=None, max_memory=
         A symmetric matrix of distances ``>= 0`` for the linkage potentials.
     points : array_like, shape (n, d), optional, keyword-only
         Points for the linkage potentials: their Euclidean distances.
+    triplets : sequence of (a, b, c), optional, keyword-only
+        A person's feedback: each ``(a, b, c)`` says ``a`` and ``b`` are
+        closer to each other than to ``c`` (``({a, b}, c)``), by index or,
+        with ``names``, by name. The posterior is the model's restricted to
+        the trees in which every triplet holds (its log Z, MAP tree, every
+        marginal and samples); triplets that no tree satisfies raise
+        ``InputError`` naming one of the conflict. A constrained run uses
+        the trellis's general kernel (slower than the unconstrained one).
 
     Give exactly one of ``weights``, ``distances`` and ``points``; ``n <= 30``
     within the memory available.
@@ -163,13 +171,16 @@ def exact_hierarchy(weights=None, model="hcc", beta=1.0, names=None, max_memory=
     ``TooLargeError`` (with the memory needed) when it would not fit.
     """
     data, kind = _pairwise(weights, distances, points, model)
+    names = _names(names)
+    triplets = _args.point_tuples(triplets, 3, "triplets", names, data.shape[0])
     return _core.exact_hierarchy(
-        data, kind, _str(model, "model"), _float(beta, "beta"), _names(names),
-        _memory(max_memory), _jobs(n_jobs),
+        data, kind, _str(model, "model"), _float(beta, "beta"), names,
+        _memory(max_memory), _jobs(n_jobs), triplets,
     )
 
 
-def exact_partition(weights, model="cc", beta=1.0, names=None, max_memory=None, n_jobs=None):
+def exact_partition(weights, model="cc", beta=1.0, names=None, max_memory=None, n_jobs=None,
+                    *, must_link=None, cannot_link=None):
     """The exact posterior over every flat clustering (the flat trellis).
 
     ``P(C) ∝ exp(beta · Σ_{c in C} Σ_{i<j in c} w_ij)`` over the ``B(n)``
@@ -193,13 +204,23 @@ def exact_partition(weights, model="cc", beta=1.0, names=None, max_memory=None, 
     n_jobs : int, optional
         Threads: ``None`` for the default pool, ``-1`` every core, else 1 to
         ``MAX_JOBS``.
+    must_link, cannot_link : sequence of (i, j), optional, keyword-only
+        Pairs of points (indices or, with ``names``, names) that must share
+        a cluster, or must not. The posterior is restricted to the
+        partitions that respect every pair; a cannot-link pair that the
+        must-links join raises ``InputError`` naming the chain.
 
     Returns a ``PartitionPosterior``; raises ``InputError`` for bad input and
     ``TooLargeError`` when it would not fit.
     """
+    w = _matrix(weights, "weights")
+    names = _names(names)
+    n = w.shape[0] if w.ndim == 2 else 0
+    must = _args.point_tuples(must_link, 2, "must_link", names, n)
+    cannot = _args.point_tuples(cannot_link, 2, "cannot_link", names, n)
     return _core.exact_partition(
-        _matrix(weights, "weights"), _str(model, "model"), _float(beta, "beta"), _names(names),
-        _memory(max_memory), _jobs(n_jobs),
+        w, _str(model, "model"), _float(beta, "beta"), names,
+        _memory(max_memory), _jobs(n_jobs), must, cannot,
     )
 
 

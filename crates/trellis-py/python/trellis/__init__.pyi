@@ -67,6 +67,7 @@ def exact_hierarchy(
     *,
     distances: _ArrayLike | None = None,
     points: _ArrayLike | None = None,
+    triplets: Sequence[tuple[int | str, int | str, int | str]] | None = None,
 ) -> HierarchyPosterior: ...
 def exact_partition(
     weights: _ArrayLike,
@@ -75,6 +76,9 @@ def exact_partition(
     names: Sequence[str] | None = None,
     max_memory: float | None = None,
     n_jobs: int | None = None,
+    *,
+    must_link: Sequence[tuple[int | str, int | str]] | None = None,
+    cannot_link: Sequence[tuple[int | str, int | str]] | None = None,
 ) -> PartitionPosterior: ...
 def astar(
     weights: _ArrayLike | None = None,

@@ -199,3 +199,37 @@ def path(p, what: str = "path") -> str:
     if isinstance(p, bytes):
         p = os.fsdecode(p)
     return p
+
+
+def point_tuples(items, size: int, what: str, names, n: int) -> list:
+    """``items`` (a sequence of ``size``-tuples of points, each a 0-based
+    index or, when ``names`` are given, a name) as tuples of indices below
+    ``n``; ``[]`` for ``None``."""
+    if items is None:
+        return []
+    if isinstance(items, (str, bytes)):
+        raise InputError(f"{what} must be a sequence of {size}-tuples of points, not a string")
+    index = {name: i for i, name in enumerate(names)} if names is not None else {}
+    out = []
+    try:
+        entries = list(items)
+    except TypeError:
+        raise InputError(f"{what} must be a sequence of {size}-tuples of points, not {type(items).__name__}") from None
+    for k, entry in enumerate(entries):
+        if isinstance(entry, (str, bytes)) or not hasattr(entry, "__len__") or len(entry) != size:
+            raise InputError(f"{what}[{k}] must be {size} points, not {show(entry)}")
+        points = []
+        for x in entry:
+            if isinstance(x, str):
+                if x not in index:
+                    hint = "" if names is not None else " (names need names=)"
+                    raise InputError(f"{what}[{k}]: {x!r} is not a point name{hint}")
+                points.append(index[x])
+            elif isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+                raise InputError(f"{what}[{k}] must hold point indices or names, not {show(x)}")
+            elif not 0 <= int(x) < n:
+                raise InputError(f"{what}[{k}]: point {int(x)} is out of range for {n} points")
+            else:
+                points.append(int(x))
+        out.append(tuple(points))
+    return out

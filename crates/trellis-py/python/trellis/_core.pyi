@@ -101,6 +101,7 @@ def exact_hierarchy(
     names: Sequence[str] | None = None,
     max_memory: float | None = None,
     n_jobs: int | None = None,
+    triplets: Sequence[tuple[int, int, int]] = ...,
 ) -> HierarchyPosterior: ...
 def exact_partition(
     weights: npt.NDArray[np.float64],
@@ -109,6 +110,8 @@ def exact_partition(
     names: Sequence[str] | None = None,
     max_memory: float | None = None,
     n_jobs: int | None = None,
+    must_link: Sequence[tuple[int, int]] = ...,
+    cannot_link: Sequence[tuple[int, int]] = ...,
 ) -> PartitionPosterior: ...
 def astar(
     data: npt.NDArray[np.float64],

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import html
 import io
-from typing import Any
+from typing import Any, Literal
 
 from ._core import HierarchyPosterior, PartitionPosterior, Tree
 
@@ -78,7 +78,7 @@ def dendrogram(
     tree: Tree | HierarchyPosterior,
     ax: Any = None,
     support: bool | HierarchyPosterior = True,
-    heights: str | None = None,
+    heights: Literal["cost", "rank"] | None = None,
     decimals: int = 2,
 ) -> Any:
     """Draws a tree as a dendrogram, each internal node labelled with its support.
