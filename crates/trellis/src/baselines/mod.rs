@@ -191,6 +191,10 @@ use crate::models::{Cluster, Model};
 mod beam;
 #[cfg(test)]
 mod beam_reference;
+mod leaf_order;
+mod scipy;
+
+pub use leaf_order::optimal_leaf_ordering;
 
 pub use beam::{
     LARGE_WIDTH, SMALL_POINTS, beam_memory, beam_search, beam_search_with, compact_beam_width,
@@ -318,7 +322,8 @@ pub fn greedy<M: Model + ?Sized>(model: &M) -> Result<ScoredTree> {
     })
 }
 
-/// The cluster-distance update of a linkage method (see the [module docs](self)).
+/// A linkage method: the cluster-distance update and SciPy's algorithm for
+/// it (see the [module docs](self)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Linkage {
     /// Nearest neighbour: `min` of the two distances.
@@ -329,19 +334,61 @@ pub enum Linkage {
     Complete,
     /// Ward's minimum-variance update, applied to the given distances as SciPy does.
     Ward,
+    /// WPGMA: the plain mean of the two distances.
+    Weighted,
+    /// UPGMC: the distance between centroids (on Euclidean distances); heights can decrease.
+    Centroid,
+    /// WPGMC: the distance between the midpoints of the merged clusters; heights can decrease.
+    Median,
 }
 
-/// One merge of a linkage clustering, SciPy-style: clusters `0..n` are the
-/// points, the `k`-th merge creates cluster `n + k`.
+impl Linkage {
+    /// The seven methods, in SciPy's order of its documentation.
+    pub const ALL: [Linkage; 7] = [
+        Linkage::Single,
+        Linkage::Complete,
+        Linkage::Average,
+        Linkage::Weighted,
+        Linkage::Centroid,
+        Linkage::Median,
+        Linkage::Ward,
+    ];
+
+    /// SciPy's name of the method (`"single"`, …, `"ward"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Linkage::Single => "single",
+            Linkage::Complete => "complete",
+            Linkage::Average => "average",
+            Linkage::Weighted => "weighted",
+            Linkage::Centroid => "centroid",
+            Linkage::Median => "median",
+            Linkage::Ward => "ward",
+        }
+    }
+
+    /// The method named `name` (SciPy's names), if any.
+    pub fn from_name(name: &str) -> Option<Linkage> {
+        Linkage::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// Whether its heights never decrease (all but centroid and median).
+    pub fn is_monotone(self) -> bool {
+        !matches!(self, Linkage::Centroid | Linkage::Median)
+    }
+}
+
+/// One merge of a linkage clustering: a row of SciPy's linkage matrix.
+/// Clusters `0..n` are the points, the `k`-th row creates cluster `n + k`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LinkageStep {
-    /// The merged cluster with the smaller slot.
+    /// The smaller of the two merged clusters' ids (SciPy's column 0).
     pub left: usize,
-    /// The other merged cluster.
+    /// The larger id (column 1).
     pub right: usize,
-    /// The distance between them when merged.
+    /// The distance between them when merged (column 2).
     pub height: f64,
-    /// Number of points in the new cluster.
+    /// Number of points in the new cluster (column 3).
     pub size: usize,
 }
 
@@ -382,8 +429,11 @@ fn check_distances(dist: &[f64], n: usize) -> Result<()> {
 }
 
 /// The merges of a linkage clustering of `n` points with dissimilarities
-/// `dist` (row-major `n × n`, symmetric; the diagonal is ignored), in merge
-/// order. `O(n³)` time, `O(n²)` memory.
+/// `dist` (row-major `n × n`, symmetric; the diagonal is ignored, the upper
+/// triangle is read): the rows of SciPy's linkage matrix
+/// `scipy.cluster.hierarchy.linkage(y, method)` for the condensed `y` of
+/// the same distances, in its order, ties included (see the
+/// [module docs](self) for the algorithms, their tie rules and costs).
 ///
 /// The heights are those of the recurrences in the [module docs](self),
 /// computed without overflow or underflow (see "Range" there): they are
@@ -393,35 +443,52 @@ fn check_distances(dist: &[f64], n: usize) -> Result<()> {
 /// # Errors
 ///
 /// No points, a matrix of the wrong size, a non-finite or an asymmetric
-/// entry; a Ward height beyond `f64::MAX` ([`ErrorKind::Parameter`], saying
-/// by how much to divide the distances).
+/// entry; a height beyond `f64::MAX` ([`ErrorKind::Parameter`], saying
+/// by how much to divide the distances; only Ward's heights can exceed the
+/// largest distance); centroid or median updates that take the square root
+/// of a negative number (SciPy gives NaN).
 pub fn linkage_steps(dist: &[f64], n: usize, method: Linkage) -> Result<Vec<LinkageStep>> {
     check_distances(dist, n)?;
-    let largest = dist.iter().fold(0.0f64, |m, d| m.max(d.abs()));
-    if method != Linkage::Ward || largest == 0.0 {
-        // Single, complete and average linkage never exceed the largest distance.
-        return Ok(agglomerate(dist.to_vec(), n, method).0);
+    if n == 1 {
+        return Ok(Vec::new());
     }
-    // Ward's distances can exceed the largest input distance (by at most √2
-    // per update; by at most √n on Euclidean distances): huge inputs are
-    // divided by a power of two that leaves 64 bits of headroom, or, if an
-    // update still overflows, that brings the largest distance to 1.
+    let condensed: Vec<f64> = (0..n)
+        .flat_map(|i| dist[i * n + i + 1..(i + 1) * n].iter().copied())
+        .collect();
+    let largest = condensed.iter().fold(0.0f64, |m, d| m.max(d.abs()));
+    if largest == 0.0 {
+        return Ok(scipy::run(&condensed, n, method)?.expect("zero distances stay finite"));
+    }
+    // Only Ward's distances can exceed the largest input distance (by at
+    // most √2 per update; by at most √n on Euclidean distances): for Ward,
+    // huge inputs are first divided by a power of two that leaves 64 bits
+    // of headroom. If an update still overflows (any method: rounding at
+    // the very top of the range), the distances are divided by the power of
+    // two that brings the largest to 1. A power of two changes no
+    // comparison, so the merges are the same.
     let top = range::exponent(largest);
+    let first = if method == Linkage::Ward {
+        (top - (1023 - 64)).max(0)
+    } else {
+        0
+    };
     let mut tried = Vec::new();
-    for shift in [(top - (1023 - 64)).max(0), top.max(0)] {
+    for shift in [first, top.max(0)] {
         if tried.contains(&shift) {
             continue;
         }
         tried.push(shift);
-        let d = if shift > 0 {
-            dist.iter().map(|&x| range::mul_pow2(x, -shift)).collect()
+        let d: Vec<f64> = if shift > 0 {
+            condensed
+                .iter()
+                .map(|&x| range::mul_pow2(x, -shift))
+                .collect()
         } else {
-            dist.to_vec()
+            condensed.clone()
         };
-        let (mut steps, finite) = agglomerate(d, n, method);
-        if !finite {
+        let Ok(mut steps) = scipy::run(&d, n, method)? else {
             continue;
-        }
+        };
         let highest = steps.iter().fold(0.0f64, |m, s| m.max(s.height));
         let over = range::Magnitude {
             mant: highest,
@@ -434,10 +501,11 @@ pub fn linkage_steps(dist: &[f64], n: usize, method: Linkage) -> Result<Vec<Link
         {
             let divisor = over.divisor(f64::MAX, 1);
             return Err(Error::parameter(format!(
-                "Ward linkage's merge height of clusters {} and {} (merge {k}, 0-based) \
+                "{} linkage's merge height of clusters {} and {} (merge {k}, 0-based) \
                  overflows: it is {}, more than the largest floating-point number ({:.1e}); \
                  the heights scale with the distances, so divide them by at least {} (the \
                  largest distance, {}, to at most {})",
+                title(method),
                 s.left,
                 s.right,
                 range::Magnitude {
@@ -457,92 +525,44 @@ pub fn linkage_steps(dist: &[f64], n: usize, method: Linkage) -> Result<Vec<Link
         return Ok(steps);
     }
     Err(Error::parameter(format!(
-        "Ward linkage's Lance-Williams distances overflow floating-point numbers even with \
+        "{} linkage's Lance-Williams distances overflow floating-point numbers even with \
          the distances divided by 2^{}; these dissimilarities are far from Euclidean",
+        title(method),
         top.max(0)
     )))
 }
 
-/// The agglomeration of [`linkage_steps`] on (scaled) distances, and whether
-/// every updated distance stayed finite.
-fn agglomerate(mut d: Vec<f64>, n: usize, method: Linkage) -> (Vec<LinkageStep>, bool) {
-    // Upper triangle in use: d[i * n + j] for slots i < j.
-    let mut id: Vec<usize> = (0..n).collect();
-    let mut size = vec![1usize; n];
-    let mut alive = vec![true; n];
-    let mut steps = Vec::with_capacity(n - 1);
-    let mut finite = true;
-    for k in 0..n - 1 {
-        let mut best: Option<(usize, usize, f64)> = None;
-        for i in (0..n).filter(|&i| alive[i]) {
-            for j in (i + 1..n).filter(|&j| alive[j]) {
-                let v = d[i * n + j];
-                if best.is_none_or(|(_, _, b)| v < b) {
-                    best = Some((i, j, v));
-                }
-            }
-        }
-        let (i, j, dij) = best.expect("two clusters are left");
-        let (ni, nj) = (size[i] as f64, size[j] as f64);
-        for m in (0..n).filter(|&m| alive[m] && m != i && m != j) {
-            let at = |a: usize, b: usize| if a < b { a * n + b } else { b * n + a };
-            let (dmi, dmj) = (d[at(m, i)], d[at(m, j)]);
-            let nm = size[m] as f64;
-            let v = match method {
-                Linkage::Single => dmi.min(dmj),
-                Linkage::Complete => dmi.max(dmj),
-                Linkage::Average => average_update(ni, nj, dmi, dmj),
-                Linkage::Ward => ward_update(ni, nj, nm, dmi, dmj, dij),
-            };
-            finite &= v.is_finite();
-            d[at(m, i)] = v;
-        }
-        steps.push(LinkageStep {
-            left: id[i],
-            right: id[j],
-            height: dij,
-            size: size[i] + size[j],
-        });
-        alive[j] = false;
-        size[i] += size[j];
-        id[i] = n + k;
-    }
-    (steps, finite)
+/// `Ward`, `Single`, …: the method's name in a sentence's first word.
+fn title(method: Linkage) -> String {
+    let name = method.name();
+    name[..1].to_uppercase() + &name[1..]
 }
 
-/// `(n_i d_mi + n_j d_mj) / (n_i + n_j)`, on the distances divided by the
-/// power of two at the larger of them: never overflows (the products
-/// `n_i d_mi` would near `1e307`), and where the direct form does not
-/// overflow, the same number to the bit.
-fn average_update(ni: f64, nj: f64, dmi: f64, dmj: f64) -> f64 {
-    let top = dmi.abs().max(dmj.abs());
-    if top == 0.0 {
-        return 0.0;
+/// SciPy's linkage matrix `scipy.cluster.hierarchy.linkage(y, method,
+/// optimal_ordering=optimal_ordering)` for the distances `dist` (row-major
+/// `n × n`, as [`linkage_steps`]): rows `[a, b, height, size]`, equal to
+/// SciPy's entry for entry (ids, their column order, heights, sizes), and
+/// with `optimal_ordering`, the children of some rows exchanged as SciPy's
+/// [`optimal_leaf_ordering`] does. No rows for one point.
+///
+/// # Errors
+///
+/// As [`linkage_steps`].
+pub fn linkage_matrix(
+    dist: &[f64],
+    n: usize,
+    method: Linkage,
+    optimal_ordering: bool,
+) -> Result<Vec<[f64; 4]>> {
+    let rows: Vec<[f64; 4]> = linkage_steps(dist, n, method)?
+        .iter()
+        .map(|s| [s.left as f64, s.right as f64, s.height, s.size as f64])
+        .collect();
+    if optimal_ordering {
+        optimal_leaf_ordering(&rows, dist)
+    } else {
+        Ok(rows)
     }
-    let e = range::exponent(top);
-    let (a, b) = (range::mul_pow2(dmi, -e), range::mul_pow2(dmj, -e));
-    range::mul_pow2((ni * a + nj * b) / (ni + nj), e)
-}
-
-/// Ward's update (the [module docs](self)' table), on the distances divided
-/// by the power of two at the largest of them: its squares neither overflow
-/// (distances near `1e160`) nor underflow (near `1e-160`), and where the
-/// direct form does neither, the same number to the bit.
-fn ward_update(ni: f64, nj: f64, nm: f64, dmi: f64, dmj: f64, dij: f64) -> f64 {
-    let top = dmi.abs().max(dmj.abs()).max(dij.abs());
-    if top == 0.0 {
-        return 0.0;
-    }
-    if !top.is_finite() {
-        return top;
-    }
-    let e = range::exponent(top);
-    let [a, b, c] = [dmi, dmj, dij].map(|x| range::mul_pow2(x, -e));
-    let t = 1.0 / (ni + nj + nm);
-    let v = ((ni + nm) * t * a * a + (nj + nm) * t * b * b - nm * t * c * c)
-        .max(0.0)
-        .sqrt();
-    range::mul_pow2(v, e)
 }
 
 /// The tree of a linkage clustering (see [`linkage_steps`]), canonical.
@@ -555,24 +575,20 @@ pub fn linkage(dist: &[f64], n: usize, method: Linkage) -> Result<Tree> {
 }
 
 /// The dendrogram of a linkage clustering (see [`linkage_steps`]): its
-/// canonical tree with each merge at the distance of its clusters, the
-/// heights of SciPy's `linkage` (made monotone, which they already are for
-/// the four methods).
+/// canonical tree with each merge at the distance of its clusters (made
+/// monotone: centroid and median heights can decrease), and
+/// [`Dendrogram::linkage`] is SciPy's linkage matrix exactly
+/// ([`linkage_matrix`], inversions included).
 ///
 /// # Errors
 ///
 /// As [`linkage_steps`].
 pub fn linkage_dendrogram(dist: &[f64], n: usize, method: Linkage) -> Result<Dendrogram> {
-    let steps = linkage_steps(dist, n, method)?;
-    if steps.is_empty() {
+    let rows = linkage_matrix(dist, n, method, false)?;
+    if rows.is_empty() {
         return Dendrogram::new(Tree::Leaf(0), Vec::new());
     }
-    // The merges are SciPy's linkage rows.
-    let rows: Vec<[f64; 4]> = steps
-        .iter()
-        .map(|s| [s.left as f64, s.right as f64, s.height, s.size as f64])
-        .collect();
-    Ok(Dendrogram::from_linkage(&rows)?.canonical())
+    Ok(Dendrogram::from_scipy(rows)?.canonical())
 }
 
 /// Euclidean distances between the rows of `points` (row-major `n × n`),
