@@ -26,7 +26,11 @@
 //! row `i` creates cluster `n + i`, children come before their parents and
 //! the heights are non-decreasing (rows sorted by height; ties keep the tree's
 //! post-order, which puts children first). [`Dendrogram::from_linkage`] reads
-//! such a matrix back, checking every rule.
+//! such a matrix back, checking every rule. A dendrogram made by
+//! [`Dendrogram::from_scipy`] (as [`linkage_dendrogram`](crate::baselines::linkage_dendrogram)
+//! makes them) keeps the matrix it was made from and gives it back as it is:
+//! SciPy's order of rows and of ties, and the decreasing heights (inversions)
+//! of centroid and median linkage.
 //!
 //! # Newick
 //!

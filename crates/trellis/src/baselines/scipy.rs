@@ -486,3 +486,172 @@ pub(super) fn textbook(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A deterministic uniform generator in [0, 1).
+    struct Gen(u64);
+
+    impl Gen {
+        fn unit(&mut self) -> f64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 >> 11) as f64 / (1u64 << 53) as f64
+        }
+        fn below(&mut self, k: usize) -> usize {
+            (self.unit() * k as f64) as usize
+        }
+        fn point(&mut self) -> [f64; 3] {
+            [self.unit() - 0.5, self.unit() - 0.5, self.unit() - 0.5]
+        }
+    }
+
+    fn norm(a: &[f64; 3], b: &[f64; 3]) -> f64 {
+        a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>().sqrt()
+    }
+
+    fn centroid(c: &[[f64; 3]]) -> [f64; 3] {
+        let mut s = [0.0; 3];
+        for p in c {
+            for k in 0..3 {
+                s[k] += p[k] / c.len() as f64;
+            }
+        }
+        s
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1.0)
+    }
+
+    #[test]
+    fn condensed_index_enumerates_the_upper_triangle_row_by_row() {
+        for n in 2..9 {
+            let mut k = 0;
+            for i in 0..n {
+                for j in i + 1..n {
+                    assert_eq!(condensed_index(n, i, j), k);
+                    assert_eq!(condensed_index(n, j, i), k);
+                    k += 1;
+                }
+            }
+            assert_eq!(k, n * (n - 1) / 2);
+        }
+    }
+
+    /// Each update, from the distances of the merged clusters x and y to a
+    /// cluster i, equals the method's distance computed from scratch: the
+    /// min, max and mean over the pairs of points, the distance of the
+    /// centroids (Euclidean), Ward's criterion, and for median (WPGMC) the
+    /// distance of the midpoints, `m(x ∪ y) = (m(x) + m(y)) / 2`.
+    #[test]
+    fn updates_are_the_methods_distances() {
+        let mut g = Gen(0x2545_f491_4f6c_dd1d);
+        for _ in 0..500 {
+            let sizes = [1 + g.below(5), 1 + g.below(5), 1 + g.below(5)];
+            let [x, y, i]: [Vec<[f64; 3]>; 3] =
+                sizes.map(|s| (0..s).map(|_| g.point()).collect());
+            let (nx, ny, ni) = (x.len(), y.len(), i.len());
+            let cross = |a: &[[f64; 3]], b: &[[f64; 3]]| -> Vec<f64> {
+                a.iter()
+                    .flat_map(|p| b.iter().map(move |q| norm(p, q)))
+                    .collect()
+            };
+            let xy: Vec<[f64; 3]> = x.iter().chain(&y).copied().collect();
+            let min = |v: Vec<f64>| v.into_iter().fold(f64::INFINITY, f64::min);
+            let max = |v: Vec<f64>| v.into_iter().fold(0.0, f64::max);
+            let mean = |v: Vec<f64>| v.iter().sum::<f64>() / v.len() as f64;
+            let args = |f: &dyn Fn(&[[f64; 3]], &[[f64; 3]]) -> f64| (f(&x, &i), f(&y, &i), f(&x, &y));
+
+            let (a, b, c) = args(&|p, q| min(cross(p, q)));
+            assert_eq!(update(Linkage::Single, a, b, c, nx, ny, ni), min(cross(&xy, &i)));
+            let (a, b, c) = args(&|p, q| max(cross(p, q)));
+            assert_eq!(update(Linkage::Complete, a, b, c, nx, ny, ni), max(cross(&xy, &i)));
+            let (a, b, c) = args(&|p, q| mean(cross(p, q)));
+            let v = update(Linkage::Average, a, b, c, nx, ny, ni);
+            assert!(close(v, mean(cross(&xy, &i))), "average");
+            let (a, b, c) = args(&|p, q| norm(&centroid(p), &centroid(q)));
+            let v = update(Linkage::Centroid, a, b, c, nx, ny, ni);
+            assert!(close(v, norm(&centroid(&xy), &centroid(&i))), "centroid");
+            let ward = |p: &[[f64; 3]], q: &[[f64; 3]]| {
+                let (np, nq) = (p.len() as f64, q.len() as f64);
+                (2.0 * np * nq / (np + nq)).sqrt() * norm(&centroid(p), &centroid(q))
+            };
+            let (a, b, c) = args(&ward);
+            let v = update(Linkage::Ward, a, b, c, nx, ny, ni);
+            assert!(close(v, ward(&xy, &i)), "ward: {v} vs {}", ward(&xy, &i));
+            // Median and weighted: the clusters' points play no part.
+            let (mx, my, mi) = (g.point(), g.point(), g.point());
+            let mid: [f64; 3] = std::array::from_fn(|k| (mx[k] + my[k]) / 2.0);
+            let v = update(Linkage::Median, norm(&mx, &mi), norm(&my, &mi), norm(&mx, &my), nx, ny, ni);
+            assert!(close(v, norm(&mid, &mi)), "median");
+            let (a, b) = (g.unit(), g.unit());
+            assert_eq!(update(Linkage::Weighted, a, b, g.unit(), nx, ny, ni), (a + b) / 2.0);
+        }
+    }
+
+    /// The scaled updates are SciPy's expressions to the bit at ordinary
+    /// magnitudes, and homogeneous: multiplying the three distances by a
+    /// power of two multiplies the result by it exactly, up to `2^±1000`,
+    /// where SciPy's squares overflow or vanish.
+    #[test]
+    fn scaled_updates_are_scipys_and_homogeneous() {
+        let mut g = Gen(0x9e37_79b9_7f4a_7c15);
+        for _ in 0..2000 {
+            let (nx, ny, ni) = (1 + g.below(9), 1 + g.below(9), 1 + g.below(9));
+            // Reciprocal nearest neighbours: d_xy is the smallest.
+            let c = g.unit();
+            let (a, b) = (c + g.unit(), c + g.unit());
+            for method in Linkage::ALL {
+                let v = update(method, a, b, c, nx, ny, ni);
+                assert_eq!(v.to_bits(), textbook(method, a, b, c, nx, ny, ni).to_bits());
+                assert!(v.is_finite() && v >= 0.0, "{method:?}");
+                for k in [-1000, -600, -100, 100, 500, 1000] {
+                    let s = |x: f64| range::mul_pow2(x, k);
+                    let scaled = update(method, s(a), s(b), s(c), nx, ny, ni);
+                    assert_eq!(scaled, s(v), "{method:?} 2^{k}");
+                }
+            }
+        }
+        // SciPy's form overflows where the scaled one does not.
+        assert!(!textbook(Linkage::Ward, 1e200, 2e200, 1e200, 1, 1, 1).is_finite());
+        assert!(update(Linkage::Ward, 1e200, 2e200, 1e200, 1, 1, 1).is_finite());
+        assert!(textbook(Linkage::Weighted, 1.5e308, 1.5e308, 1.0, 1, 1, 1).is_infinite());
+        assert_eq!(update(Linkage::Weighted, 1.5e308, 1.5e308, 1.0, 1, 1, 1), 1.5e308);
+    }
+
+    /// The heap gives a minimum after every operation, and each key's value.
+    #[test]
+    fn heap_keeps_the_minimum() {
+        let mut g = Gen(77);
+        for _ in 0..200 {
+            let len = 1 + g.below(20);
+            let mut values: Vec<f64> = (0..len).map(|_| g.below(5) as f64).collect();
+            let mut heap = Heap::new(values.clone());
+            let mut alive = vec![true; len];
+            let mut left = len;
+            for _ in 0..40 {
+                let (k, v) = heap.min();
+                assert!(alive[k] && v == values[k]);
+                let smallest = (0..len).filter(|&i| alive[i]).map(|i| values[i]).fold(f64::INFINITY, f64::min);
+                assert_eq!(v, smallest);
+                if g.below(3) == 0 && left > 1 {
+                    heap.remove_min();
+                    alive[k] = false;
+                    left -= 1;
+                } else {
+                    let keys: Vec<usize> = (0..len).filter(|&i| alive[i]).collect();
+                    let key = keys[g.below(keys.len())];
+                    values[key] = g.below(5) as f64;
+                    heap.change_value(key, values[key]);
+                }
+                for key in (0..len).filter(|&i| alive[i]) {
+                    assert_eq!(heap.values[heap.index_by_key[key]], values[key]);
+                }
+            }
+        }
+    }
+}

@@ -83,8 +83,8 @@
 //! # Relation to linkage clustering
 //!
 //! - **Single linkage.** The tree that SciPy's single linkage builds
-//!   (Kruskal's algorithm: each merge at the length of the MST edge that
-//!   joins the two clusters) costs exactly the MST weight, the lower bound
+//!   (from a minimum spanning tree, by Prim's algorithm: each merge at the
+//!   length of the MST edge that joins the two clusters) costs exactly the MST weight, the lower bound
 //!   above, so it is a MAP tree of `linkage-single` at every β > 0. It is in
 //!   general not the only one: every tree whose splits each cut an MST edge
 //!   of minimum cross distance costs the same (for three points on a line at
