@@ -111,7 +111,8 @@ pub struct LinkageArgs {
 
     /// Dissimilarities: an N x N symmetric matrix of distances >= 0 (CSV without header
     /// or .npy, `-` for standard input; the diagonal is ignored), or SciPy's condensed
-    /// vector of the N(N-1)/2 distances d01, d02, ..., d12, ... as one row or one column.
+    /// vector of the N(N-1)/2 distances d01, d02, ..., d12, ... as one row or one column (of
+    /// more than one value: a single value is the 1 x 1 matrix of one point).
     /// The linkage matrix equals SciPy's `linkage` on the same distances.
     #[arg(long, value_name = "FILE")]
     pub distances: Option<PathBuf>,

@@ -217,3 +217,35 @@ def test_the_matrix_survives_pickling_and_other_heights():
     ranks = tree.to_linkage(heights="rank")
     assert hierarchy.is_valid_linkage(ranks) and hierarchy.is_monotonic(ranks)
     assert trellis.Tree.from_linkage(ranks) == tree
+
+
+def test_the_command_prints_scipys_matrix(run_cli, tmp_path):
+    """`trellis linkage --linkage` on a condensed vector (one CSV row) and on
+    the square matrix: SciPy's matrix, the JSON numbers read back exactly."""
+    import json
+
+    for seed in range(2000, 2030):
+        x, y, metric = grid_data(seed, max_n=12)
+        if len(x) < 3:
+            continue  # (one number is the 1 x 1 matrix of one point, not two points)
+        condensed = tmp_path / f"y{seed}.csv"
+        condensed.write_text(",".join(repr(float(v)) for v in y) + "\n")
+        square = tmp_path / f"d{seed}.csv"
+        np.savetxt(square, distance.squareform(y), delimiter=",", fmt="%.17g")
+        for method in METHODS:
+            expected = hierarchy.linkage(y, method)
+            for path in (condensed, square):
+                out = run_cli("linkage", "--distances", path, "--method", method, "--linkage")
+                assert_same(np.array(json.loads(out), dtype=np.float64), expected,
+                            f"{method} seed {seed} {path.name}")
+
+
+def test_the_command_refuses_a_bad_condensed_vector(cli, tmp_path):
+    import subprocess
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("1,2,3,4\n")
+    out = subprocess.run([cli, "linkage", "--distances", str(bad), "--method", "median"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and out.stdout == ""
+    assert "condensed distance vector" in out.stderr and "has 4" in out.stderr, out.stderr

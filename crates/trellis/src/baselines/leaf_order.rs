@@ -67,7 +67,10 @@ pub fn optimal_leaf_ordering(z: &[[f64; 4]], dist: &[f64]) -> Result<Vec<[f64; 4
     }
     // The same rows over leaf positions; distances between positions.
     let relabel = |v: usize| if v < n { position[v] } else { v };
-    let sorted: Vec<(usize, usize)> = rows.iter().map(|&(l, r)| (relabel(l), relabel(r))).collect();
+    let sorted: Vec<(usize, usize)> = rows
+        .iter()
+        .map(|&(l, r)| (relabel(l), relabel(r)))
+        .collect();
     let sorted_d: Vec<f64> = (0..n)
         .flat_map(|a| (0..n).map(move |b| (a, b)))
         .map(|(a, b)| dist[leaves[a] * n + leaves[b]])
@@ -329,11 +332,16 @@ mod tests {
     fn reference(z: &[[f64; 4]], d: &[f64]) -> Vec<[f64; 4]> {
         let n = z.len() + 1;
         let order = leaves(z);
-        let pos: Vec<usize> = (0..n).map(|p| order.iter().position(|&l| l == p).unwrap()).collect();
+        let pos: Vec<usize> = (0..n)
+            .map(|p| order.iter().position(|&l| l == p).unwrap())
+            .collect();
         let dd = |a: usize, b: usize| d[order[a] * n + order[b]];
         let kids = |v: usize| -> (usize, usize) {
             let (l, r) = (z[v - n][0] as usize, z[v - n][1] as usize);
-            (if l < n { pos[l] } else { l }, if r < n { pos[r] } else { r })
+            (
+                if l < n { pos[l] } else { l },
+                if r < n { pos[r] } else { r },
+            )
         };
         let mut range = vec![(0, 0); 2 * n - 1];
         for (p, r) in range.iter_mut().enumerate().take(n) {
@@ -415,7 +423,7 @@ mod tests {
         let mut g = Gen(0xdead_beef_1234_5678);
         let (mut shallow, mut missed) = (0, 0);
         for round in 0..600 {
-            let n = 2 + (round % 9) as usize;
+            let n = 2 + round % 9;
             let mut d = vec![0.0; n * n];
             for i in 0..n {
                 for j in i + 1..n {
@@ -438,7 +446,13 @@ mod tests {
                 let flipped: Vec<[f64; 4]> = z
                     .iter()
                     .enumerate()
-                    .map(|(k, r)| if mask >> k & 1 == 1 { [r[1], r[0], r[2], r[3]] } else { *r })
+                    .map(|(k, r)| {
+                        if mask >> k & 1 == 1 {
+                            [r[1], r[0], r[2], r[3]]
+                        } else {
+                            *r
+                        }
+                    })
                     .collect();
                 best = best.min(cost(&leaves(&flipped), &d, n));
             }
@@ -456,7 +470,10 @@ mod tests {
                 missed += 1;
             }
         }
-        assert!(shallow > 50 && missed > 0, "{shallow} shallow, {missed} missed");
+        assert!(
+            shallow > 50 && missed > 0,
+            "{shallow} shallow, {missed} missed"
+        );
     }
 
     #[test]
@@ -482,6 +499,9 @@ mod tests {
         assert!(optimal_leaf_ordering(&[[0.0, 0.0, 1.0, 2.0]], &[0.0; 4]).is_err());
         let e = optimal_leaf_ordering(&[[0.0, 1.0, 1.0, 2.0]], &[0.0; 3]).unwrap_err();
         assert!(e.to_string().contains("not 3"), "{e}");
-        assert_eq!(optimal_leaf_ordering(&[], &[0.0]).unwrap(), Vec::<[f64; 4]>::new());
+        assert_eq!(
+            optimal_leaf_ordering(&[], &[0.0]).unwrap(),
+            Vec::<[f64; 4]>::new()
+        );
     }
 }

@@ -855,7 +855,10 @@ mod tests {
         for len in [2, 4, 5, 7, 9, 11, 4949, 4951] {
             let e = condensed_points(len).unwrap_err();
             assert!(matches!(e.kind(), ErrorKind::Shape { .. }));
-            assert!(e.to_string().contains(&format!("this one has {len}")), "{e}");
+            assert!(
+                e.to_string().contains(&format!("this one has {len}")),
+                "{e}"
+            );
         }
         assert!(Distances::from_condensed_vector(&[1.0; 5]).is_err());
         // Tied whole numbers: the condensed vector and the square matrix
@@ -891,7 +894,13 @@ mod tests {
                 let dg = linkage_dendrogram(&square, n, method).unwrap();
                 if n > 1 {
                     assert_eq!(dg.linkage().unwrap(), z);
-                    assert_eq!(dg.tree(), &Dendrogram::from_linkage(&z).unwrap().canonical().into_tree());
+                    assert_eq!(
+                        dg.tree(),
+                        &Dendrogram::from_linkage(&z)
+                            .unwrap()
+                            .canonical()
+                            .into_tree()
+                    );
                 }
             }
         }

@@ -510,7 +510,11 @@ mod tests {
     }
 
     fn norm(a: &[f64; 3], b: &[f64; 3]) -> f64 {
-        a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>().sqrt()
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y) * (x - y))
+            .sum::<f64>()
+            .sqrt()
     }
 
     fn centroid(c: &[[f64; 3]]) -> [f64; 3] {
@@ -522,6 +526,8 @@ mod tests {
         }
         s
     }
+
+    type Points = [[f64; 3]];
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1.0)
@@ -552,8 +558,7 @@ mod tests {
         let mut g = Gen(0x2545_f491_4f6c_dd1d);
         for _ in 0..500 {
             let sizes = [1 + g.below(5), 1 + g.below(5), 1 + g.below(5)];
-            let [x, y, i]: [Vec<[f64; 3]>; 3] =
-                sizes.map(|s| (0..s).map(|_| g.point()).collect());
+            let [x, y, i]: [Vec<[f64; 3]>; 3] = sizes.map(|s| (0..s).map(|_| g.point()).collect());
             let (nx, ny, ni) = (x.len(), y.len(), i.len());
             let cross = |a: &[[f64; 3]], b: &[[f64; 3]]| -> Vec<f64> {
                 a.iter()
@@ -564,12 +569,18 @@ mod tests {
             let min = |v: Vec<f64>| v.into_iter().fold(f64::INFINITY, f64::min);
             let max = |v: Vec<f64>| v.into_iter().fold(0.0, f64::max);
             let mean = |v: Vec<f64>| v.iter().sum::<f64>() / v.len() as f64;
-            let args = |f: &dyn Fn(&[[f64; 3]], &[[f64; 3]]) -> f64| (f(&x, &i), f(&y, &i), f(&x, &y));
+            let args = |f: &dyn Fn(&Points, &Points) -> f64| (f(&x, &i), f(&y, &i), f(&x, &y));
 
             let (a, b, c) = args(&|p, q| min(cross(p, q)));
-            assert_eq!(update(Linkage::Single, a, b, c, nx, ny, ni), min(cross(&xy, &i)));
+            assert_eq!(
+                update(Linkage::Single, a, b, c, nx, ny, ni),
+                min(cross(&xy, &i))
+            );
             let (a, b, c) = args(&|p, q| max(cross(p, q)));
-            assert_eq!(update(Linkage::Complete, a, b, c, nx, ny, ni), max(cross(&xy, &i)));
+            assert_eq!(
+                update(Linkage::Complete, a, b, c, nx, ny, ni),
+                max(cross(&xy, &i))
+            );
             let (a, b, c) = args(&|p, q| mean(cross(p, q)));
             let v = update(Linkage::Average, a, b, c, nx, ny, ni);
             assert!(close(v, mean(cross(&xy, &i))), "average");
@@ -586,10 +597,21 @@ mod tests {
             // Median and weighted: the clusters' points play no part.
             let (mx, my, mi) = (g.point(), g.point(), g.point());
             let mid: [f64; 3] = std::array::from_fn(|k| (mx[k] + my[k]) / 2.0);
-            let v = update(Linkage::Median, norm(&mx, &mi), norm(&my, &mi), norm(&mx, &my), nx, ny, ni);
+            let v = update(
+                Linkage::Median,
+                norm(&mx, &mi),
+                norm(&my, &mi),
+                norm(&mx, &my),
+                nx,
+                ny,
+                ni,
+            );
             assert!(close(v, norm(&mid, &mi)), "median");
             let (a, b) = (g.unit(), g.unit());
-            assert_eq!(update(Linkage::Weighted, a, b, g.unit(), nx, ny, ni), (a + b) / 2.0);
+            assert_eq!(
+                update(Linkage::Weighted, a, b, g.unit(), nx, ny, ni),
+                (a + b) / 2.0
+            );
         }
     }
 
@@ -620,7 +642,10 @@ mod tests {
         assert!(!textbook(Linkage::Ward, 1e200, 2e200, 1e200, 1, 1, 1).is_finite());
         assert!(update(Linkage::Ward, 1e200, 2e200, 1e200, 1, 1, 1).is_finite());
         assert!(textbook(Linkage::Weighted, 1.5e308, 1.5e308, 1.0, 1, 1, 1).is_infinite());
-        assert_eq!(update(Linkage::Weighted, 1.5e308, 1.5e308, 1.0, 1, 1, 1), 1.5e308);
+        assert_eq!(
+            update(Linkage::Weighted, 1.5e308, 1.5e308, 1.0, 1, 1, 1),
+            1.5e308
+        );
     }
 
     /// The heap gives a minimum after every operation, and each key's value.
@@ -636,7 +661,10 @@ mod tests {
             for _ in 0..40 {
                 let (k, v) = heap.min();
                 assert!(alive[k] && v == values[k]);
-                let smallest = (0..len).filter(|&i| alive[i]).map(|i| values[i]).fold(f64::INFINITY, f64::min);
+                let smallest = (0..len)
+                    .filter(|&i| alive[i])
+                    .map(|i| values[i])
+                    .fold(f64::INFINITY, f64::min);
                 assert_eq!(v, smallest);
                 if g.below(3) == 0 && left > 1 {
                     heap.remove_min();
