@@ -68,6 +68,13 @@ pub enum LinkageMethod {
     Complete,
     /// Ward's minimum variance.
     Ward,
+    /// WPGMA: the plain mean of the two clusters' distances.
+    Weighted,
+    /// UPGMC: distance between centroids; heights can decrease (the --linkage matrix keeps
+    /// them, as SciPy's; tree heights are made monotone).
+    Centroid,
+    /// WPGMC: distance between midpoints; heights can decrease, as centroid's.
+    Median,
 }
 
 /// What the linkage of `--points` runs on.
@@ -103,8 +110,10 @@ pub struct LinkageArgs {
     pub metric: Option<Metric>,
 
     /// Dissimilarities: an N x N symmetric matrix of distances >= 0 (CSV without header
-    /// or .npy, `-` for standard input; the diagonal is ignored). The merge heights equal
-    /// SciPy's `linkage` on the same matrix.
+    /// or .npy, `-` for standard input; the diagonal is ignored), or SciPy's condensed
+    /// vector of the N(N-1)/2 distances d01, d02, ..., d12, ... as one row or one column (of
+    /// more than one value: a single value is the 1 x 1 matrix of one point).
+    /// The linkage matrix equals SciPy's `linkage` on the same distances.
     #[arg(long, value_name = "FILE")]
     pub distances: Option<PathBuf>,
 
@@ -374,6 +383,9 @@ pub fn linkage(a: &LinkageArgs, progress: bool) -> Result<String> {
         LinkageMethod::Average => Linkage::Average,
         LinkageMethod::Complete => Linkage::Complete,
         LinkageMethod::Ward => Linkage::Ward,
+        LinkageMethod::Weighted => Linkage::Weighted,
+        LinkageMethod::Centroid => Linkage::Centroid,
+        LinkageMethod::Median => Linkage::Median,
     };
     let title = format!("{:?} linkage hierarchy", a.method);
     if a.jets.is_some() {
@@ -434,10 +446,21 @@ fn linkage_on_matrix(a: &LinkageArgs, method: Linkage, title: &str) -> Result<St
         }
         let options = ReadOptions::weights().with_max_bytes(trellis::io::input_limit(limit));
         let table = trellis::io::read_table(path, &options)?;
-        let m = table.matrix;
+        let mut m = table.matrix;
+        if m.rows != m.cols && (m.rows == 1 || m.cols == 1) {
+            // SciPy's condensed vector, read and checked by the library.
+            check(trellis::models::condensed_points(m.data.len())?)?;
+            let d = trellis::Distances::from_condensed_vector(&m.data)?;
+            m = trellis::Matrix {
+                rows: d.n(),
+                cols: d.n(),
+                data: d.to_vec(),
+            };
+        }
         if m.rows != m.cols {
             bail!(
-                "--distances must be a square N x N matrix, not {} x {}",
+                "--distances must be a square N x N matrix or a condensed vector (one row), \
+                 not {} x {}",
                 m.rows,
                 m.cols
             );

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use numpy::{PyArray2, PyReadonlyArray2};
+use numpy::{PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use trellis::astar::{self as search, ApproxOptions};
 use trellis::baselines::{self, Linkage};
@@ -210,49 +210,61 @@ fn beam(
 }
 
 /// Classic linkage clustering, as ``scipy.cluster.hierarchy.linkage``:
-/// from ``distances`` (an ``(n, n)`` symmetric matrix) or from ``points``
-/// (Euclidean distances between the rows). ``method``: ``"single"``,
-/// ``"complete"``, ``"average"`` or ``"ward"``. The tree keeps the merge
-/// distances as heights, so ``to_linkage()`` equals SciPy's matrix.
+/// from ``distances`` (an ``(n, n)`` symmetric matrix), ``condensed`` (the
+/// condensed vector SciPy takes) or ``points`` (Euclidean distances between
+/// the rows). ``method``: one of SciPy's seven. The tree keeps the merge
+/// distances as heights, and ``to_linkage()`` gives SciPy's matrix exactly.
 #[pyfunction]
-#[pyo3(signature = (points=None, distances=None, method="average", names=None))]
+#[pyo3(signature = (points=None, distances=None, method="average", names=None, optimal_ordering=false, condensed=None))]
+#[allow(clippy::too_many_arguments)]
 fn linkage(
     py: Python<'_>,
     points: Option<PyReadonlyArray2<'_, f64>>,
     distances: Option<PyReadonlyArray2<'_, f64>>,
     method: &str,
     names: Option<Vec<String>>,
+    optimal_ordering: bool,
+    condensed: Option<PyReadonlyArray1<'_, f64>>,
 ) -> PyResult<PyTree> {
-    let method = match method {
-        "single" => Linkage::Single,
-        "complete" => Linkage::Complete,
-        "average" => Linkage::Average,
-        "ward" => Linkage::Ward,
-        other => {
-            return Err(input(format!(
-                "method must be \"single\", \"complete\", \"average\" or \"ward\", not {other:?}"
-            )));
-        }
-    };
-    let (d, n) = match (points, distances) {
-        (Some(p), None) => {
+    let method = Linkage::from_name(method).ok_or_else(|| {
+        input(format!(
+            "method must be \"single\", \"complete\", \"average\", \"weighted\", \
+             \"centroid\", \"median\" or \"ward\", not {method:?}"
+        ))
+    })?;
+    let (d, n) = match (points, distances, condensed) {
+        (Some(p), None, None) => {
             let m = crate::matrix(&p)?;
             (baselines::euclidean_distances(&m).map_err(to_py)?, m.rows)
         }
-        (None, Some(d)) => {
+        (None, Some(d), None) => {
             // The library's checks: square, finite, symmetric, >= 0.
             let m = crate::matrix(&d)?;
             let d = trellis::Distances::from_matrix(&m).map_err(to_py)?;
             (d.to_vec(), m.rows)
         }
+        (None, None, Some(y)) => {
+            let y = y.as_slice().map_err(|e| input(e.to_string()))?;
+            let d = trellis::Distances::from_condensed_vector(y).map_err(to_py)?;
+            (d.to_vec(), d.n())
+        }
         _ => return Err(input("give exactly one of points and distances")),
     };
     let names = crate::check_names(names, n)?.map(Arc::new);
-    let d = crate::run(py, None, None, |_| {
-        baselines::linkage_dendrogram(&d, n, method)
+    let (tree, heights, z) = crate::run(py, None, None, |_| {
+        let z = baselines::linkage_matrix(&d, n, method, optimal_ordering)?;
+        if z.is_empty() {
+            return Ok((trellis::Tree::Leaf(0), Vec::new(), z));
+        }
+        // Optimal ordering orders the leaves: the tree keeps SciPy's order.
+        let mut dendrogram = trellis::Dendrogram::from_scipy(z.clone())?;
+        if !optimal_ordering {
+            dendrogram = dendrogram.canonical();
+        }
+        let heights = dendrogram.heights().to_vec();
+        Ok((dendrogram.into_tree(), heights, z))
     })?;
-    let heights = d.heights().to_vec();
-    Ok(PyTree::new(d.into_tree(), names, Some(heights)))
+    Ok(PyTree::new(tree, names, Some(heights)).with_linkage(z))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -26,6 +26,9 @@ pub struct PyTree {
     /// Heights of the internal nodes in post-order (monotone), when the
     /// tree has its own (costs, linkage heights or divergence times).
     pub heights: Option<Vec<f64>>,
+    /// SciPy's linkage matrix of a tree from ``trellis.linkage``, which
+    /// ``to_linkage()`` gives back as it is (row order, ties, inversions).
+    pub linkage: Option<Arc<Vec<[f64; 4]>>>,
 }
 
 impl PyTree {
@@ -39,6 +42,16 @@ impl PyTree {
             tree,
             names,
             heights,
+            linkage: None,
+        }
+    }
+
+    /// The same tree keeping the linkage matrix `z` it was built from
+    /// (empty for one point: none).
+    pub fn with_linkage(self, z: Vec<[f64; 4]>) -> PyTree {
+        PyTree {
+            linkage: (!z.is_empty()).then(|| Arc::new(z)),
+            ..self
         }
     }
 
@@ -401,17 +414,19 @@ impl PyTree {
     /// ``heights``: ``"cost"`` (the tree's own heights: cumulative costs for
     /// trees from a model; an ``InputError`` for a tree without heights),
     /// ``"rank"`` (merge ``k`` at height ``k``), or ``None`` for the tree's
-    /// own when it has them, else ranks.
+    /// own when it has them, else ranks. A tree from ``trellis.linkage``
+    /// gives SciPy's matrix exactly (with its own heights), inversions of
+    /// centroid and median linkage included (not monotone then).
     #[pyo3(signature = (heights=None))]
     fn to_linkage<'py>(
         &self,
         py: Python<'py>,
         #[pyo3(from_py_with = crate::args::heights)] heights: Option<String>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let rows = self
-            .dendrogram(heights.as_deref())?
-            .linkage()
-            .map_err(to_py)?;
+        let rows = match (&self.linkage, heights.as_deref()) {
+            (Some(z), None | Some("cost")) => z.to_vec(),
+            (_, h) => self.dendrogram(h)?.linkage().map_err(to_py)?,
+        };
         let rows: Vec<Vec<f64>> = rows.iter().map(|r| r.to_vec()).collect();
         if rows.is_empty() {
             return Ok(PyArray2::zeros(py, [0, 4], false));
@@ -424,19 +439,26 @@ impl PyTree {
         self.n()
     }
 
-    /// Pickling: the tree as nested-list JSON text, its names and heights.
+    /// Pickling: the tree as nested-list JSON text, its names and heights
+    /// (and the linkage matrix it keeps).
     #[allow(clippy::type_complexity)]
     fn __reduce__<'py>(
         &self,
         py: Python<'py>,
     ) -> PyResult<(
         Bound<'py, PyAny>,
-        (String, Option<Vec<String>>, Option<Vec<f64>>),
+        (
+            String,
+            Option<Vec<String>>,
+            Option<Vec<f64>>,
+            Option<Vec<[f64; 4]>>,
+        ),
     )> {
         let text = serde_json::to_string(&self.tree)
             .map_err(|e| input(format!("the tree cannot be written: {e}")))?;
         let restore = py.import("trellis._core")?.getattr("_tree_from_state")?;
-        Ok((restore, (text, self.names(), self.heights.clone())))
+        let z = self.linkage.as_ref().map(|z| z.to_vec());
+        Ok((restore, (text, self.names(), self.heights.clone(), z)))
     }
 
     /// Whether ``other`` is a ``Tree`` with the same clusters of point
@@ -477,13 +499,19 @@ impl PyTree {
 
 /// Rebuilds a pickled `Tree` (see `Tree.__reduce__`).
 #[pyfunction]
+#[pyo3(signature = (text, names, heights, linkage=None))]
 fn _tree_from_state(
     text: &str,
     names: Option<Vec<String>>,
     heights: Option<Vec<f64>>,
+    linkage: Option<Vec<[f64; 4]>>,
 ) -> PyResult<PyTree> {
     let tree = trellis::Tree::from_json_str(text).map_err(to_py)?;
-    Ok(PyTree::new(tree, names.map(Arc::new), heights))
+    let t = PyTree::new(tree, names.map(Arc::new), heights);
+    Ok(match linkage {
+        Some(z) => t.with_linkage(z),
+        None => t,
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

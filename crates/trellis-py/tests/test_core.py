@@ -394,7 +394,7 @@ BAD = {
     "similarity-gamma": lambda: trellis.similarity(np.ones((3, 2)), kind="rbf", gamma=-1.0),
     "similarity-gamma-kind": lambda: trellis.similarity(np.ones((3, 2)), kind="dot", gamma=1.0),
     "similarity-zero-cosine": lambda: trellis.similarity(np.zeros((3, 2))),
-    "linkage-method": lambda: trellis.linkage(points=np.ones((3, 2)), method="median"),
+    "linkage-method": lambda: trellis.linkage(points=np.ones((3, 2)), method="medoid"),
     "linkage-neither": lambda: trellis.linkage(),
     "linkage-both": lambda: trellis.linkage(points=np.ones((3, 2)), distances=np.zeros((3, 3))),
     "linkage-negative": lambda: trellis.linkage(distances=-np.abs(_sym(4))),

@@ -26,7 +26,11 @@
 //! row `i` creates cluster `n + i`, children come before their parents and
 //! the heights are non-decreasing (rows sorted by height; ties keep the tree's
 //! post-order, which puts children first). [`Dendrogram::from_linkage`] reads
-//! such a matrix back, checking every rule.
+//! such a matrix back, checking every rule. A dendrogram made by
+//! [`Dendrogram::from_scipy`] (as [`linkage_dendrogram`](crate::baselines::linkage_dendrogram)
+//! makes them) keeps the matrix it was made from and gives it back as it is:
+//! SciPy's order of rows and of ties, and the decreasing heights (inversions)
+//! of centroid and median linkage.
 //!
 //! # Newick
 //!
@@ -49,6 +53,9 @@ pub struct Dendrogram {
     tree: Tree,
     /// The height of each internal node, in the tree's post-order.
     heights: Vec<f64>,
+    /// The SciPy linkage matrix it was made from by
+    /// [`Dendrogram::from_scipy`], given back as it is.
+    scipy: Option<Vec<[f64; 4]>>,
 }
 
 /// What [`Dendrogram::to_newick`] writes besides the shape.
@@ -116,6 +123,7 @@ impl Dendrogram {
         Ok(Dendrogram {
             tree,
             heights: monotone,
+            scipy: None,
         })
     }
 
@@ -130,7 +138,11 @@ impl Dendrogram {
                 h
             },
         );
-        Dendrogram { tree, heights }
+        Dendrogram {
+            tree,
+            heights,
+            scipy: None,
+        }
     }
 
     /// Heights by cost: the total [`Search::split_cost`] of each subtree
@@ -180,7 +192,11 @@ impl Dendrogram {
                 key
             },
         );
-        Dendrogram { tree, heights }
+        Dendrogram {
+            tree,
+            heights,
+            scipy: self.scipy,
+        }
     }
 
     /// The tree.
@@ -215,9 +231,14 @@ impl Dendrogram {
         out
     }
 
-    /// The SciPy linkage matrix (see the module docs). The tree must cover
-    /// the points `0..n` exactly, as every hierarchy this crate returns does.
+    /// The SciPy linkage matrix (see the module docs), or for a dendrogram
+    /// made by [`Dendrogram::from_scipy`], the matrix it was made from. The
+    /// tree must cover the points `0..n` exactly, as every hierarchy this
+    /// crate returns does.
     pub fn linkage(&self) -> Result<Vec<[f64; 4]>> {
+        if let Some(rows) = &self.scipy {
+            return Ok(rows.clone());
+        }
         let n = self.tree.num_leaves();
         self.tree.validate(n, true)?;
         // Post-order ids of the internal nodes with their children (as
@@ -347,6 +368,25 @@ impl Dendrogram {
             },
         );
         Dendrogram::new(tree, heights)
+    }
+
+    /// A dendrogram that keeps a linkage matrix as it is: its tree and
+    /// heights are those of [`Dendrogram::from_linkage`] (left child from
+    /// column 0; heights made monotone), and [`Dendrogram::linkage`] gives
+    /// `rows` back unchanged: their row order, column order and heights,
+    /// even where they decrease (SciPy's centroid and median linkage) or
+    /// where the rows are not in the order of their heights. Kept through
+    /// [`Dendrogram::canonical`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Dendrogram::from_linkage`].
+    pub fn from_scipy(rows: Vec<[f64; 4]>) -> Result<Dendrogram> {
+        let d = Dendrogram::from_linkage(&rows)?;
+        Ok(Dendrogram {
+            scipy: Some(rows),
+            ..d
+        })
     }
 
     /// The Newick text (see the module docs and [`Newick`]).

@@ -337,18 +337,48 @@ def score(tree, weights=None, model="hcc", beta=1.0, names=None, *, distances=No
     return _core.score(tree, data, kind, _str(model, "model"), _float(beta, "beta"), _names(names))
 
 
-def linkage(points=None, distances=None, method="average", names=None):
-    """Classic linkage clustering as SciPy's (single, complete, average, ward).
+def linkage(points=None, distances=None, method="average", names=None, optimal_ordering=False):
+    """Classic linkage clustering, SciPy's exactly: ``scipy.cluster.hierarchy.linkage``.
 
-    Give ``points`` (Euclidean distances between rows) or ``distances`` (an
-    ``(n, n)`` symmetric matrix). The returned ``Tree`` keeps the merge
-    distances as heights: ``tree.to_linkage()`` is SciPy's matrix.
-    ``method``: ``"single"``, ``"complete"``, ``"average"`` or ``"ward"``;
-    ``names``: one label per point.
+    Give ``points`` (Euclidean distances between rows) or ``distances``:
+    a condensed 1-D vector of ``n (n - 1) / 2`` distances (SciPy's ``y``,
+    ``pdist``'s layout) or an ``(n, n)`` symmetric matrix. ``method``:
+    ``"single"``, ``"complete"``, ``"average"``, ``"weighted"``,
+    ``"centroid"``, ``"median"`` or ``"ward"`` (centroid, median and ward
+    apply their updates to the distances given, as SciPy does; centroid and
+    median heights can decrease). ``optimal_ordering``: exchange children as
+    SciPy's ``optimal_leaf_ordering`` does, so that adjacent leaves are
+    close (the tree then keeps that leaf order). ``names``: one label per
+    point.
+
+    The returned ``Tree`` keeps SciPy's linkage matrix: ``tree.to_linkage()``
+    equals ``scipy.cluster.hierarchy.linkage(y, method,
+    optimal_ordering=optimal_ordering)`` entry for entry, the order of rows
+    and of ties included, and so do its inversions (centroid and median:
+    then ``tree.heights`` are made monotone, the matrix is not).
     """
     p = None if points is None else _matrix(points, "points")
-    d = None if distances is None else _matrix(distances, "distances")
-    return _core.linkage(p, d, _str(method, "method"), _names(names))
+    d = y = None
+    if distances is not None:
+        if _np.iscomplexobj(distances):
+            raise InputError("distances must be real numbers, not complex")
+        try:
+            a = _np.asarray(distances, dtype=_np.float64)
+        except (TypeError, ValueError) as e:
+            raise InputError(f"distances must be an array of numbers: {e}") from None
+        if a.ndim == 1:
+            y = _np.ascontiguousarray(a)
+        elif a.ndim == 2:
+            d = a
+        else:
+            raise InputError(
+                f"distances must be a condensed 1-D vector or an (n, n) matrix, not {a.ndim}-D"
+            )
+    if not isinstance(optimal_ordering, (bool, _np.bool_)):
+        raise InputError(f"optimal_ordering must be True or False, not {optimal_ordering!r}")
+    if p is not None and (d is not None or y is not None):
+        raise InputError("give exactly one of points and distances")
+    return _core.linkage(p, d, _str(method, "method"), _names(names), bool(optimal_ordering), y)
 
 
 def read_points(path, names_column="auto"):

@@ -132,6 +132,7 @@ def read_weights(path: str | os.PathLike[str]) -> npt.NDArray[np.float64]: ...
 def linkage(
     points: _ArrayLike | None = None,
     distances: _ArrayLike | None = None,
-    method: Literal["single", "complete", "average", "ward"] = "average",
+    method: Literal["single", "complete", "average", "weighted", "centroid", "median", "ward"] = "average",
     names: Sequence[str] | None = None,
+    optimal_ordering: bool = False,
 ) -> Tree: ...

@@ -154,6 +154,8 @@ def linkage(
     distances: npt.NDArray[np.float64] | None = None,
     method: str = "average",
     names: Sequence[str] | None = None,
+    optimal_ordering: bool = False,
+    condensed: npt.NDArray[np.float64] | None = None,
 ) -> Tree: ...
 
 # trellis.jets: the jets collections in the flat form (meta as JSON text,

@@ -117,43 +117,95 @@
 //!
 //! # Linkage clustering ([`linkage`])
 //!
-//! Classic hierarchical agglomerative clustering on a dissimilarity matrix:
-//! merge the two closest clusters, then update the distances from the new
-//! cluster `i ∪ j` to every other cluster `k` by the Lance–Williams recurrence
-//! (`n_x` = size of cluster `x`):
+//! Classic hierarchical agglomerative clustering on a dissimilarity matrix,
+//! SciPy's `scipy.cluster.hierarchy.linkage` exactly: merge the two closest
+//! clusters, then update the distances from the new cluster `i ∪ j` to every
+//! other cluster `k` by the Lance–Williams recurrence (`n_x` = size of
+//! cluster `x`):
 //!
 //! | method | `d(k, i ∪ j)` |
 //! |---|---|
 //! | [`Linkage::Single`] | `min(d(k,i), d(k,j))` |
 //! | [`Linkage::Complete`] | `max(d(k,i), d(k,j))` |
 //! | [`Linkage::Average`] (UPGMA) | `(n_i d(k,i) + n_j d(k,j)) / (n_i + n_j)` |
+//! | [`Linkage::Weighted`] (WPGMA) | `(d(k,i) + d(k,j)) / 2` |
+//! | [`Linkage::Centroid`] (UPGMC) | `√((n_i d(k,i)² + n_j d(k,j)² - n_i n_j d(i,j)² / (n_i+n_j)) / (n_i+n_j))` |
+//! | [`Linkage::Median`] (WPGMC) | `√(d(k,i)²/2 + d(k,j)²/2 - d(i,j)²/4)` |
 //! | [`Linkage::Ward`] | `√(((n_i+n_k) d(k,i)² + (n_j+n_k) d(k,j)² - n_k d(i,j)²) / (n_i+n_j+n_k))` |
 //!
-//! Ward's form is the one SciPy applies to the distances it is given (it is
-//! Ward's minimum-variance criterion when they are Euclidean). All four are
-//! monotone: merge heights never decrease. Ties are broken towards the
-//! smallest pair of slots `(i, j)`, `i < j` (lexicographically), where a merged
-//! cluster takes the slot of its lower half. The naive algorithm costs `O(n³)`
-//! time and `O(n²)` memory.
+//! Centroid, median and Ward are applied to the distances given, as SciPy
+//! does (they are the distances of centroids, of midpoints and Ward's
+//! minimum-variance criterion when the distances are Euclidean). Each
+//! update is SciPy's expression, operation for operation.
+//!
+//! *The algorithms and their ties* are SciPy's, since on tied distances the
+//! algorithm decides which pairs merge and in which order; the result is
+//! SciPy's linkage matrix entry for entry ([`linkage_steps`],
+//! [`linkage_matrix`]), tested against SciPy on its fixtures and on
+//! hundreds of integer-grid data sets (`crates/trellis-py/tests/test_scipy_linkage.py`):
+//!
+//! - **Single**: Prim's minimum spanning tree from point 0. Each step adds
+//!   the point nearest to the tree, the smallest index among equals; the
+//!   merge is recorded with the point added the step before (SciPy's
+//!   convention; the labelling below turns it into the right clusters).
+//! - **Complete, average, weighted, Ward** (the reducible methods):
+//!   the nearest-neighbour chain. A chain starts at the lowest live slot and
+//!   grows by the nearest cluster of its end; the previous link wins a tie
+//!   (so the chain ends at two reciprocal nearest neighbours), then the
+//!   lowest slot. The two are merged into the higher of their two slots.
+//! - Both then sort the merges by height, *stably* (ties keep the order in
+//!   which the algorithm made them), and label them: each slot stands for
+//!   the current cluster of its point, cluster ids are `n + row`, and each
+//!   row names the smaller id first.
+//! - **Centroid, median**: Müllner's generic algorithm. Every slot keeps a
+//!   candidate nearest neighbour above it and a lower bound of its
+//!   distance, in a binary heap with SciPy's layout and sift rules; the
+//!   heap's minimum is merged once its bound is current (its candidate is
+//!   searched again otherwise; the lowest slot wins ties), into the higher
+//!   slot. Rows are kept in merge order, not sorted: these two methods are
+//!   not monotone, and a merge can be lower than an earlier one (an
+//!   *inversion*). The linkage matrix keeps the heights as they are, as
+//!   SciPy's does; a [`Dendrogram`]'s heights are made monotone, but
+//!   [`Dendrogram::linkage`] of [`linkage_dendrogram`] gives the matrix
+//!   back unchanged.
+//!
+//! *Complexity.* Single linkage `O(n²)` time; the nearest-neighbour chain
+//! `O(n²)` time; the generic algorithm `O(n²)` typically and `O(n³)` in
+//! the worst case. The matrix is validated `n × n` (`8 n²` bytes), and the
+//! algorithms work on condensed copies of it (`4 n²` bytes each, two of
+//! them, three when the distances are divided by a power of two).
+//!
+//! *Optimal leaf ordering* ([`optimal_leaf_ordering`], or
+//! `optimal_ordering` of [`linkage_matrix`]) exchanges the children of
+//! some merges so that neighbouring leaves of the dendrogram are close,
+//! SciPy's `optimal_leaf_ordering` exactly (Bar-Joseph et al. 2001's
+//! dynamic programme, in single precision as SciPy's). Note that SciPy's
+//! result is not always the optimum it aims at: each merge decides the
+//! order of its children from its own best end leaves rather than from
+//! those its parent chose, so from three levels of merges down the sum of
+//! adjacent distances can exceed the least possible (on random small
+//! integer distances, in a quarter to a third of the cases), and can even
+//! exceed the unordered tree's. The result here is SciPy's, not the optimum.
 //!
 //! *Range.* Every height is homogeneous of degree 1 in the distances,
 //! `heights(c · D) = c · heights(D)`, and is computed so over the whole range
-//! of `f64`: Ward's update squares the distances (which overflows near
-//! `1e154` and underflows near `1e-162`) and average linkage multiplies them
-//! by cluster sizes (which overflows near `1e307`), so each update works on
-//! its distances divided by the power of two at the largest of them and
-//! multiplies the result back. Multiplying by a power of two is exact, so
-//! where the textbook form neither overflows nor underflows the heights are
-//! SciPy's to the bit; beyond, they are the scaled answer where SciPy gives
-//! `inf`, or heights of 0 for distances near `1e-300`. Ward's distances can
-//! grow past the largest input distance (by at most `√n` on Euclidean
-//! distances), so Ward on distances above `2^959 ≈ 1e289` runs on the
-//! distances divided by a power of two, and its heights are multiplied back
-//! at the end; a height that then exceeds `f64::MAX` has no `f64` value, and
-//! the clustering is refused, naming the merge and by how much to divide the
-//! distances. Single, complete and average heights never exceed the largest
-//! distance. Euclidean distances from points ([`euclidean_distances`]) are
-//! computed the same way.
+//! of `f64`: the squares of Ward's, centroid's and median's updates
+//! overflow near `1e154` and underflow near `1e-162`, average linkage
+//! multiplies distances by cluster sizes (overflow near `1e307`) and
+//! weighted adds two of them, so each update works on its distances divided
+//! by the power of two at the largest of them and multiplies the result
+//! back. Multiplying by a power of two is exact and changes no comparison,
+//! so where SciPy's form neither overflows nor underflows the heights and
+//! the merges are SciPy's to the bit; beyond, they are the scaled answer
+//! where SciPy gives `inf`, or heights of 0 for distances near `1e-300`.
+//! Ward's distances can grow past the largest input distance (by at most
+//! `√n` on Euclidean distances), so Ward on distances above `2^959 ≈
+//! 1e289` runs on the distances divided by a power of two, and its heights
+//! are multiplied back at the end; a height that then exceeds `f64::MAX`
+//! has no `f64` value, and the clustering is refused, naming the merge and
+//! by how much to divide the distances. The heights of the other six
+//! methods never exceed the largest distance. Euclidean distances from
+//! points ([`euclidean_distances`]) are computed the same way.
 //!
 //! The A* paper's greedy baseline for hierarchical correlation clustering is
 //! average linkage on `max(sim) - sim` ([`distances_from_similarities`]).
@@ -191,6 +243,10 @@ use crate::models::{Cluster, Model};
 mod beam;
 #[cfg(test)]
 mod beam_reference;
+mod leaf_order;
+mod scipy;
+
+pub use leaf_order::optimal_leaf_ordering;
 
 pub use beam::{
     LARGE_WIDTH, SMALL_POINTS, beam_memory, beam_search, beam_search_with, compact_beam_width,
@@ -318,7 +374,8 @@ pub fn greedy<M: Model + ?Sized>(model: &M) -> Result<ScoredTree> {
     })
 }
 
-/// The cluster-distance update of a linkage method (see the [module docs](self)).
+/// A linkage method: the cluster-distance update and SciPy's algorithm for
+/// it (see the [module docs](self)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Linkage {
     /// Nearest neighbour: `min` of the two distances.
@@ -329,19 +386,61 @@ pub enum Linkage {
     Complete,
     /// Ward's minimum-variance update, applied to the given distances as SciPy does.
     Ward,
+    /// WPGMA: the plain mean of the two distances.
+    Weighted,
+    /// UPGMC: the distance between centroids (on Euclidean distances); heights can decrease.
+    Centroid,
+    /// WPGMC: the distance between the midpoints of the merged clusters; heights can decrease.
+    Median,
 }
 
-/// One merge of a linkage clustering, SciPy-style: clusters `0..n` are the
-/// points, the `k`-th merge creates cluster `n + k`.
+impl Linkage {
+    /// The seven methods, in SciPy's order of its documentation.
+    pub const ALL: [Linkage; 7] = [
+        Linkage::Single,
+        Linkage::Complete,
+        Linkage::Average,
+        Linkage::Weighted,
+        Linkage::Centroid,
+        Linkage::Median,
+        Linkage::Ward,
+    ];
+
+    /// SciPy's name of the method (`"single"`, …, `"ward"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Linkage::Single => "single",
+            Linkage::Complete => "complete",
+            Linkage::Average => "average",
+            Linkage::Weighted => "weighted",
+            Linkage::Centroid => "centroid",
+            Linkage::Median => "median",
+            Linkage::Ward => "ward",
+        }
+    }
+
+    /// The method named `name` (SciPy's names), if any.
+    pub fn from_name(name: &str) -> Option<Linkage> {
+        Linkage::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// Whether its heights never decrease (all but centroid and median).
+    pub fn is_monotone(self) -> bool {
+        !matches!(self, Linkage::Centroid | Linkage::Median)
+    }
+}
+
+/// One merge of a linkage clustering: a row of SciPy's linkage matrix.
+/// Clusters `0..n` are the points, the `k`-th row creates cluster `n + k`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LinkageStep {
-    /// The merged cluster with the smaller slot.
+    /// The smaller of the two merged clusters' ids (SciPy's column 0).
     pub left: usize,
-    /// The other merged cluster.
+    /// The larger id (column 1).
     pub right: usize,
-    /// The distance between them when merged.
+    /// The distance between them when merged (column 2).
     pub height: f64,
-    /// Number of points in the new cluster.
+    /// Number of points in the new cluster (column 3).
     pub size: usize,
 }
 
@@ -382,8 +481,11 @@ fn check_distances(dist: &[f64], n: usize) -> Result<()> {
 }
 
 /// The merges of a linkage clustering of `n` points with dissimilarities
-/// `dist` (row-major `n × n`, symmetric; the diagonal is ignored), in merge
-/// order. `O(n³)` time, `O(n²)` memory.
+/// `dist` (row-major `n × n`, symmetric; the diagonal is ignored, the upper
+/// triangle is read): the rows of SciPy's linkage matrix
+/// `scipy.cluster.hierarchy.linkage(y, method)` for the condensed `y` of
+/// the same distances, in its order, ties included (see the
+/// [module docs](self) for the algorithms, their tie rules and costs).
 ///
 /// The heights are those of the recurrences in the [module docs](self),
 /// computed without overflow or underflow (see "Range" there): they are
@@ -393,35 +495,54 @@ fn check_distances(dist: &[f64], n: usize) -> Result<()> {
 /// # Errors
 ///
 /// No points, a matrix of the wrong size, a non-finite or an asymmetric
-/// entry; a Ward height beyond `f64::MAX` ([`ErrorKind::Parameter`], saying
-/// by how much to divide the distances).
+/// entry; a height beyond `f64::MAX` ([`ErrorKind::Parameter`], saying
+/// by how much to divide the distances; only Ward's heights can exceed the
+/// largest distance); centroid or median updates that take the square root
+/// of a negative number (SciPy gives NaN).
 pub fn linkage_steps(dist: &[f64], n: usize, method: Linkage) -> Result<Vec<LinkageStep>> {
     check_distances(dist, n)?;
-    let largest = dist.iter().fold(0.0f64, |m, d| m.max(d.abs()));
-    if method != Linkage::Ward || largest == 0.0 {
-        // Single, complete and average linkage never exceed the largest distance.
-        return Ok(agglomerate(dist.to_vec(), n, method).0);
+    if n == 1 {
+        return Ok(Vec::new());
     }
-    // Ward's distances can exceed the largest input distance (by at most √2
-    // per update; by at most √n on Euclidean distances): huge inputs are
-    // divided by a power of two that leaves 64 bits of headroom, or, if an
-    // update still overflows, that brings the largest distance to 1.
+    let condensed: Vec<f64> = (0..n)
+        .flat_map(|i| dist[i * n + i + 1..(i + 1) * n].iter().copied())
+        .collect();
+    let largest = condensed.iter().fold(0.0f64, |m, d| m.max(d.abs()));
+    if largest == 0.0 {
+        return Ok(scipy::run(&condensed, n, method)?.expect("zero distances stay finite"));
+    }
+    // Only Ward's distances can exceed the largest input distance (by at
+    // most √2 per update; by at most √n on Euclidean distances): for Ward,
+    // huge inputs are first divided by a power of two that leaves 64 bits
+    // of headroom. If an update still overflows (any method: rounding at
+    // the very top of the range), the distances are divided by the power of
+    // two that brings the largest to 1. A power of two changes no
+    // comparison, so the merges are the same.
     let top = range::exponent(largest);
+    let first = if method == Linkage::Ward {
+        (top - (1023 - 64)).max(0)
+    } else {
+        0
+    };
     let mut tried = Vec::new();
-    for shift in [(top - (1023 - 64)).max(0), top.max(0)] {
+    for shift in [first, top.max(0)] {
         if tried.contains(&shift) {
             continue;
         }
         tried.push(shift);
+        let scaled: Vec<f64>;
         let d = if shift > 0 {
-            dist.iter().map(|&x| range::mul_pow2(x, -shift)).collect()
+            scaled = condensed
+                .iter()
+                .map(|&x| range::mul_pow2(x, -shift))
+                .collect();
+            &scaled
         } else {
-            dist.to_vec()
+            &condensed
         };
-        let (mut steps, finite) = agglomerate(d, n, method);
-        if !finite {
+        let Ok(mut steps) = scipy::run(d, n, method)? else {
             continue;
-        }
+        };
         let highest = steps.iter().fold(0.0f64, |m, s| m.max(s.height));
         let over = range::Magnitude {
             mant: highest,
@@ -434,10 +555,11 @@ pub fn linkage_steps(dist: &[f64], n: usize, method: Linkage) -> Result<Vec<Link
         {
             let divisor = over.divisor(f64::MAX, 1);
             return Err(Error::parameter(format!(
-                "Ward linkage's merge height of clusters {} and {} (merge {k}, 0-based) \
+                "{} linkage's merge height of clusters {} and {} (merge {k}, 0-based) \
                  overflows: it is {}, more than the largest floating-point number ({:.1e}); \
                  the heights scale with the distances, so divide them by at least {} (the \
                  largest distance, {}, to at most {})",
+                title(method),
                 s.left,
                 s.right,
                 range::Magnitude {
@@ -457,92 +579,44 @@ pub fn linkage_steps(dist: &[f64], n: usize, method: Linkage) -> Result<Vec<Link
         return Ok(steps);
     }
     Err(Error::parameter(format!(
-        "Ward linkage's Lance-Williams distances overflow floating-point numbers even with \
+        "{} linkage's Lance-Williams distances overflow floating-point numbers even with \
          the distances divided by 2^{}; these dissimilarities are far from Euclidean",
+        title(method),
         top.max(0)
     )))
 }
 
-/// The agglomeration of [`linkage_steps`] on (scaled) distances, and whether
-/// every updated distance stayed finite.
-fn agglomerate(mut d: Vec<f64>, n: usize, method: Linkage) -> (Vec<LinkageStep>, bool) {
-    // Upper triangle in use: d[i * n + j] for slots i < j.
-    let mut id: Vec<usize> = (0..n).collect();
-    let mut size = vec![1usize; n];
-    let mut alive = vec![true; n];
-    let mut steps = Vec::with_capacity(n - 1);
-    let mut finite = true;
-    for k in 0..n - 1 {
-        let mut best: Option<(usize, usize, f64)> = None;
-        for i in (0..n).filter(|&i| alive[i]) {
-            for j in (i + 1..n).filter(|&j| alive[j]) {
-                let v = d[i * n + j];
-                if best.is_none_or(|(_, _, b)| v < b) {
-                    best = Some((i, j, v));
-                }
-            }
-        }
-        let (i, j, dij) = best.expect("two clusters are left");
-        let (ni, nj) = (size[i] as f64, size[j] as f64);
-        for m in (0..n).filter(|&m| alive[m] && m != i && m != j) {
-            let at = |a: usize, b: usize| if a < b { a * n + b } else { b * n + a };
-            let (dmi, dmj) = (d[at(m, i)], d[at(m, j)]);
-            let nm = size[m] as f64;
-            let v = match method {
-                Linkage::Single => dmi.min(dmj),
-                Linkage::Complete => dmi.max(dmj),
-                Linkage::Average => average_update(ni, nj, dmi, dmj),
-                Linkage::Ward => ward_update(ni, nj, nm, dmi, dmj, dij),
-            };
-            finite &= v.is_finite();
-            d[at(m, i)] = v;
-        }
-        steps.push(LinkageStep {
-            left: id[i],
-            right: id[j],
-            height: dij,
-            size: size[i] + size[j],
-        });
-        alive[j] = false;
-        size[i] += size[j];
-        id[i] = n + k;
-    }
-    (steps, finite)
+/// `Ward`, `Single`, …: the method's name in a sentence's first word.
+fn title(method: Linkage) -> String {
+    let name = method.name();
+    name[..1].to_uppercase() + &name[1..]
 }
 
-/// `(n_i d_mi + n_j d_mj) / (n_i + n_j)`, on the distances divided by the
-/// power of two at the larger of them: never overflows (the products
-/// `n_i d_mi` would near `1e307`), and where the direct form does not
-/// overflow, the same number to the bit.
-fn average_update(ni: f64, nj: f64, dmi: f64, dmj: f64) -> f64 {
-    let top = dmi.abs().max(dmj.abs());
-    if top == 0.0 {
-        return 0.0;
+/// SciPy's linkage matrix `scipy.cluster.hierarchy.linkage(y, method,
+/// optimal_ordering=optimal_ordering)` for the distances `dist` (row-major
+/// `n × n`, as [`linkage_steps`]): rows `[a, b, height, size]`, equal to
+/// SciPy's entry for entry (ids, their column order, heights, sizes), and
+/// with `optimal_ordering`, the children of some rows exchanged as SciPy's
+/// [`optimal_leaf_ordering`] does. No rows for one point.
+///
+/// # Errors
+///
+/// As [`linkage_steps`].
+pub fn linkage_matrix(
+    dist: &[f64],
+    n: usize,
+    method: Linkage,
+    optimal_ordering: bool,
+) -> Result<Vec<[f64; 4]>> {
+    let rows: Vec<[f64; 4]> = linkage_steps(dist, n, method)?
+        .iter()
+        .map(|s| [s.left as f64, s.right as f64, s.height, s.size as f64])
+        .collect();
+    if optimal_ordering {
+        optimal_leaf_ordering(&rows, dist)
+    } else {
+        Ok(rows)
     }
-    let e = range::exponent(top);
-    let (a, b) = (range::mul_pow2(dmi, -e), range::mul_pow2(dmj, -e));
-    range::mul_pow2((ni * a + nj * b) / (ni + nj), e)
-}
-
-/// Ward's update (the [module docs](self)' table), on the distances divided
-/// by the power of two at the largest of them: its squares neither overflow
-/// (distances near `1e160`) nor underflow (near `1e-160`), and where the
-/// direct form does neither, the same number to the bit.
-fn ward_update(ni: f64, nj: f64, nm: f64, dmi: f64, dmj: f64, dij: f64) -> f64 {
-    let top = dmi.abs().max(dmj.abs()).max(dij.abs());
-    if top == 0.0 {
-        return 0.0;
-    }
-    if !top.is_finite() {
-        return top;
-    }
-    let e = range::exponent(top);
-    let [a, b, c] = [dmi, dmj, dij].map(|x| range::mul_pow2(x, -e));
-    let t = 1.0 / (ni + nj + nm);
-    let v = ((ni + nm) * t * a * a + (nj + nm) * t * b * b - nm * t * c * c)
-        .max(0.0)
-        .sqrt();
-    range::mul_pow2(v, e)
 }
 
 /// The tree of a linkage clustering (see [`linkage_steps`]), canonical.
@@ -555,24 +629,20 @@ pub fn linkage(dist: &[f64], n: usize, method: Linkage) -> Result<Tree> {
 }
 
 /// The dendrogram of a linkage clustering (see [`linkage_steps`]): its
-/// canonical tree with each merge at the distance of its clusters, the
-/// heights of SciPy's `linkage` (made monotone, which they already are for
-/// the four methods).
+/// canonical tree with each merge at the distance of its clusters (made
+/// monotone: centroid and median heights can decrease), and
+/// [`Dendrogram::linkage`] is SciPy's linkage matrix exactly
+/// ([`linkage_matrix`], inversions included).
 ///
 /// # Errors
 ///
 /// As [`linkage_steps`].
 pub fn linkage_dendrogram(dist: &[f64], n: usize, method: Linkage) -> Result<Dendrogram> {
-    let steps = linkage_steps(dist, n, method)?;
-    if steps.is_empty() {
+    let rows = linkage_matrix(dist, n, method, false)?;
+    if rows.is_empty() {
         return Dendrogram::new(Tree::Leaf(0), Vec::new());
     }
-    // The merges are SciPy's linkage rows.
-    let rows: Vec<[f64; 4]> = steps
-        .iter()
-        .map(|s| [s.left as f64, s.right as f64, s.height, s.size as f64])
-        .collect();
-    Ok(Dendrogram::from_linkage(&rows)?.canonical())
+    Ok(Dendrogram::from_scipy(rows)?.canonical())
 }
 
 /// Euclidean distances between the rows of `points` (row-major `n × n`),
@@ -776,15 +846,79 @@ mod tests {
     }
 
     #[test]
+    fn condensed_vectors_give_the_square_matrix_and_its_linkage() {
+        use crate::Distances;
+        use crate::models::condensed_points;
+        for (len, n) in [(0, 1), (1, 2), (3, 3), (6, 4), (10, 5), (4950, 100)] {
+            assert_eq!(condensed_points(len).unwrap(), n);
+        }
+        for len in [2, 4, 5, 7, 9, 11, 4949, 4951] {
+            let e = condensed_points(len).unwrap_err();
+            assert!(matches!(e.kind(), ErrorKind::Shape { .. }));
+            assert!(
+                e.to_string().contains(&format!("this one has {len}")),
+                "{e}"
+            );
+        }
+        assert!(Distances::from_condensed_vector(&[1.0; 5]).is_err());
+        // Tied whole numbers: the condensed vector and the square matrix
+        // built from it by hand give the same matrix, for every method.
+        let mut state = 0x1234_5678_9abc_def1u64;
+        for round in 0..200 {
+            let n = 1 + round % 12;
+            let y: Vec<f64> = (0..n * (n - 1) / 2)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    (state % 4) as f64
+                })
+                .collect();
+            let mut square = vec![0.0; n * n];
+            let mut k = 0;
+            for i in 0..n {
+                for j in i + 1..n {
+                    square[i * n + j] = y[k];
+                    square[j * n + i] = y[k];
+                    k += 1;
+                }
+            }
+            let d = Distances::from_condensed_vector(&y).unwrap();
+            assert_eq!(d.n(), n);
+            assert_eq!(d.to_vec(), square);
+            for method in Linkage::ALL {
+                let z = linkage_matrix(&square, n, method, false).unwrap();
+                assert_eq!(z.len(), n - 1);
+                assert_eq!(linkage_matrix(&d.to_vec(), n, method, false).unwrap(), z);
+                // The dendrogram gives the matrix back, whatever its tree.
+                let dg = linkage_dendrogram(&square, n, method).unwrap();
+                if n > 1 {
+                    assert_eq!(dg.linkage().unwrap(), z);
+                    assert_eq!(
+                        dg.tree(),
+                        &Dendrogram::from_linkage(&z)
+                            .unwrap()
+                            .canonical()
+                            .into_tree()
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
     fn ties_merge_the_first_pair() {
         // All weights equal: every merge ties; greedy takes positions (0, 1),
         // then the new cluster is last: (2, 3), then the two pairs.
         let w = weights(vec![vec![0.0; 4]; 4]);
         let m = Hcc::new(&w, 1.0).unwrap();
         assert_eq!(greedy(&m).unwrap().tree.to_string(), "[[0,1],[2,3]]");
+        // SciPy's chain: 0 and 1 (its first reciprocal pair), then the
+        // chain restarts at the merged cluster's slot 1 and takes point 2,
+        // then 3; rows name clusters, the smaller id first.
         let d = vec![1.0; 16];
         let steps = linkage_steps(&d, 4, Linkage::Average).unwrap();
-        assert_eq!((steps[0].left, steps[0].right), (0, 1));
-        assert_eq!((steps[1].left, steps[1].right), (4, 2));
+        let pairs: Vec<_> = steps.iter().map(|s| (s.left, s.right, s.size)).collect();
+        assert_eq!(pairs, vec![(0, 1, 2), (2, 4, 3), (3, 5, 4)]);
     }
 }

@@ -83,8 +83,8 @@
 //! # Relation to linkage clustering
 //!
 //! - **Single linkage.** The tree that SciPy's single linkage builds
-//!   (Kruskal's algorithm: each merge at the length of the MST edge that
-//!   joins the two clusters) costs exactly the MST weight, the lower bound
+//!   (from a minimum spanning tree, by Prim's algorithm: each merge at the
+//!   length of the MST edge that joins the two clusters) costs exactly the MST weight, the lower bound
 //!   above, so it is a MAP tree of `linkage-single` at every β > 0. It is in
 //!   general not the only one: every tree whose splits each cut an MST edge
 //!   of minimum cross distance costs the same (for three points on a line at
@@ -241,6 +241,21 @@ impl Distances {
         Distances::from_dense(n, d)
     }
 
+    /// Distances from a condensed vector alone, as SciPy's `linkage(y)`
+    /// takes them: its length must be `n (n - 1) / 2` for a number of points
+    /// `n >= 1` ([`condensed_points`]; an empty vector is one point), the
+    /// layout and checks are those of [`Distances::from_condensed`].
+    ///
+    /// # Errors
+    ///
+    /// A length that is not `n (n - 1) / 2` ([`ErrorKind::Shape`], naming the
+    /// length and the nearest valid ones), and the errors of
+    /// [`Distances::from_condensed`].
+    pub fn from_condensed_vector(condensed: &[f64]) -> Result<Distances> {
+        let n = condensed_points(condensed.len())?;
+        Distances::from_condensed(condensed, n)
+    }
+
     /// Distances from similarities, `d_ij = max_{k≠l} w_kl - w_ij`
     /// ([`baselines::distances_from_similarities`](crate::baselines::distances_from_similarities),
     /// the A* paper's recipe for running linkage on correlation-clustering
@@ -299,6 +314,37 @@ impl Distances {
             .flat_map(|i| self.row(i).iter().copied())
             .collect()
     }
+}
+
+/// The number of points `n >= 1` of a condensed distance vector of `len`
+/// values, `len = n (n - 1) / 2` (0 values: one point).
+///
+/// # Errors
+///
+/// A length that is no such number ([`ErrorKind::Shape`]): the message names
+/// it and the valid lengths on either side, as SciPy refuses a `y` whose
+/// length is not a binomial coefficient.
+pub fn condensed_points(len: usize) -> Result<usize> {
+    let pairs = |n: usize| n.checked_mul(n.saturating_sub(1)).map(|p| p / 2);
+    // The root of n² - n - 2 len = 0, then exact integers around it.
+    let mut n = ((1.0 + (1.0 + 8.0 * len as f64).sqrt()) / 2.0) as usize;
+    n = n.max(1);
+    while n > 1 && pairs(n).is_none_or(|p| p > len) {
+        n -= 1;
+    }
+    while pairs(n + 1).is_some_and(|p| p <= len) {
+        n += 1;
+    }
+    if pairs(n) == Some(len) {
+        return Ok(n);
+    }
+    Err(Error::shape(format!(
+        "a condensed distance vector holds n (n - 1) / 2 values for n points (0, 1, 3, 6, \
+         10, ...), but this one has {len}: {} values are {n} points, {} are {}",
+        pairs(n).map_or_else(|| "?".to_string(), |p| p.to_string()),
+        pairs(n + 1).map_or_else(|| "?".to_string(), |p| p.to_string()),
+        n + 1
+    )))
 }
 
 /// Which linkage distance a [`LinkagePotential`] scores splits with (see

@@ -97,7 +97,7 @@ pub mod linkage;
 pub(crate) mod pairwise;
 pub mod registry;
 
-pub use linkage::{Distances, LinkageKind, LinkagePotential, LinkageSummary};
+pub use linkage::{Distances, LinkageKind, LinkagePotential, LinkageSummary, condensed_points};
 pub use pairwise::{CorrelationClustering, Dasgupta, DasguptaSummary, Hcc, HccSummary};
 pub use registry::{
     CostModel, Engine, InputKind, MODELS, ModelInfo, ModelName, PairwiseData, RECIPE_BETA,
