@@ -360,25 +360,25 @@ def linkage(points=None, distances=None, method="average", names=None, optimal_o
     p = None if points is None else _matrix(points, "points")
     d = y = None
     if distances is not None:
-        if _np.iscomplexobj(distances):
-            raise InputError("distances must be real numbers, not complex")
         try:
-            a = _np.asarray(distances, dtype=_np.float64)
-        except (TypeError, ValueError) as e:
-            raise InputError(f"distances must be an array of numbers: {e}") from None
-        if a.ndim == 1:
-            y = _np.ascontiguousarray(a)
-        elif a.ndim == 2:
-            d = a
-        else:
+            a = _np.asarray(distances)
+        except (TypeError, ValueError):
+            a = None
+        if a is not None and a.ndim == 1:
+            if a.dtype.kind not in "iuf":
+                raise InputError(f"distances must hold real numbers, not {_args.show(distances)}")
+            y = _np.ascontiguousarray(a, dtype=_np.float64)
+        elif a is not None and a.ndim not in (1, 2):
             raise InputError(
                 f"distances must be a condensed 1-D vector or an (n, n) matrix, not {a.ndim}-D"
             )
-    if not isinstance(optimal_ordering, (bool, _np.bool_)):
-        raise InputError(f"optimal_ordering must be True or False, not {optimal_ordering!r}")
+        else:
+            # The matrix reader's checks and messages (ragged rows, types, dimensions).
+            d = _matrix(distances, "distances")
+    optimal_ordering = _args.flag(optimal_ordering, "optimal_ordering")
     if p is not None and (d is not None or y is not None):
         raise InputError("give exactly one of points and distances")
-    return _core.linkage(p, d, _str(method, "method"), _names(names), bool(optimal_ordering), y)
+    return _core.linkage(p, d, _str(method, "method"), _names(names), optimal_ordering, y)
 
 
 def read_points(path, names_column="auto"):
