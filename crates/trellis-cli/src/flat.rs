@@ -11,6 +11,7 @@ use anyhow::{Context, Result, bail};
 use clap::{ArgGroup, Args, Subcommand, ValueEnum};
 use serde::Serialize;
 use trellis::baselines::{Linkage, distances_from_similarities, linkage};
+use trellis::constraints::ConstrainedEnergy;
 use trellis::flat::{Partition, perturb_and_map};
 use trellis::posterior::{Need, PartitionPosterior};
 use trellis::sparse::SparseTrellis;
@@ -69,6 +70,16 @@ pub struct FlatModelArgs {
     /// [default: the memory available].
     #[arg(long, value_name = "GIB")]
     pub max_memory: Option<f64>,
+    /// Pairs of points that must share a cluster, one `a b` (or `a,b`) per line: point
+    /// names, or 0-based indices when the points have none; `#` starts a comment. The
+    /// answer is restricted to the partitions that keep every pair together (map, logz,
+    /// marginals, sample; the full flat trellis, not --sparse).
+    #[arg(long, value_name = "FILE")]
+    pub must_link: Option<PathBuf>,
+    /// Pairs of points that must be in different clusters (as --must-link); a pair that
+    /// the must-links join is refused.
+    #[arg(long, value_name = "FILE")]
+    pub cannot_link: Option<PathBuf>,
 }
 
 /// A family of clusters for a sparse flat trellis.
@@ -239,6 +250,57 @@ impl FlatRun {
     }
 }
 
+/// `--must-link` and `--cannot-link` over `n` points (their names, or
+/// indices without names); `None` when neither is given.
+#[allow(clippy::type_complexity)]
+fn links(
+    a: &FlatModelArgs,
+    names: Option<&[String]>,
+    n: usize,
+) -> Result<Option<(Vec<(usize, usize)>, Vec<(usize, usize)>)>> {
+    if a.must_link.is_none() && a.cannot_link.is_none() {
+        return Ok(None);
+    }
+    let indices: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+    let names = names.unwrap_or(&indices);
+    let read = |path: &Option<PathBuf>, flag: &str| -> Result<Vec<(usize, usize)>> {
+        let Some(path) = path else {
+            return Ok(Vec::new());
+        };
+        let text = crate::input::read_text(path, gib(a.max_memory))?;
+        trellis::io::parse_pairs(&text, names)
+            .with_context(|| format!("in {flag} {}", path.display()))
+    };
+    Ok(Some((
+        read(&a.must_link, "--must-link")?,
+        read(&a.cannot_link, "--cannot-link")?,
+    )))
+}
+
+/// The flat trellis of `energy` over every partition, computing what `need`
+/// says, restricted by `--must-link` and `--cannot-link` when given.
+fn dense(
+    a: &FlatModelArgs,
+    names: Option<&[String]>,
+    energy: CorrelationClustering,
+    progress: bool,
+    need: Need,
+) -> Result<PartitionPosterior> {
+    let n = energy.num_points();
+    match links(a, names, n)? {
+        None => with_bar(a, n, progress, |o| {
+            PartitionPosterior::dense(energy, need, o)
+        }),
+        Some((must, cannot)) => {
+            let energy = ConstrainedEnergy::new(energy, &must, &cannot)
+                .context("--must-link, --cannot-link (points by 0-based index)")?;
+            with_bar(a, n, progress, |o| {
+                PartitionPosterior::dense(energy, need, o)
+            })
+        }
+    }
+}
+
 /// Point `i`'s name, or its index.
 fn label(names: &Option<Vec<String>>, i: usize) -> String {
     match names.as_ref().and_then(|v| v.get(i)) {
@@ -267,13 +329,15 @@ fn infer(
         CorrelationClustering::new(&w, a.beta)?;
     }
     let energy = CorrelationClustering::new(&w, beta)?;
+    if sparse.sparse.is_some() && (a.must_link.is_some() || a.cannot_link.is_some()) {
+        bail!("--must-link and --cannot-link run on the full flat trellis, not with --sparse");
+    }
     let post = match sparse.sparse {
         None => {
             if sparse.tree.is_some() || sparse.clusters.is_some() {
                 bail!("--tree and --clusters choose the family of --sparse");
             }
-            let e = energy.clone();
-            with_bar(a, n, progress, |o| PartitionPosterior::dense(e, need, o))?
+            dense(a, names.as_deref(), energy.clone(), progress, need)?
         }
         Some(FlatFamily::Tree) => {
             if sparse.clusters.is_some() {
@@ -427,9 +491,7 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                 )?;
             }
             let energy = CorrelationClustering::new(&w, a.model.beta)?;
-            let post = with_bar(&a.model, n, progress, |o| {
-                PartitionPosterior::dense(energy, Need::All, o)
-            })?;
+            let post = dense(&a.model, names.as_deref(), energy, progress, Need::All)?;
             let m = post.marginals()?;
             let clusters: Vec<ClusterJson> = m
                 .clusters(a.min_p)
@@ -501,6 +563,9 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                     "-n must be at least 1: Perturb-and-MAP averages the MAP partitions of \
                      that many perturbed problems"
                 );
+            }
+            if a.model.must_link.is_some() || a.model.cannot_link.is_some() {
+                bail!("--must-link and --cannot-link apply to map, logz, marginals and sample");
             }
             let named = weights(&a.model, Some(Workload::FlatInside))?;
             let names = named.names().map(<[String]>::to_vec);

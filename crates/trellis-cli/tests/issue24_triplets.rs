@@ -228,7 +228,7 @@ fn issue24_triplets_by_name_and_their_refusals() {
             "--triplets",
             twice.to_str().unwrap(),
         ],
-        "three different points",
+        "line 1: the three points must differ (\"ant\" repeats)",
     );
     let g = good.to_str().unwrap();
     fails(
@@ -274,5 +274,158 @@ fn issue24_triplets_by_name_and_their_refusals() {
             g,
         ],
         "\"ant\" is not a point name",
+    );
+}
+
+/// Every partition of `0..n`.
+fn partitions(n: usize) -> Vec<Vec<Vec<usize>>> {
+    if n == 0 {
+        return vec![vec![]];
+    }
+    let mut out = Vec::new();
+    for p in partitions(n - 1) {
+        for k in 0..=p.len() {
+            let mut q = p.clone();
+            match q.get_mut(k) {
+                Some(c) => c.push(n - 1),
+                None => q.push(vec![n - 1]),
+            }
+            out.push(q);
+        }
+    }
+    out
+}
+
+#[test]
+fn issue24_must_and_cannot_links_restrict_the_flat_commands_as_brute_force() {
+    let n = 6;
+    let d = dir("issue24_links");
+    let w = file(&d, "w.csv", &weights_csv(n, 8));
+    let must = file(&d, "must.txt", "# together\n0 1\n1,3\n");
+    let cannot = file(&d, "cannot.txt", "2 4\n0 5\n");
+    let (w, must, cannot) = (
+        w.to_str().unwrap(),
+        must.to_str().unwrap(),
+        cannot.to_str().unwrap(),
+    );
+    let m = weights(n, 8);
+    let beta = 0.8;
+    let same = |p: &Vec<Vec<usize>>, i: usize, j: usize| {
+        p.iter().any(|c| c.contains(&i) && c.contains(&j))
+    };
+    let allowed: Vec<(Vec<Vec<usize>>, f64)> = partitions(n)
+        .into_iter()
+        .filter(|p| same(p, 0, 1) && same(p, 1, 3) && !same(p, 2, 4) && !same(p, 0, 5))
+        .map(|p| {
+            let e: f64 = p
+                .iter()
+                .flat_map(|c| c.iter().flat_map(|&i| c.iter().map(move |&j| (i, j))))
+                .filter(|(i, j)| i < j)
+                .map(|(i, j)| beta * m[i][j])
+                .sum();
+            (p, e)
+        })
+        .collect();
+    let max = allowed.iter().map(|(_, e)| *e).fold(f64::MIN, f64::max);
+    let log_z = max
+        + allowed
+            .iter()
+            .map(|(_, e)| (e - max).exp())
+            .sum::<f64>()
+            .ln();
+    let b = beta.to_string();
+    let args = |cmd: &str| -> Vec<String> {
+        let base = ["flat", cmd, "--model", "cc", "--weights", w, "--beta", &b];
+        let links = ["--must-link", must, "--cannot-link", cannot, "--json"];
+        base.iter()
+            .chain(links.iter())
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let call = |cmd: &str| json(&args(cmd).iter().map(String::as_str).collect::<Vec<_>>());
+    assert!((call("logz")["log_z"].as_f64().unwrap() - log_z).abs() < 1e-9);
+    let map = call("map");
+    assert!((map["log_energy"].as_f64().unwrap() - max).abs() < 1e-9);
+    let pairwise = call("marginals")["pairwise"].clone();
+    for i in 0..n {
+        for j in 0..n {
+            let brute: f64 = allowed
+                .iter()
+                .filter(|(p, _)| i == j || same(p, i, j))
+                .map(|(_, e)| (e - log_z).exp())
+                .sum();
+            assert!(
+                (pairwise[i][j].as_f64().unwrap() - brute).abs() < 1e-9,
+                "{i} {j}"
+            );
+        }
+    }
+    let mut sample = args("sample");
+    sample.extend(["-n".into(), "100".into()]);
+    let out = json(&sample.iter().map(String::as_str).collect::<Vec<_>>());
+    for s in out["samples"].as_array().unwrap() {
+        let p: Vec<Vec<usize>> = serde_json::from_value(s.clone()).unwrap();
+        assert!(same(&p, 0, 1) && same(&p, 1, 3) && !same(&p, 2, 4) && !same(&p, 0, 5));
+    }
+    // A contradiction, --sparse and perturb-map are refused.
+    let chain = file(&d, "chain.txt", "0 2\n2 5\n");
+    fails(
+        &[
+            "flat",
+            "logz",
+            "--model",
+            "cc",
+            "--weights",
+            w,
+            "--must-link",
+            chain.to_str().unwrap(),
+            "--cannot-link",
+            cannot,
+        ],
+        "cannot-link (0, 5) but must-link joins them (0 - 2 - 5)",
+    );
+    fails(
+        &[
+            "flat",
+            "map",
+            "--model",
+            "cc",
+            "--weights",
+            w,
+            "--must-link",
+            must,
+            "--sparse",
+            "tree",
+        ],
+        "not with --sparse",
+    );
+    fails(
+        &[
+            "flat",
+            "perturb-map",
+            "--model",
+            "cc",
+            "--weights",
+            w,
+            "--must-link",
+            must,
+            "-n",
+            "3",
+        ],
+        "apply to map, logz, marginals and sample",
+    );
+    let bad = file(&d, "bad.txt", "0 0\n");
+    fails(
+        &[
+            "flat",
+            "logz",
+            "--model",
+            "cc",
+            "--weights",
+            w,
+            "--must-link",
+            bad.to_str().unwrap(),
+        ],
+        "line 1: the two points must differ",
     );
 }

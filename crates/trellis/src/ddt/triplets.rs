@@ -23,7 +23,7 @@
 use rand::Rng;
 use rand::seq::SliceRandom;
 
-use crate::base::tree::{Tree, strip_bom};
+use crate::base::tree::Tree;
 use crate::error::{Error, ErrorKind, Result};
 
 /// The constraint `({a, b}, c)` over point indices: `a` and `b` are closer to each
@@ -94,41 +94,10 @@ pub(crate) fn check(n: usize, triplets: &[Triplet]) -> Result<()> {
 /// fields separated by whitespace or commas; `#` starts a comment; a leading
 /// UTF-8 byte-order mark is skipped). Errors name the line.
 pub fn parse_triplets(text: &str, names: &[String]) -> Result<Vec<Triplet>> {
-    let text = strip_bom(text);
-    let index: std::collections::HashMap<&str, usize> = names
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.as_str(), i))
-        .collect();
-    let mut out = Vec::new();
-    for (lineno, line) in text.lines().enumerate() {
-        let line = line.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            continue;
-        }
-        let fields: Vec<&str> = if line.contains(',') {
-            line.split(',').map(str::trim).collect()
-        } else {
-            line.split_whitespace().collect()
-        };
-        let at = |detail: String| Error::parse(None, format!("line {}: {detail}", lineno + 1));
-        if fields.len() != 3 {
-            return Err(at(format!(
-                "expected three point names `a b c`, found {} fields",
-                fields.len()
-            )));
-        }
-        let mut idx = [0; 3];
-        for (k, f) in fields.iter().enumerate() {
-            idx[k] = *index
-                .get(f)
-                .ok_or_else(|| at(format!("{f:?} is not a point name")))?;
-        }
-        let t = Triplet::new(idx[0], idx[1], idx[2])
-            .map_err(|_| at("a triplet needs three different points".into()))?;
-        out.push(t);
-    }
-    Ok(out)
+    crate::base::io::parse_point_rows(text, names, 3)?
+        .into_iter()
+        .map(|r| Triplet::new(r[0], r[1], r[2]))
+        .collect()
 }
 
 /// An error's message with point names instead of indices (for triplet
