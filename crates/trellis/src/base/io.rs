@@ -1008,6 +1008,74 @@ pub fn to_npy(m: &Matrix) -> Vec<u8> {
     out
 }
 
+/// Parses rows of `width` points, one per line, each a point name (with
+/// `names`, the points' labels: pass `"0"`, `"1"`, ... for points without
+/// names): fields separated by whitespace or commas; `#` starts a comment; a
+/// leading UTF-8 byte-order mark is skipped; the points of a row must
+/// differ. Errors name the line. The reader of triplet files
+/// ([`crate::ddt::parse_triplets`], `width` 3) and of must-link and
+/// cannot-link files ([`parse_pairs`]).
+pub fn parse_point_rows(text: &str, names: &[String], width: usize) -> Result<Vec<Vec<usize>>> {
+    let text = crate::base::tree::strip_bom(text);
+    let index: HashMap<&str, usize> = names
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.as_str(), i))
+        .collect();
+    let (count, example) = match width {
+        2 => ("two", "`a b`"),
+        3 => ("three", "`a b c`"),
+        _ => ("", ""),
+    };
+    let mut out = Vec::new();
+    for (lineno, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = if line.contains(',') {
+            line.split(',').map(str::trim).collect()
+        } else {
+            line.split_whitespace().collect()
+        };
+        let at = |detail: String| Error::parse(None, format!("line {}: {detail}", lineno + 1));
+        if fields.len() != width {
+            return Err(at(format!(
+                "expected {count} point names {example}, found {} fields",
+                fields.len()
+            )));
+        }
+        let mut row = Vec::with_capacity(width);
+        for f in &fields {
+            let i = *index
+                .get(f)
+                .ok_or_else(|| at(format!("{f:?} is not a point name")))?;
+            if row.contains(&i) {
+                return Err(at(format!(
+                    "the {count} points must differ ({f:?} repeats)"
+                )));
+            }
+            row.push(i);
+        }
+        out.push(row);
+    }
+    Ok(out)
+}
+
+/// Parses pairs of points, one `a b` (or `a,b`) per line, by name (see
+/// [`parse_point_rows`]): must-link and cannot-link files.
+///
+/// # Errors
+///
+/// A line without exactly two fields, an unknown name or a point paired
+/// with itself ([`ErrorKind::Parse`], naming the line).
+pub fn parse_pairs(text: &str, names: &[String]) -> Result<Vec<(usize, usize)>> {
+    Ok(parse_point_rows(text, names, 2)?
+        .into_iter()
+        .map(|r| (r[0], r[1]))
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1101,72 +1169,4 @@ mod tests {
                 .contains("unsupported dtype")
         );
     }
-}
-
-/// Parses rows of `width` points, one per line, each a point name (with
-/// `names`, the points' labels: pass `"0"`, `"1"`, ... for points without
-/// names): fields separated by whitespace or commas; `#` starts a comment; a
-/// leading UTF-8 byte-order mark is skipped; the points of a row must
-/// differ. Errors name the line. The reader of triplet files
-/// ([`crate::ddt::parse_triplets`], `width` 3) and of must-link and
-/// cannot-link files ([`parse_pairs`]).
-pub fn parse_point_rows(text: &str, names: &[String], width: usize) -> Result<Vec<Vec<usize>>> {
-    let text = crate::base::tree::strip_bom(text);
-    let index: HashMap<&str, usize> = names
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.as_str(), i))
-        .collect();
-    let (count, example) = match width {
-        2 => ("two", "`a b`"),
-        3 => ("three", "`a b c`"),
-        _ => ("", ""),
-    };
-    let mut out = Vec::new();
-    for (lineno, line) in text.lines().enumerate() {
-        let line = line.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            continue;
-        }
-        let fields: Vec<&str> = if line.contains(',') {
-            line.split(',').map(str::trim).collect()
-        } else {
-            line.split_whitespace().collect()
-        };
-        let at = |detail: String| Error::parse(None, format!("line {}: {detail}", lineno + 1));
-        if fields.len() != width {
-            return Err(at(format!(
-                "expected {count} point names {example}, found {} fields",
-                fields.len()
-            )));
-        }
-        let mut row = Vec::with_capacity(width);
-        for f in &fields {
-            let i = *index
-                .get(f)
-                .ok_or_else(|| at(format!("{f:?} is not a point name")))?;
-            if row.contains(&i) {
-                return Err(at(format!(
-                    "the {count} points must differ ({f:?} repeats)"
-                )));
-            }
-            row.push(i);
-        }
-        out.push(row);
-    }
-    Ok(out)
-}
-
-/// Parses pairs of points, one `a b` (or `a,b`) per line, by name (see
-/// [`parse_point_rows`]): must-link and cannot-link files.
-///
-/// # Errors
-///
-/// A line without exactly two fields, an unknown name or a point paired
-/// with itself ([`ErrorKind::Parse`], naming the line).
-pub fn parse_pairs(text: &str, names: &[String]) -> Result<Vec<(usize, usize)>> {
-    Ok(parse_point_rows(text, names, 2)?
-        .into_iter()
-        .map(|r| (r[0], r[1]))
-        .collect())
 }
