@@ -309,3 +309,17 @@ fn issue24_contradictory_or_bad_pairs_are_refused() {
     let err = ConstrainedEnergy::new(e, &[], &[(3, 3)]).unwrap_err();
     assert!(err.to_string().contains("twice"), "{err}");
 }
+
+/// The planner knows that a constrained run takes the general kernel.
+#[test]
+fn issue24_the_planner_estimates_constrained_runs_on_the_general_kernel() {
+    use trellis::models::ModelName;
+    use trellis::plan::{Task, estimate, estimate_constrained};
+    for task in [Task::LogZ, Task::Map, Task::Marginals] {
+        let free = estimate(20, ModelName::Hcc, task, 2).unwrap();
+        let constrained = estimate_constrained(20, ModelName::Hcc, task, 2).unwrap();
+        assert_eq!(constrained.kernel, "general");
+        assert!(constrained.seconds > 5.0 * free.seconds, "{constrained} vs {free}");
+        assert_eq!(constrained.memory_bytes, free.memory_bytes);
+    }
+}
