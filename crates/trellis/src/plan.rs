@@ -367,7 +367,10 @@ fn passes(
             let passes = match task {
                 Task::Map | Task::LogZ | Task::Sample => vec![(inside, GENERAL_CONSTRAINED_NS)],
                 Task::Marginals | Task::Infer => {
-                    vec![(inside, GENERAL_CONSTRAINED_NS), (outside, GENERAL_CONSTRAINED_NS)]
+                    vec![
+                        (inside, GENERAL_CONSTRAINED_NS),
+                        (outside, GENERAL_CONSTRAINED_NS),
+                    ]
                 }
             };
             ("general", passes)

@@ -319,7 +319,10 @@ fn issue24_the_planner_estimates_constrained_runs_on_the_general_kernel() {
         let free = estimate(20, ModelName::Hcc, task, 2).unwrap();
         let constrained = estimate_constrained(20, ModelName::Hcc, task, 2).unwrap();
         assert_eq!(constrained.kernel, "general");
-        assert!(constrained.seconds > 5.0 * free.seconds, "{constrained} vs {free}");
+        assert!(
+            constrained.seconds > 5.0 * free.seconds,
+            "{constrained} vs {free}"
+        );
         assert_eq!(constrained.memory_bytes, free.memory_bytes);
     }
 }

@@ -505,8 +505,10 @@ class TrellisHierarchical(_TrellisEstimator):
     log_z_ : float
         ``log Z`` over every tree (exact method only).
     cluster_marginals_ : list of (tuple, float)
-        Every non-singleton proper cluster with its posterior probability,
-        most probable first (exact method only).
+        Every non-singleton proper cluster of posterior probability at least
+        0.01 (the posterior's default ``min_p``) with that probability, most
+        probable first (exact method only; ``posterior_.cluster_marginals(min_p=0.0)``
+        lists them all).
     posterior_ : trellis.HierarchyPosterior
         The exact posterior itself (exact method only; not pickled, an
         unpickled estimator rebuilds it on first access).
@@ -654,8 +656,8 @@ class TrellisFlat(_TrellisEstimator):
     log_z_ : float
         ``log Z`` over the partitions of the family.
     cluster_marginals_ : list of (tuple, float)
-        Every cluster (singletons included) of positive probability with
-        that probability, most probable first.
+        Every cluster of probability at least 0.01 (the posteriors' default
+        ``min_p``) with that probability, most probable first.
     n_partitions_ : int
         The number of partitions the distribution ranges over: the Bell
         number of ``n_samples`` for ``"exact"``, the number of cuts of
@@ -758,7 +760,7 @@ class TrellisFlat(_TrellisEstimator):
             self.labels_ = cuts.map_labels
             self.log_z_ = cuts.log_z
             self.pairwise_marginals_ = cuts.pairwise_marginals()
-            self.cluster_marginals_ = cuts.cluster_marginals()
+            self.cluster_marginals_ = [(c, p) for c, p in cuts.cluster_marginals() if p >= 0.01]
             self.n_partitions_ = cuts.num_partitions()
         self.n_clusters_ = int(self.labels_.max()) + 1
         self.method_ = m
