@@ -74,31 +74,59 @@ fn check_size(n: usize, what: &str) -> Result<()> {
 }
 
 /// Which clusters a set of constraints forbids (see the module docs).
-trait Rule: Sync {
+pub trait Rule: Clone + Sync {
+    /// Whether the cluster of the points of `mask` is forbidden.
     fn forbids(&self, mask: u128) -> bool;
 }
 
-/// Triplets as cluster rules: `(a or b but not both) and c`.
+/// Triplets as a cluster rule: a cluster holding `c` and exactly one of
+/// `a`, `b` is forbidden.
 #[derive(Clone, Debug)]
-struct TripletRule(Vec<(u128, u128, u128)>);
+pub struct TripletRule {
+    masks: Vec<(u128, u128, u128)>,
+    triplets: Vec<Triplet>,
+}
 
 impl Rule for TripletRule {
     fn forbids(&self, m: u128) -> bool {
-        self.0
+        self.masks
             .iter()
             .any(|&(a, b, c)| m & c != 0 && ((m & a != 0) != (m & b != 0)))
     }
 }
 
-/// A model restricted to the trees that satisfy every triplet.
+/// A model (or flat energy) restricted by a [`Rule`]: the clusters the rule
+/// forbids get `log ψ = -∞` as a child of any split (`log E = -∞` in a
+/// partition).
 #[derive(Clone, Debug)]
-pub struct Constrained<M> {
+pub struct Restricted<M, R> {
     inner: M,
-    rule: TripletRule,
-    triplets: Vec<Triplet>,
+    rule: R,
 }
 
-impl<M: Summarize> Constrained<M> {
+/// A model restricted to the trees that satisfy every triplet.
+pub type Constrained<M> = Restricted<M, TripletRule>;
+
+/// A flat energy restricted to the partitions that keep every must-link
+/// pair together and every cannot-link pair apart.
+pub type ConstrainedEnergy<E> = Restricted<E, PairRule>;
+
+impl<M, R: Rule> Restricted<M, R> {
+    /// The unconstrained model or energy.
+    pub fn model(&self) -> &M {
+        &self.inner
+    }
+
+    fn wrap<S>(&self, inner: S, mask: u128) -> ConstrainedSummary<S> {
+        ConstrainedSummary {
+            inner,
+            mask,
+            forbidden: self.rule.forbids(mask),
+        }
+    }
+}
+
+impl<M: Summarize> Restricted<M, TripletRule> {
     /// `model` restricted to the trees in which every triplet holds.
     ///
     /// # Errors
@@ -111,35 +139,19 @@ impl<M: Summarize> Constrained<M> {
         let n = model.num_points();
         check_size(n, "triplet constraints")?;
         build(n, &triplets)?;
-        let rule = TripletRule(
-            triplets
-                .iter()
-                .map(|t| (bit(t.a), bit(t.b), bit(t.c)))
-                .collect(),
-        );
-        Ok(Constrained {
+        let masks = triplets
+            .iter()
+            .map(|t| (bit(t.a), bit(t.b), bit(t.c)))
+            .collect();
+        Ok(Restricted {
             inner: model,
-            rule,
-            triplets,
+            rule: TripletRule { masks, triplets },
         })
     }
 
     /// The triplets.
     pub fn triplets(&self) -> &[Triplet] {
-        &self.triplets
-    }
-
-    /// The unconstrained model.
-    pub fn model(&self) -> &M {
-        &self.inner
-    }
-
-    fn wrap(&self, inner: M::Summary, mask: u128) -> ConstrainedSummary<M::Summary> {
-        ConstrainedSummary {
-            inner,
-            mask,
-            forbidden: self.rule.forbids(mask),
-        }
+        &self.rule.triplets
     }
 }
 
@@ -151,7 +163,7 @@ fn inner<'a, S>(c: Cluster<'a, ConstrainedSummary<S>>) -> Cluster<'a, S> {
     }
 }
 
-impl<M: Summarize> Summarize for Constrained<M> {
+impl<M: Summarize, R: Rule> Summarize for Restricted<M, R> {
     type Summary = ConstrainedSummary<M::Summary>;
 
     fn num_points(&self) -> usize {
@@ -176,7 +188,7 @@ impl<M: Summarize> Summarize for Constrained<M> {
     }
 }
 
-impl<M: Model> Model for Constrained<M> {
+impl<M: Model> Model for Restricted<M, TripletRule> {
     #[inline]
     fn log_potential(&self, p: &Self::Summary, l: &Self::Summary, r: &Self::Summary) -> f64 {
         if l.forbidden || r.forbidden {
@@ -193,7 +205,7 @@ impl<M: Model> Model for Constrained<M> {
     }
 }
 
-impl<M: Search> Search for Constrained<M> {
+impl<M: Search> Search for Restricted<M, TripletRule> {
     fn split_cost(&self, p: &Self::Summary, l: &Self::Summary, r: &Self::Summary) -> f64 {
         if l.forbidden || r.forbidden {
             return f64::INFINITY;
@@ -219,9 +231,11 @@ impl<M: Search> Search for Constrained<M> {
     }
 }
 
-/// Must-link and cannot-link pairs as cluster rules.
+/// Must-link and cannot-link pairs as a cluster rule: a cluster holding
+/// exactly one point of a must-link pair, or both of a cannot-link pair, is
+/// forbidden.
 #[derive(Clone, Debug)]
-struct PairRule {
+pub struct PairRule {
     must: Vec<u128>,
     cannot: Vec<u128>,
 }
@@ -231,14 +245,6 @@ impl Rule for PairRule {
         self.must.iter().any(|&p| m & p != 0 && m & p != p)
             || self.cannot.iter().any(|&p| p & !m == 0)
     }
-}
-
-/// A flat energy restricted to the partitions that keep every must-link
-/// pair together and every cannot-link pair apart.
-#[derive(Clone, Debug)]
-pub struct ConstrainedEnergy<E> {
-    inner: E,
-    rule: PairRule,
 }
 
 /// Checks pairs of points `0..n` (`what`: "must-link" or "cannot-link").
@@ -285,7 +291,7 @@ fn must_chain(n: usize, must: &[(usize, usize)], from: usize, to: usize) -> Opti
     None
 }
 
-impl<E: Summarize> ConstrainedEnergy<E> {
+impl<E: Summarize> Restricted<E, PairRule> {
     /// `energy` restricted to the partitions that keep every `must_link` pair
     /// in one cluster and every `cannot_link` pair in two.
     ///
@@ -314,7 +320,7 @@ impl<E: Summarize> ConstrainedEnergy<E> {
             }
         }
         let pair = |&(i, j): &(usize, usize)| bit(i) | bit(j);
-        Ok(ConstrainedEnergy {
+        Ok(Restricted {
             inner: energy,
             rule: PairRule {
                 must: must_link.iter().map(pair).collect(),
@@ -322,42 +328,9 @@ impl<E: Summarize> ConstrainedEnergy<E> {
             },
         })
     }
-
-    fn wrap(&self, inner: E::Summary, mask: u128) -> ConstrainedSummary<E::Summary> {
-        ConstrainedSummary {
-            inner,
-            mask,
-            forbidden: self.rule.forbids(mask),
-        }
-    }
 }
 
-impl<E: Summarize> Summarize for ConstrainedEnergy<E> {
-    type Summary = ConstrainedSummary<E::Summary>;
-
-    fn num_points(&self) -> usize {
-        self.inner.num_points()
-    }
-
-    fn leaf(&self, i: usize) -> Self::Summary {
-        self.wrap(self.inner.leaf(i), bit(i))
-    }
-
-    fn merge(&self, a: Cluster<'_, Self::Summary>, b: Cluster<'_, Self::Summary>) -> Self::Summary {
-        let mask = a.summary.mask | b.summary.mask;
-        self.wrap(self.inner.merge(inner(a), inner(b)), mask)
-    }
-
-    fn summary_heap_bytes(&self) -> u64 {
-        self.inner.summary_heap_bytes()
-    }
-
-    fn summary(&self, points: Points<'_>) -> Self::Summary {
-        self.wrap(self.inner.summary(points), mask_of(points))
-    }
-}
-
-impl<E: Energy> Energy for ConstrainedEnergy<E> {
+impl<E: Energy> Energy for Restricted<E, PairRule> {
     fn log_energy(&self, cluster: &Self::Summary) -> f64 {
         if cluster.forbidden {
             return f64::NEG_INFINITY;
