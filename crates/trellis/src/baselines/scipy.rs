@@ -134,24 +134,8 @@ fn nn_chain(
         merges.push((x, y, nearest));
         size[x] = 0;
         size[y] = nx + ny;
-        for i in 0..n {
-            let ni = size[i];
-            if ni == 0 || i == y {
-                continue;
-            }
-            let v = update(
-                method,
-                d[condensed_index(n, i, x)],
-                d[condensed_index(n, i, y)],
-                nearest,
-                nx,
-                ny,
-                ni,
-            );
-            match checked(method, v)? {
-                Ok(v) => d[condensed_index(n, i, y)] = v,
-                Err(o) => return Ok(Err(o)),
-            }
+        if let Err(o) = merge_distances(method, &mut d, &size, x, y, nearest, nx, ny)? {
+            return Ok(Err(o));
         }
     }
     Ok(Ok(merges))
@@ -268,24 +252,8 @@ fn generic(
         size[x] = 0;
         size[y] = nx + ny;
         id[y] = n + k;
-        for z in 0..n {
-            let nz = size[z];
-            if nz == 0 || z == y {
-                continue;
-            }
-            let v = update(
-                method,
-                d[condensed_index(n, z, x)],
-                d[condensed_index(n, z, y)],
-                dist,
-                nx,
-                ny,
-                nz,
-            );
-            match checked(method, v)? {
-                Ok(v) => d[condensed_index(n, z, y)] = v,
-                Err(o) => return Ok(Err(o)),
-            }
+        if let Err(o) = merge_distances(method, &mut d, &size, x, y, dist, nx, ny)? {
+            return Ok(Err(o));
         }
         // Candidates that pointed at x now point at the merged cluster.
         for z in 0..x {
@@ -402,6 +370,34 @@ impl Heap {
 
 /// An updated distance: finite, too large (`Overflow`), or NaN, the square
 /// root of a negative number (an error: SciPy's matrix would hold NaN).
+/// After clusters `x` (now empty) and `y` (now their union, `size[y] =
+/// nx + ny`) merged at `height`: the distance of every other live cluster to
+/// `y` by the method's update, in place in the condensed `d`.
+#[allow(clippy::too_many_arguments)]
+fn merge_distances(
+    method: Linkage,
+    d: &mut [f64],
+    size: &[usize],
+    x: usize,
+    y: usize,
+    height: f64,
+    nx: usize,
+    ny: usize,
+) -> Result<std::result::Result<(), Overflow>> {
+    let n = size.len();
+    for (z, &nz) in size.iter().enumerate() {
+        if nz == 0 || z == y {
+            continue;
+        }
+        let (zx, zy) = (condensed_index(n, z, x), condensed_index(n, z, y));
+        match checked(method, update(method, d[zx], d[zy], height, nx, ny, nz))? {
+            Ok(v) => d[zy] = v,
+            Err(o) => return Ok(Err(o)),
+        }
+    }
+    Ok(Ok(()))
+}
+
 fn checked(method: Linkage, v: f64) -> Result<std::result::Result<f64, Overflow>> {
     if v.is_finite() {
         Ok(Ok(v))
