@@ -163,8 +163,8 @@ pub struct TripletArgs {
     /// closer to each other than to c; point names, or 0-based indices when the points
     /// have none; `#` starts a comment. The answer is the model's posterior restricted to
     /// the trees in which every triplet holds (log Z, MAP, marginals, samples); triplets
-    /// that no tree satisfies are refused naming one of the conflict. Runs on the dense
-    /// trellis's general kernel (see docs/constraints.md).
+    /// that no tree satisfies are refused naming one of the conflict. The model keeps its
+    /// kernel (hcc: the blocked one; see docs/constraints.md).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["jets", "sparse"])]
     pub triplets: Option<PathBuf>,
 }

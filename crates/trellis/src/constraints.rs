@@ -17,11 +17,21 @@
 //! samples and A* (a forbidden split costs `+∞`; the model's heuristic stays
 //! admissible, since constraints only remove trees) carry over unchanged.
 //!
-//! The rule is checked once per cluster summary, `O(T)` for `T` triplets, so
-//! a split costs two flag tests beyond the model's own potential. The
-//! wrapped model has no separable form: the dense trellis runs it on its
-//! general kernel, which calls `log ψ` per split (`O(3^n)` as always, but
-//! without the blocked kernel's vector speed).
+//! The rule is checked once per cluster summary, `O(T)` for `T` triplets.
+//! The restriction keeps a separable model separable: a forbidden cluster's
+//! two terms become the infinity that the factor turns into `-∞` (`P(S) =
+//! C(S) = +∞` when `f < 0`), so every split with a forbidden child or
+//! parent has `log ψ = -∞` and the fast kernels run unchanged — the blocked
+//! kernel's weight of such a cluster is an exact zero, its MAP key `-∞`.
+//! The cost is the tabulation's larger summaries (a 128-bit mask per
+//! subset); the `3^n` splits cost what they cost without triplets. A
+//! general model calls `log ψ` per split as before, with two flag tests more.
+//!
+//! A tree may hold a set of clusters only if the clusters are allowed and
+//! the triplets across them are consistent
+//! ([`Model::extendable`](crate::Model::extendable)): greedy agglomeration
+//! asks before each merge, so it never reaches a dead end (clusters every
+//! pair of which is forbidden to merge).
 //!
 //! A set of triplets that no tree satisfies (BUILD, Aho et al., fails) is
 //! refused up front, naming a triplet of the conflict, rather than giving
@@ -41,7 +51,7 @@
 use crate::base::set::Points;
 use crate::ddt::{Triplet, build};
 use crate::error::{Error, Result};
-use crate::models::{Cluster, Energy, Model, Search, Summarize};
+use crate::models::{Cluster, Energy, Model, Search, Separable, Summarize};
 
 /// The most points a constrained problem may have (the clusters' masks are
 /// 128 bits).
@@ -191,17 +201,75 @@ impl<M: Summarize, R: Rule> Summarize for Restricted<M, R> {
 impl<M: Model> Model for Restricted<M, TripletRule> {
     #[inline]
     fn log_potential(&self, p: &Self::Summary, l: &Self::Summary, r: &Self::Summary) -> f64 {
-        if l.forbidden || r.forbidden {
+        if p.forbidden || l.forbidden || r.forbidden {
             return f64::NEG_INFINITY;
         }
         self.inner.log_potential(&p.inner, &l.inner, &r.inner)
     }
 
     fn log_potential_bound(&self, p: &Self::Summary, l: &Self::Summary, r: &Self::Summary) -> f64 {
-        if l.forbidden || r.forbidden {
+        if p.forbidden || l.forbidden || r.forbidden {
             return f64::NEG_INFINITY;
         }
         self.inner.log_potential_bound(&p.inner, &l.inner, &r.inner)
+    }
+
+    /// Whether the triplets allow a tree holding every one of `clusters`
+    /// (disjoint, covering the points): no cluster is forbidden, and the
+    /// triplets over three different clusters, read on the clusters, are
+    /// consistent (BUILD). A triplet with two points in one cluster is then
+    /// settled: `a`, `b` together with `c` outside holds in every such tree,
+    /// `c` with one of `a`, `b` makes the cluster forbidden, and one with
+    /// all three inside is settled by the cluster's own tree (which the
+    /// caller built by allowed merges). `O(T + m)` for `m` clusters plus
+    /// BUILD on at most `T` triplets.
+    fn extendable(&self, clusters: &[&Self::Summary]) -> bool {
+        if clusters.iter().any(|c| c.forbidden) {
+            return false;
+        }
+        let owner = |i: usize| clusters.iter().position(|c| c.mask & bit(i) != 0);
+        let mut contracted = Vec::new();
+        for t in &self.rule.triplets {
+            let (Some(a), Some(b), Some(c)) = (owner(t.a), owner(t.b), owner(t.c)) else {
+                return false;
+            };
+            if a != b && a != c && b != c {
+                match Triplet::new(a, b, c) {
+                    Ok(t) => contracted.push(t),
+                    Err(_) => return false,
+                }
+            }
+        }
+        contracted.is_empty() || build(clusters.len(), &contracted).is_ok()
+    }
+
+    /// The model's separable form with both terms of a forbidden cluster
+    /// set to the infinity `m` that every factor turns into `-∞`
+    /// (`f(k) · m = -∞`, so `m = -∞` when every factor is positive, `+∞`
+    /// when every one is negative): a split with a forbidden child or parent
+    /// gets `f · (P + C + C) = -∞`, the terms of a split never being
+    /// infinities of opposite signs. Factors of mixed signs, or a zero or
+    /// non-finite one, have no such `m`: then no separable form.
+    fn separable(&self) -> Option<Separable<'_, Self::Summary>> {
+        let Separable { factors, terms } = self.inner.separable()?;
+        let used = factors.get(1..)?;
+        let marker = if used.iter().all(|&f| f > 0.0 && f.is_finite()) {
+            f64::NEG_INFINITY
+        } else if used.iter().all(|&f| f < 0.0 && f.is_finite()) {
+            f64::INFINITY
+        } else {
+            return None;
+        };
+        Some(Separable {
+            factors,
+            terms: Box::new(move |s: &Self::Summary| {
+                if s.forbidden {
+                    (marker, marker)
+                } else {
+                    terms(&s.inner)
+                }
+            }),
+        })
     }
 }
 
@@ -336,5 +404,40 @@ impl<E: Energy> Energy for Restricted<E, PairRule> {
             return f64::NEG_INFINITY;
         }
         self.inner.log_energy(&cluster.inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Hcc, Matrix, Trellis, Weights};
+
+    /// Triplets keep hcc on the blocked kernel (the weight pass holds the
+    /// forbidden clusters' zeros), at every block width.
+    #[test]
+    fn triplets_keep_the_blocked_kernel() {
+        for n in [5usize, 9, 13] {
+            let rows: Vec<Vec<f64>> = (0..n)
+                .map(|i| {
+                    (0..n)
+                        .map(|j| {
+                            if i == j {
+                                0.0
+                            } else {
+                                ((i * 7 + j * 7) % 5) as f64 / 5.0 - 0.4
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            let w = Weights::from_matrix(&Matrix::from_rows(rows).unwrap()).unwrap();
+            let triplets = vec![
+                Triplet::new(0, 1, 2).unwrap(),
+                Triplet::new(3, 4, 0).unwrap(),
+            ];
+            let model = Constrained::new(Hcc::new(&w, 1.0).unwrap(), triplets).unwrap();
+            let t = Trellis::new(&model).unwrap();
+            assert!(t.inside().blocked_scale().is_some(), "n = {n}");
+        }
     }
 }

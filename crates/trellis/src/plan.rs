@@ -315,11 +315,10 @@ const GENERAL_LINKAGE_PER_POINT_NS: f64 = 4.0;
 /// The general kernel, per split: the Ginkgo likelihood (4 `exp`, 1 `ln`;
 /// the jets benchmark of the design notes, not refitted).
 const GENERAL_GINKGO_NS: f64 = 67.0;
-/// The general kernel under triplet constraints (hcc or Dasgupta wrapped by
-/// `crate::constraints::Constrained`), per split or outside term, log Z and
-/// MAP alike (no bound prunes): measured 8-11 ns for `logz`/`map` at
-/// `n = 18 … 20` and 6 ns for `marginals` at `n = 18` (docs/constraints.md).
-const GENERAL_CONSTRAINED_NS: f64 = 10.0;
+/// The summary a triplet-restricted model adds per subset while the model is
+/// tabulated (`crate::constraints::ConstrainedSummary`: a 128-bit mask and a
+/// flag, aligned to 16 bytes).
+const CONSTRAINED_SUMMARY_BYTES: u64 = 32;
 /// The max-plus pass of the general kernel relative to its log-space pass
 /// when the model's bound prunes splits (average linkage, Ginkgo); complete
 /// and single linkage gain nothing measurable.
@@ -346,12 +345,7 @@ fn flat_terms(n: usize) -> f64 {
 
 /// The kernel a model runs on, with the passes of a task: `(name, [(units,
 /// ns per unit per core)])`.
-fn passes(
-    n: usize,
-    model: ModelName,
-    task: Task,
-    constrained: bool,
-) -> (&'static str, Vec<(f64, f64)>) {
+fn passes(n: usize, model: ModelName, task: Task) -> (&'static str, Vec<(f64, f64)>) {
     let inside = inside_splits(n);
     let outside = outside_terms(n);
     let marginals = matches!(task, Task::Marginals | Task::Infer);
@@ -361,20 +355,6 @@ fn passes(
         KernelPath::Portable => (false, PORTABLE_FACTOR),
     };
     match model {
-        // Under triplets the weight models run on the general kernel (see
-        // `crate::constraints`).
-        ModelName::Hcc | ModelName::Dasgupta if constrained => {
-            let passes = match task {
-                Task::Map | Task::LogZ | Task::Sample => vec![(inside, GENERAL_CONSTRAINED_NS)],
-                Task::Marginals | Task::Infer => {
-                    vec![
-                        (inside, GENERAL_CONSTRAINED_NS),
-                        (outside, GENERAL_CONSTRAINED_NS),
-                    ]
-                }
-            };
-            ("general", passes)
-        }
         ModelName::Hcc => {
             let keys = (inside, BLOCKED_KEYS_NS * factor);
             let weights = (inside, BLOCKED_WEIGHTS_NS * factor);
@@ -454,7 +434,9 @@ pub fn estimate(n: usize, model: ModelName, task: Task, threads: usize) -> Resul
 }
 
 /// [`estimate`] for a hierarchy model restricted by triplets
-/// ([`crate::constraints::Constrained`]): the general kernel's time.
+/// ([`crate::constraints::Constrained`]): the same kernels and time (the
+/// restriction keeps a model's separable form), and the larger summaries
+/// while the model is tabulated.
 ///
 /// # Errors
 ///
@@ -493,8 +475,14 @@ fn estimate_on(
         ModelName::LinkageComplete | ModelName::LinkageSingle => (8 * n as u64 + 16) << n,
         _ => 0,
     };
+    let heap = heap
+        + if constrained {
+            CONSTRAINED_SUMMARY_BYTES << n
+        } else {
+            0
+        };
     let memory_bytes = memory_needed(n, task.workload(structure)).saturating_add(heap);
-    let (kernel, passes) = passes(n, model, task, constrained);
+    let (kernel, passes) = passes(n, model, task);
     let splits: f64 = passes.iter().map(|(units, _)| units).sum();
     let core_ns: f64 =
         subsets * PER_SUBSET_NS + passes.iter().map(|(units, ns)| units * ns).sum::<f64>();

@@ -310,19 +310,224 @@ fn issue24_contradictory_or_bad_pairs_are_refused() {
     assert!(err.to_string().contains("twice"), "{err}");
 }
 
-/// The planner knows that a constrained run takes the general kernel.
+/// The planner knows that a constrained run keeps the model's kernel (its
+/// separable form survives the restriction) and tabulates larger summaries.
 #[test]
-fn issue24_the_planner_estimates_constrained_runs_on_the_general_kernel() {
+fn issue24_the_planner_estimates_constrained_runs_on_the_same_kernel() {
     use trellis::models::ModelName;
     use trellis::plan::{Task, estimate, estimate_constrained};
-    for task in [Task::LogZ, Task::Map, Task::Marginals] {
-        let free = estimate(20, ModelName::Hcc, task, 2).unwrap();
-        let constrained = estimate_constrained(20, ModelName::Hcc, task, 2).unwrap();
-        assert_eq!(constrained.kernel, "general");
+    for model in [ModelName::Hcc, ModelName::Dasgupta] {
+        for task in [Task::LogZ, Task::Map, Task::Marginals] {
+            let free = estimate(20, model, task, 2).unwrap();
+            let constrained = estimate_constrained(20, model, task, 2).unwrap();
+            assert_eq!(constrained.kernel, free.kernel);
+            assert_eq!(constrained.seconds, free.seconds);
+            assert_eq!(constrained.memory_bytes, free.memory_bytes + (32 << 20));
+        }
+    }
+}
+
+/// A random binary tree over `n` points (random agglomeration).
+fn random_tree(n: usize, g: &mut Gen) -> Tree {
+    let mut parts: Vec<Tree> = (0..n).map(Tree::Leaf).collect();
+    while parts.len() > 1 {
+        let i = g.below(parts.len());
+        let a = parts.swap_remove(i);
+        let j = g.below(parts.len());
+        let b = parts.swap_remove(j);
+        parts.push(Tree::node(a, b));
+    }
+    parts.pop().unwrap()
+}
+
+/// `k` triplets that a random tree over `n` points satisfies, for any `n`.
+fn triplets_of_random_tree(n: usize, k: usize, seed: u64) -> Vec<Triplet> {
+    let mut g = Gen(seed);
+    let truth = random_tree(n, &mut g);
+    (0..k)
+        .map(|_| {
+            let mut p: Vec<usize> = (0..n).collect();
+            for i in 0..3 {
+                let j = i + g.below(n - i);
+                p.swap(i, j);
+            }
+            let (a, b, c) = (p[0], p[1], p[2]);
+            [(a, b, c), (a, c, b), (b, c, a)]
+                .into_iter()
+                .map(|(a, b, c)| Triplet::new(a, b, c).unwrap())
+                .find(|t| holds(&truth, t))
+                .unwrap()
+        })
+        .collect()
+}
+
+fn on(path: trellis::KernelPath) -> Options<'static> {
+    Options {
+        kernel: Some(path),
+        ..Options::default()
+    }
+}
+
+/// Triplets keep the models' separable form, so hcc runs on the blocked
+/// kernel and Dasgupta on the level-order scaled one: every path, and every
+/// one-quantity command, against the general kernel on the same restricted
+/// model (`General` hides the separable form), across the block widths.
+#[test]
+fn issue24_triplets_run_on_the_fast_kernels_and_agree_with_the_general_one() {
+    use trellis::{General, KernelPath, Model, Trellis};
+    let paths: Vec<KernelPath> = KernelPath::ALL
+        .into_iter()
+        .filter(|p| p.available())
+        .collect();
+    for n in [9usize, 11, 13] {
+        for (k, beta) in [(2usize, 0.5), (5, 2.0), (3, 60.0)] {
+            let triplets = triplets_of_random_tree(n, k, 500 + n as u64 + k as u64);
+            let w = weights(n, 40 + n as u64, -1.0);
+            let hcc = Constrained::new(Hcc::new(&w, beta).unwrap(), triplets.clone()).unwrap();
+            let das = Constrained::new(
+                Dasgupta::new(&weights(n, 41, 0.0), beta).unwrap(),
+                triplets.clone(),
+            )
+            .unwrap();
+            assert!(hcc.separable().is_some() && das.separable().is_some());
+            let g_hcc = Trellis::new(General(&hcc)).unwrap();
+            let g_das = Trellis::new(General(&das)).unwrap();
+            for path in &paths {
+                let what = format!("n={n} k={k} β={beta} {path}");
+                let tol = |want: f64| 1e-10 * want.abs().max(1.0);
+                let near = |got: f64, want: f64, q: &str| {
+                    assert!(
+                        (got - want).abs() <= tol(want),
+                        "{q} {what}: {got} vs {want}"
+                    )
+                };
+                let o = on(*path);
+                near(
+                    Trellis::log_z_only(&hcc, &o).unwrap(),
+                    g_hcc.log_z(),
+                    "hcc log_z_only",
+                );
+                let map = Trellis::map_only(&hcc, &o).unwrap();
+                near(map.log_potential, g_hcc.map().log_potential, "hcc map_only");
+                assert!(triplets.iter().all(|x| holds(&map.tree, x)), "{what}");
+                let hcc_t = Trellis::with_options(&hcc, &o).unwrap();
+                same_posterior(&hcc_t, &g_hcc, n, &triplets, &format!("hcc {what}"));
+                let das_t = Trellis::with_options(&das, &o).unwrap();
+                same_posterior(&das_t, &g_das, n, &triplets, &format!("dasgupta {what}"));
+            }
+        }
+    }
+}
+
+/// Two trellises of one restricted model agree on log Z, the MAP and every
+/// cluster marginal, and forbidden clusters have probability 0 exactly.
+fn same_posterior<A: trellis::Model, B: trellis::Model>(
+    t: &trellis::Trellis<A>,
+    g: &trellis::Trellis<B>,
+    n: usize,
+    triplets: &[Triplet],
+    what: &str,
+) {
+    let near = |got: f64, want: f64, q: &str| {
         assert!(
-            constrained.seconds > 5.0 * free.seconds,
-            "{constrained} vs {free}"
+            (got - want).abs() <= 1e-10 * want.abs().max(1.0),
+            "{q} {what}: {got} vs {want}"
+        )
+    };
+    near(t.log_z(), g.log_z(), "log Z");
+    near(t.map().log_potential, g.map().log_potential, "MAP");
+    assert!(triplets.iter().all(|x| holds(&t.map().tree, x)), "{what}");
+    let (m, gm) = (t.marginals().unwrap(), g.marginals().unwrap());
+    for s in 1..(1u32 << n) - 1 {
+        let (p, q) = (m.p(s), gm.p(s));
+        assert!((p - q).abs() <= 1e-9, "P({s:#b}) {what}: {p} vs {q}");
+        let members: Vec<usize> = (0..n).filter(|i| s >> i & 1 == 1).collect();
+        let forbidden = triplets
+            .iter()
+            .any(|x| members.contains(&x.c) && (members.contains(&x.a) != members.contains(&x.b)));
+        if forbidden {
+            assert_eq!(p, 0.0, "P({s:#b}) {what}");
+        }
+    }
+}
+
+/// `Model::extendable` of a triplet-restricted model against enumeration:
+/// a set of disjoint clusters covering the points is extendable exactly when
+/// some tree that satisfies the triplets holds them all.
+#[test]
+fn issue24_extendable_answers_whether_a_valid_tree_holds_the_clusters() {
+    use trellis::{Model, Points, Summarize};
+    let mut g = Gen(2424);
+    for n in 4..=6 {
+        let trees = enumerate_trees(n);
+        for round in 0..12 {
+            let triplets = consistent_triplets(n, 1 + round % 3, 900 + round as u64 + n as u64);
+            let model = Constrained::new(
+                Hcc::new(&weights(n, 3, -1.0), 1.0).unwrap(),
+                triplets.clone(),
+            )
+            .unwrap();
+            let valid: Vec<Vec<Vec<usize>>> = trees
+                .iter()
+                .filter(|t| triplets.iter().all(|x| holds(t, x)))
+                .map(|t| t.clusters())
+                .collect();
+            for _ in 0..30 {
+                // A random partition of the points.
+                let labels: Vec<usize> = (0..n).map(|_| g.below(3)).collect();
+                let parts: Vec<Vec<usize>> = (0..3)
+                    .map(|l| (0..n).filter(|&i| labels[i] == l).collect::<Vec<_>>())
+                    .filter(|p: &Vec<usize>| !p.is_empty())
+                    .collect();
+                let summaries: Vec<_> = parts
+                    .iter()
+                    .map(|p| model.summary(Points::List(p)))
+                    .collect();
+                let refs: Vec<_> = summaries.iter().collect();
+                let want = valid.iter().any(|cs| {
+                    parts
+                        .iter()
+                        .all(|p| p.len() == 1 || p.len() == n || cs.contains(p))
+                });
+                assert_eq!(
+                    model.extendable(&refs),
+                    want,
+                    "n={n} {triplets:?} {parts:?}"
+                );
+            }
+        }
+    }
+}
+
+/// Greedy agglomeration under triplets never merges into a dead end: here
+/// the best first merge, {1, 3}, is allowed by each triplet's cluster rule
+/// but lies in no tree that satisfies both.
+#[test]
+fn issue24_greedy_avoids_dead_ends_of_the_triplets() {
+    let t = |a, b, c| Triplet::new(a, b, c).unwrap();
+    let triplets = vec![t(0, 1, 2), t(2, 3, 0)];
+    let mut m = vec![vec![0.0; 4]; 4];
+    m[1][3] = 1.0;
+    m[3][1] = 1.0;
+    let w = Weights::from_matrix(&Matrix::from_rows(m).unwrap()).unwrap();
+    let model = Constrained::new(Hcc::new(&w, 1.0).unwrap(), triplets.clone()).unwrap();
+    let greedy = trellis::baselines::greedy(&model).unwrap();
+    assert!(greedy.log_potential.is_finite(), "{greedy:?}");
+    assert!(triplets.iter().all(|x| holds(&greedy.tree, x)));
+    // And on random problems.
+    for seed in 0..40u64 {
+        let n = 6 + (seed % 10) as usize;
+        let triplets = triplets_of_random_tree(n, 2 + (seed % 6) as usize, seed);
+        let model = Constrained::new(
+            Hcc::new(&weights(n, seed, -1.0), 1.0).unwrap(),
+            triplets.clone(),
+        )
+        .unwrap();
+        let greedy = trellis::baselines::greedy(&model).unwrap();
+        assert!(greedy.log_potential.is_finite(), "seed {seed}");
+        assert!(
+            triplets.iter().all(|x| holds(&greedy.tree, x)),
+            "seed {seed}"
         );
-        assert_eq!(constrained.memory_bytes, free.memory_bytes);
     }
 }

@@ -301,6 +301,23 @@ fn merged<M: Model + ?Sized>(
     Part { points, summary }
 }
 
+/// Whether the model allows a tree holding the clusters after merging
+/// those at positions `i` and `j`.
+fn extendable_after<M: Model + ?Sized>(
+    model: &M,
+    parts: &[Part<M::Summary>],
+    i: usize,
+    j: usize,
+) -> bool {
+    let merged = model.merge(parts[i].view(), parts[j].view());
+    let clusters: Vec<&M::Summary> = (parts.iter().enumerate())
+        .filter(|&(k, _)| k != i && k != j)
+        .map(|(_, p)| &p.summary)
+        .chain(std::iter::once(&merged))
+        .collect();
+    model.extendable(&clusters)
+}
+
 /// `log ψ` of merging two clusters.
 #[inline]
 fn score<M: Model + ?Sized>(model: &M, a: &Part<M::Summary>, b: &Part<M::Summary>) -> f64 {
@@ -349,6 +366,21 @@ pub fn greedy<M: Model + ?Sized>(model: &M) -> Result<ScoredTree> {
                 if s > best {
                     (bi, bj, best) = (i, j, s);
                 }
+            }
+        }
+        // A restricted model may know that this merge leads to no tree
+        // (`Model::extendable`): then the best merge that does not, in the
+        // same order.
+        if !extendable_after(model, &summaries, bi, bj) {
+            let mut order: Vec<(usize, usize)> = (1..rows.len())
+                .flat_map(|j| (0..j).map(move |i| (i, j)))
+                .collect();
+            order.sort_by(|&(i, j), &(k, l)| rows[l][k].total_cmp(&rows[j][i]));
+            if let Some(&(i, j)) = order
+                .iter()
+                .find(|&&(i, j)| extendable_after(model, &summaries, i, j))
+            {
+                (bi, bj, best) = (i, j, rows[j][i]);
             }
         }
         total += best;

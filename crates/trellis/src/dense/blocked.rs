@@ -919,7 +919,14 @@ pub(crate) fn weights(
             mul_exp(acc, f * (child[s] + parent[s]) + b)
         }
     };
-    let keep = |_: Mask, _: f64, v: f64| in_window(v);
+    // A zero is exact when the cluster is forbidden (its own term is
+    // `e^{-∞}`, see `constraints.rs`) or no split of it is allowed (`acc`
+    // sums products of entries in the window, which cannot underflow).
+    let keep = |s: Mask, acc: f64, v: f64| {
+        let s = s as usize;
+        in_window(v)
+            || (v == 0.0 && (acc == 0.0 || f * (child[s] + parent[s]) == f64::NEG_INFINITY))
+    };
     let (table, ok) =
         pass::<SumProduct, _, _>(n, block_bits(n), path, Shape::Tree, &finish, keep, ticker)?;
     Ok(ok.then_some(table))
@@ -972,8 +979,13 @@ pub(crate) fn outside(
         if s == 0 || s == full {
             return true;
         }
-        // `H` of a single point is never a parent's term.
-        if !in_window(acc) || (!s.is_power_of_two() && !in_window(h)) {
+        // `H` of a single point is never a parent's term. Zeros are exact:
+        // `F(S) = 0` for a cluster in no tree of positive weight, `H(S) = 0`
+        // for a forbidden one (see [`weights`]).
+        let h_ok = s.is_power_of_two()
+            || in_window(h)
+            || (h == 0.0 && (acc == 0.0 || own(s) == f64::NEG_INFINITY));
+        if !(in_window(acc) || acc == 0.0) || !h_ok {
             return false;
         }
         log_p[s] = (acc * weights[s]).ln().min(0.0);
@@ -1058,6 +1070,9 @@ pub(crate) fn energies_in_range(scaled_energies: &[f64]) -> bool {
 /// `log Z(S)` from the weight of `S` at `scale`.
 #[inline]
 pub(crate) fn log_z_of(weight: f64, s: Mask, f: f64, child: &[f64], scale: Scale) -> f64 {
+    if weight == 0.0 {
+        return f64::NEG_INFINITY;
+    }
     weight.ln() + scale.a * s.count_ones() as f64 + scale.b - f * child[s as usize]
 }
 

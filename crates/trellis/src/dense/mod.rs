@@ -345,8 +345,11 @@ impl<M: Model> Trellis<M> {
                     blocked::log_z_of(w[root as usize], root, f, sep.child, scale)
                 };
                 let guess = greedy_scale(model, n, sep)?;
-                if let Some(w) = blocked::weights(n, sep, guess, path, &mut ticker)? {
-                    return Ok(log_z(&w, guess));
+                // The greedy tree may have zero potential (constraints): no guess.
+                if guess.a.is_finite() && guess.b.is_finite() {
+                    if let Some(w) = blocked::weights(n, sep, guess, path, &mut ticker)? {
+                        return Ok(log_z(&w, guess));
+                    }
                 }
                 let keys = blocked::keys(n, sep, path, None, &mut ticker)?;
                 if let Some(scale) =
@@ -735,7 +738,13 @@ fn inside_blocked(
     par::update_indexed(rel, |s, r| {
         if s > 0 {
             let log_z = blocked::log_z_of(weights[s], s as Mask, f, sep.child, scale);
-            *r = log_z - map[s];
+            // A cluster of zero weight (forbidden by constraints) has
+            // `log M = log Z = -∞` and, as in the other kernels, `r = 0`.
+            *r = if map[s] == f64::NEG_INFINITY {
+                0.0
+            } else {
+                log_z - map[s]
+            };
         }
     });
     Ok(Some(scale))

@@ -182,8 +182,40 @@ impl SeparableTables<'_> {
 /// `(n + 2) · max |log ψ| + ln((2n-3)!!)`, which must stay below
 /// [`SEPARABLE_LOG_LIMIT`]. Otherwise the trellis uses the log-space kernels,
 /// which are exact for any finite potential.
+///
+/// A term equal to the infinity that every factor turns into `-∞` (a
+/// forbidden cluster of [`crate::constraints::Constrained`]) is left out of
+/// the bound: it only makes potentials zero, which the scaled kernels hold
+/// exactly, provided the cluster's own `Z` is zero too. The blocked kernel
+/// keeps `e^{f C(S)} Z(S)` per cluster, which loses `Z(S)` when `C(S)` is
+/// that infinity; so a cluster with an infinite `C` must have an infinite
+/// `P` (all its splits forbidden, `Z(S) = 0`), and a single point a finite
+/// `C`. Otherwise the log-space kernels run.
 fn within_scaled_range(n: usize, factors: &[f64], parent: &[f64], child: &[f64]) -> bool {
-    let max_abs = |v: &[f64]| v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let used = &factors[1..=n];
+    let forbidden = if used.iter().all(|&f| f > 0.0) {
+        Some(f64::NEG_INFINITY)
+    } else if used.iter().all(|&f| f < 0.0) {
+        Some(f64::INFINITY)
+    } else {
+        None
+    };
+    if let Some(m) = forbidden {
+        let lost = par::fold_range(
+            child.len(),
+            || false,
+            |lost, s| lost || (s > 0 && child[s] == m && (s.is_power_of_two() || parent[s] != m)),
+            |a, b| a || b,
+        );
+        if lost {
+            return false;
+        }
+    }
+    let max_abs = |v: &[f64]| {
+        v.iter()
+            .filter(|&&x| Some(x) != forbidden)
+            .fold(0.0f64, |m, x| m.max(x.abs()))
+    };
     let all = full(n) as usize;
     let bound_psi = max_abs(factors) * (max_abs(&parent[1..=all]) + 2.0 * max_abs(&child[1..=all]));
     let log_trees = (n as f64) * (2.0 * n as f64).ln();

@@ -218,6 +218,17 @@ pub trait Model: Summarize {
     ) -> f64 {
         f64::INFINITY
     }
+
+    /// Whether some tree over all the points can hold every one of
+    /// `clusters` (the summaries of disjoint clusters covering the points)
+    /// as a cluster without a forbidden split, as far as the model knows it
+    /// cheaply. The default is `true`: no restriction known. A model
+    /// restricted by triplets ([`crate::constraints::Constrained`]) answers
+    /// exactly, so that agglomeration ([`crate::baselines::greedy`], the
+    /// scale guess of the blocked kernel) never merges into a dead end.
+    fn extendable(&self, _clusters: &[&Self::Summary]) -> bool {
+        true
+    }
 }
 
 /// `(P(S), C(S))` of a cluster from its summary, in a [`Separable`] form.
@@ -322,6 +333,9 @@ impl<M: Model + ?Sized> Model for &M {
     fn log_potential_bound(&self, p: &M::Summary, l: &M::Summary, r: &M::Summary) -> f64 {
         (**self).log_potential_bound(p, l, r)
     }
+    fn extendable(&self, clusters: &[&M::Summary]) -> bool {
+        (**self).extendable(clusters)
+    }
 }
 
 impl<M: Search + ?Sized> Search for &M {
@@ -382,6 +396,9 @@ impl<M: Model> Model for General<M> {
     #[inline]
     fn log_potential(&self, p: &M::Summary, l: &M::Summary, r: &M::Summary) -> f64 {
         self.0.log_potential(p, l, r)
+    }
+    fn extendable(&self, clusters: &[&M::Summary]) -> bool {
+        self.0.extendable(clusters)
     }
 }
 
