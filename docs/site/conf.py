@@ -16,7 +16,9 @@ by git):
 - ``cli.md``, the CLI reference, from the ``trellis`` binary's own ``--help``
   (``cli_reference.py``);
 - ``guide/``, copies of the repository's ``docs/*.md`` pages and their
-  ``docs/figures`` (so their relative links and pictures work unchanged).
+  ``docs/figures`` (so their relative links and pictures work unchanged);
+- ``python-package.md``, a copy of the package's README
+  (``crates/trellis-py/README.md``).
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ def _generate() -> None:
     if guide.exists():
         shutil.rmtree(guide)
     guide.mkdir()
+    shutil.copy2(ROOT / "crates" / "trellis-py" / "README.md", GENERATED / "python-package.md")
     for page in sorted((ROOT / "docs").glob("*.md")):
         shutil.copy2(page, guide / page.name)
     shutil.copytree(ROOT / "docs" / "figures", guide / "figures")

@@ -136,10 +136,17 @@ over = p_pam - p_exact
 print(f"Perturb-and-MAP - exact: mean {over.mean():+.3f}, largest {over.max():+.3f}, "
       f"smallest {over.min():+.3f}; overestimated beyond 4 standard errors: "
       f"{np.sum(over > 4 * se)} of {len(i)} pairs, underestimated: {np.sum(over < -4 * se)}")
+worst = int(np.argmax(over))
+print(f"largest overestimate: {names[i[worst]]} / {names[j[worst]]}, exact {p_exact[worst]:.3f}, "
+      f"Perturb-and-MAP {p_pam[worst]:.3f} (energy {energy[worst]:.2f})")
 print(f"replicate pairs (the same cell type): exact marginal from {p_exact[same].min():.3f} "
       f"to {p_exact[same].max():.3f}; energies from {energy[same].min():.2f} to {energy[same].max():.2f}")
 print(f"pairs of different types: exact marginal at most {p_exact[~same].max():.3f}; energies up to "
       f"{energy[~same].max():.2f}")
+print("\nthe replicate pairs:")
+for k in np.flatnonzero(same)[np.argsort(-energy[same])]:
+    print(f"  {names[i[k]]:>10} / {names[j[k]]:<10} energy {energy[k]:5.2f}  exact {p_exact[k]:.3f}"
+          f"  Perturb-and-MAP {p_pam[k]:.3f}")
 print("\npairs of similar energy, different marginals (energy 0.6 to 1.2):")
 for k in np.argsort(energy):
     if 0.6 <= energy[k] <= 1.2:
@@ -168,6 +175,32 @@ fig.tight_layout()
 # %%
 # What it found
 # -------------
-# (The numbers of the run above; the build reruns it, seeded.)
+# (The numbers of the run above: the data, the split into halves and the
+# Gumbel noise are seeded, so every build prints the same.)
 #
-# FINDINGS
+# - **The model**: log Z = 21.0101 over the 4,213,597 partitions. The MAP
+#   partition has three clusters: the myeloid cells (monocytes and dendritic
+#   cells), the B cells, and the three T-cell types together; at ``β = 6`` the
+#   T-cell subtypes are not told apart. Every replicate pair is in one
+#   cluster with probability 0.68 to 0.91.
+# - **Fig. 2: the energy is a good proxy for the ranking, not for the
+#   probability.** Over the 66 pairs the energy and the exact marginal are
+#   strongly correlated (Pearson 0.925, Spearman 0.918): on pseudo-bulk data
+#   the cell types are well separated, more so than the paper's patients.
+#   But pairs of similar energy have different marginals, and the order is
+#   inverted where it matters. The B-cell replicates have the third-highest
+#   energy (1.60) and the *lowest* marginal of all replicate pairs (0.678),
+#   while Treg-1 / CD8naive-2, two different cell types of energy 1.03, are
+#   together with probability 0.898: six T-cell samples attract each other, so
+#   each of their pairs is carried by the others (the paper's 74ca / d6fa
+#   effect, in a milder form), whereas the two B samples have only each other.
+#   Likewise Treg-1 / CD8-2 (energy 0.64) are together with probability 0.860
+#   and Mono-1 / DC-2 (0.67) with 0.727.
+# - **Fig. 3: Perturb-and-MAP overestimates every pair.** With 2000 draws of
+#   Gumbel noise on the pairwise energies it exceeds the exact marginal for
+#   all 66 pairs beyond 4 Monte-Carlo standard errors, by 0.371 on average and
+#   by up to 0.627 (B-1 / CD8naive-2: 0.713 against an exact 0.086). As in the
+#   paper, "the approximate method overestimates many of the pairwise
+#   marginals"; here it overestimates all of them, and most the pairs that
+#   the model keeps apart: the 43 pairs of exact marginal below 0.1 (0.006 to
+#   0.097) are put together in 47% to 72% of the draws.

@@ -87,7 +87,8 @@ trellis.plot.dendrogram(post, ax=axes[0], heights="rank")
 axes[0].set_title(f"exact MAP tree (summed heights {post.map_cost:.3f})")
 trellis.plot.dendrogram(greedy, ax=axes[1], support=post, heights="rank")
 axes[1].set_title(f"SciPy's greedy tree (summed heights {greedy_cost:.3f})")
-fig.supylabel("merge rank")
+axes[0].set_ylabel("merge rank")
+axes[1].set_ylabel("")
 fig.tight_layout()
 
 # %%
