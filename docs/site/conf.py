@@ -25,8 +25,11 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 import shutil
 import sys
+
+from sphinx.util import logging
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -89,6 +92,29 @@ napoleon_use_rtype = False
 # Parameters as a field list whose types are text: a type such as
 # "array_like, shape (n, n)" is not a cross-reference (to every attribute `n`).
 napoleon_use_param = False
+
+# A paragraph of prose after a numpydoc "Parameters" list, with no section
+# heading of its own ("Returns a Tree ..."), is read by napoleon as more
+# parameters and rendered as bold nonsense without any warning. This check
+# (run after napoleon) makes it a warning, so that -W fails the build: give
+# such prose a "Returns", "Raises" or "Notes" section.
+_FIELD = re.compile(r"^\s*(?::Parameters:\s*)?\* \*\*(.+?)\*\*")
+_log = logging.getLogger("trellis-docs")
+
+
+def _check_fields(app, what, name, obj, options, lines):
+    for line in lines:
+        m = _FIELD.match(line)
+        if m and re.search(r"[^,]\s", m.group(1)):
+            _log.warning(
+                "%s: the docstring's prose %r is read as a parameter: give it a section "
+                "(Returns, Raises, Notes)", name, m.group(1)[:60],
+            )
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _check_fields, priority=900)
+
 
 # --- sphinx-gallery ----------------------------------------------------------
 

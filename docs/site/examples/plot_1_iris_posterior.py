@@ -58,6 +58,13 @@ for members, p in sorted(top, key=lambda cp: -cp[1])[:8]:
     print(f"  {p:.3f}  {' '.join(names[i] for i in members)}")
 
 # %%
+# The model is sure of the first split and of little else: the six setosa
+# flowers form a cluster with probability 0.974 and the ten others with 0.973,
+# but versicolor alone has 0.006 and virginica alone 0.001 (on these four
+# features the two overlap: the MAP tree mixes them). Below the top split the
+# support is spread over many trees: 0.70 for five of the six setosa, and
+# below 0.3 for every other cluster.
+#
 # The MAP tree with its support
 # -----------------------------
 # :func:`trellis.plot.dendrogram` draws the MAP tree with its merge heights

@@ -70,12 +70,20 @@ print("identical results:", distributed == serial)
 assert distributed == serial
 
 # %%
+# The results through Dask are identical to the serial ones, jet for jet.
+# (On 100 small jets the cluster's start-up and transfers cost as much as
+# they save; it pays on many jets or many machines.)
+#
 # The MAP tree against the true tree
 # ----------------------------------
 # The MAP tree is the most likely history, so its log-likelihood is at least
 # the true tree's; ``log Z`` sums over every tree and is larger still. The
 # gap between ``log Z`` and the MAP tree's log-likelihood says how much of
-# the posterior the best tree holds.
+# the posterior the best tree holds. On these 100 jets the MAP tree is the
+# true tree for 7, and is more likely than the true tree by a median of 4.35
+# in log-likelihood; its posterior probability falls from 0.3-0.8 at 4
+# particles to 1e-6-1e-4 at 12 (median 0.0026): the exact ``log Z`` says how
+# little one tree means there.
 
 records = json.loads(ginkgo_small().read_text())["jets"]
 truth_ll = np.array([r["truth_log_likelihood_from_leaves"] for r in records])

@@ -62,6 +62,12 @@ for method in ("average", "complete", "single"):
           f"SciPy's tree {np.median(weak_greedy):.3f}, MAP tree {np.median(weak_map):.3f}")
 
 # %%
+# On these ten subsets the exact tree is cheaper than SciPy's in 7 of 10 for
+# average linkage (by 1.30% on average, at most 3.89%) and in 6 of 10 for
+# complete linkage (1.45%, at most 5.17%). The posterior supports the MAP tree
+# better: the median of its weakest cluster's support is 0.392 (average) and
+# 0.432 (complete), against 0.254 and 0.063 for SciPy's tree.
+#
 # For single linkage the greedy tree is Kruskal's minimum spanning tree and
 # already of least cost (gain 0), but many trees tie with it, so the support
 # of its clusters is spread among them. For average and complete linkage the
@@ -69,9 +75,11 @@ for method in ("average", "complete", "single"):
 #
 # One subset, both trees
 # ----------------------
-# Average linkage on the first subset with the largest gain: the MAP tree and
+# Average linkage on the subset with the largest gain: the MAP tree and
 # SciPy's tree, both drawn by :func:`trellis.plot.dendrogram` with the support
-# of the same exact posterior at every node.
+# of the same exact posterior at every node (heights are merge ranks). Here
+# SciPy's tree costs 13.872 against 13.333, is 0.000179 times as probable as
+# the MAP tree, and two of its clusters have support 0.00.
 
 k = int(np.argmax(rows["average"][0]))
 take = subsets[k]
