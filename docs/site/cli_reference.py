@@ -82,6 +82,10 @@ def walk(cli: str, words: list[str]) -> list[tuple[list[str], str]]:
 def render(cli: str) -> str:
     """The reference page as Markdown (MyST)."""
     pages = walk(cli, [])
+    if len(pages) < 2:
+        # clap's help format changed, or this is not the trellis binary:
+        # an empty reference must not pass for a complete one.
+        raise SystemExit(f"cli_reference: `{cli} --help` lists no subcommands under 'Commands:'")
     version = subprocess.run([cli, "--version"], capture_output=True, text=True).stdout.strip()
     out = [
         "# CLI reference\n",
