@@ -185,9 +185,8 @@ fig.tight_layout()
 #   cluster with probability 0.68 to 0.91.
 # - **Fig. 2: the energy is a good proxy for the ranking, not for the
 #   probability.** Over the 66 pairs the energy and the exact marginal are
-#   strongly correlated (Pearson 0.925, Spearman 0.918): on pseudo-bulk data
-#   the cell types are well separated, more so than the paper's patients.
-#   But pairs of similar energy have different marginals, and the order is
+#   strongly correlated (Pearson 0.925, Spearman 0.918), unlike the paper's
+#   patients: pseudo-bulk samples of cell types are well separated. But pairs of similar energy have different marginals, and the order is
 #   inverted where it matters. The B-cell replicates have the third-highest
 #   energy (1.60) and the *lowest* marginal of all replicate pairs (0.678),
 #   while Treg-1 / CD8naive-2, two different cell types of energy 1.03, are
