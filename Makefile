@@ -1,4 +1,4 @@
-.PHONY: ci test demo bench fmt fuzz
+.PHONY: ci test docs demo bench fmt fuzz
 
 # Exactly what CI runs.
 ci:
@@ -6,6 +6,10 @@ ci:
 
 test:
 	scripts/test-all
+
+# The documentation site (docs/site) into docs/site/_build/html.
+docs:
+	scripts/build-docs
 
 demo:
 	cargo run --release -p trellis-cli -- demo

@@ -200,7 +200,7 @@ impl HierarchyPosterior {
         self.inner.n()
     }
 
-    /// ``log Z``: the log of the summed potential of every hierarchy.
+    /// The log of the summed potential of every hierarchy, ``log Z``.
     #[getter]
     fn log_z(&self) -> PyResult<f64> {
         self.inner.log_z().map_err(to_py)
@@ -426,7 +426,7 @@ impl PartitionPosterior {
         self.inner.n()
     }
 
-    /// ``log Z``: the log of the summed energy of every partition.
+    /// The log of the summed energy of every partition, ``log Z``.
     #[getter]
     fn log_z(&self) -> PyResult<f64> {
         self.inner.log_z().map_err(to_py)

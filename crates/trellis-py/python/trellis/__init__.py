@@ -100,7 +100,10 @@ def similarity(points, kind="cosine", gamma=None, center=False):
         clustering sees both attraction (positive weights) and repulsion
         (negative ones).
 
-    Raises ``InputError`` for a bad argument.
+    Raises
+    ------
+    InputError
+        For a bad argument.
     """
     gamma = _args.number(gamma, "gamma", optional=True)
     return _core.similarity(_matrix(points, "points"), _str(kind, "kind"), gamma, _args.flag(center, "center"))
@@ -123,7 +126,9 @@ def exact_hierarchy(weights=None, model="hcc", beta=1.0, names=None, max_memory=
     """The exact posterior over every binary hierarchy (the cluster trellis).
 
     ``P(H) = exp(-beta * cost(H)) / Z`` over the ``(2n - 3)!!`` binary trees
-    ``H`` of the points, in ``O(3^n)`` time and ``O(2^n)`` memory.
+    ``H`` of the points, in ``O(3^n)`` time and ``O(2^n)`` memory. Give exactly
+    one of ``weights``, ``distances`` and ``points``; ``n <= 30`` within the
+    memory available.
 
     Parameters
     ----------
@@ -164,11 +169,16 @@ def exact_hierarchy(weights=None, model="hcc", beta=1.0, names=None, max_memory=
         ``InputError`` naming one of the conflict. A constrained run uses
         the trellis's general kernel (slower than the unconstrained one).
 
-    Give exactly one of ``weights``, ``distances`` and ``points``; ``n <= 30``
-    within the memory available.
+    Returns
+    -------
+    HierarchyPosterior
 
-    Returns a ``HierarchyPosterior``. Raises ``InputError`` for bad input and
-    ``TooLargeError`` (with the memory needed) when it would not fit.
+    Raises
+    ------
+    InputError
+        For bad input.
+    TooLargeError
+        When it would not fit (the message says the memory needed).
     """
     data, kind = _pairwise(weights, distances, points, model)
     names = _names(names)
@@ -210,8 +220,16 @@ def exact_partition(weights, model="cc", beta=1.0, names=None, max_memory=None, 
         partitions that respect every pair; a cannot-link pair that the
         must-links join raises ``InputError`` naming the chain.
 
-    Returns a ``PartitionPosterior``; raises ``InputError`` for bad input and
-    ``TooLargeError`` when it would not fit.
+    Returns
+    -------
+    PartitionPosterior
+
+    Raises
+    ------
+    InputError
+        For bad input.
+    TooLargeError
+        When it would not fit.
     """
     w = _matrix(weights, "weights")
     names = _names(names)
@@ -250,8 +268,11 @@ def astar(weights=None, model="hcc", approx=False, seed=0, beta=1.0, names=None,
         then raises ``TrellisError``, the approximate one returns its best
         tree.
 
-    Returns an ``AstarResult`` with ``tree``, ``cost``, ``exact`` (proven
-    optimal), ``explored`` and ``log_potential``.
+    Returns
+    -------
+    AstarResult
+        With ``tree``, ``cost``, ``exact`` (proven optimal), ``explored`` and
+        ``log_potential``.
     """
     data, kind = _pairwise(weights, distances, points, model)
     return _core.astar(
@@ -272,6 +293,8 @@ def greedy(weights=None, model="hcc", beta=1.0, names=None, *, distances=None, p
         As in ``exact_hierarchy`` (the data: exactly one of ``weights``,
         ``distances`` and ``points``).
 
+    Notes
+    -----
     On ``"hcc"`` its myopic split cost is 0 for negative weights, so it merges
     the most dissimilar points early: prefer ``astar(..., approx=True)`` there.
     On the linkage potentials it is classic linkage clustering. The tree has
@@ -325,8 +348,16 @@ def score(tree, weights=None, model="hcc", beta=1.0, names=None, *, distances=No
         One distinct, non-empty label per point: the Newick labels, and the
         names a named ``Tree`` is matched by.
 
-    Returns the cost (a float). Raises ``InputError`` for bad input, such as
-    a tree that is not binary or does not cover every point exactly once.
+    Returns
+    -------
+    float
+        The cost.
+
+    Raises
+    ------
+    InputError
+        For bad input, such as a tree that is not binary or does not cover
+        every point exactly once.
     """
     data, kind = _pairwise(weights, distances, points, model)
     if not isinstance(tree, (Tree, str, list, tuple, int, _np.integer)):
@@ -400,8 +431,12 @@ def read_points(path, names_column="auto"):
         ``label`` or empty, or when none of its values is a number), a
         0-based column index, or ``None`` (every column is numeric).
 
-    Returns ``names`` (a list of strings, or ``None`` when the file has no
-    names column) and ``X``, an ``(n, d)`` float64 array.
+    Returns
+    -------
+    names : list of str or None
+        The names, or ``None`` when the file has no names column.
+    X : ndarray, shape (n, d)
+        The rows, float64.
     """
     if names_column is not None and not isinstance(names_column, str):
         names_column = _args.integer(names_column, "names_column", 0)
@@ -417,6 +452,9 @@ def read_weights(path):
     path : str or os.PathLike
         The file.
 
-    Returns a float64 array.
+    Returns
+    -------
+    ndarray, shape (n, n)
+        The matrix, float64.
     """
     return _core.read_table(_args.path(path), False, "none")[1]

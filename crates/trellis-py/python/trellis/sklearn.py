@@ -517,7 +517,7 @@ class TrellisHierarchical(_TrellisEstimator):
     n_features_in_ : int
         Number of columns of ``X`` seen by ``fit`` (``n_samples`` with
         ``similarity="precomputed"``).
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Column names of ``X``, when it is a DataFrame with string column
         names (scikit-learn installed).
 
@@ -673,7 +673,7 @@ class TrellisFlat(_TrellisEstimator):
     n_features_in_ : int
         Number of columns of ``X`` seen by ``fit`` (``n_samples`` with
         ``similarity="precomputed"``).
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Column names of ``X``, when it is a DataFrame with string column
         names (scikit-learn installed).
 
