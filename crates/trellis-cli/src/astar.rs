@@ -16,12 +16,15 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 use trellis::astar::{self, ApproxOptions, Candidates, Outcome};
 use trellis::baselines::{self as agglomerative, Linkage};
+use trellis::constraints::Constrained;
 use trellis::ginkgo::{Ginkgo, Heuristic, Jet, Variant};
 use trellis::{Model, Options, ProgressFn, Search, Tree};
 
 use crate::batch::per_jet;
-use crate::commands::{WithLinkage, check_jets_outputs, dendrogram_output, jet_linkage, to_json};
-use crate::input::Pairwise;
+use crate::commands::{
+    WithLinkage, check_jets_outputs, dendrogram_output, jet_linkage, read_triplets, to_json,
+};
+use crate::input::NamedWeights;
 use crate::input::{Input, ginkgo_variant, load_checked, memory_limit};
 use crate::output::number;
 use crate::progress::Bar;
@@ -136,6 +139,15 @@ pub struct AstarArgs {
     /// Seed of the approximate search's sampler; same seed, same output.
     #[arg(long, requires = "approx", default_value_t = 0, value_name = "S")]
     pub seed: u64,
+
+    /// Triplet constraints, one per line: `a b c` meaning ({a, b}, c), as for `map
+    /// --triplets`. The search finds the best tree among those in which every triplet
+    /// holds (a forbidden split costs +infinity; the heuristic stays admissible). With
+    /// --approx, the initial trees that break a triplet are dropped and greedy
+    /// agglomeration under the triplets is added, so the search starts from trees that
+    /// satisfy them and never leaves them.
+    #[arg(long, value_name = "FILE", conflicts_with = "jets")]
+    pub triplets: Option<std::path::PathBuf>,
 
     /// Print one JSON object {"n", "log_potential", "cost", "tree", "explored", "exact"}
     /// (plus "splits", "vertices", "iterations", "rounds", "heuristic", and the memory:
@@ -281,12 +293,16 @@ fn init_kinds(args: &AstarArgs, jets: bool) -> Vec<InitKind> {
 }
 
 fn weights_outcome(
-    weights: &Pairwise,
+    weights: &NamedWeights,
     args: &AstarArgs,
     progress: Option<ProgressFn<'_>>,
 ) -> Result<AstarJson> {
     let n = weights.n();
     let beta = args.model.beta;
+    let triplets = match &args.triplets {
+        Some(path) => read_triplets(path, weights, memory_limit(&args.model))?,
+        None => Vec::new(),
+    };
     let out = with_cost_model!(args.model.model, weights, beta, |model| {
         let init = || {
             let mut trees = Vec::new();
@@ -312,7 +328,19 @@ fn weights_outcome(
             }
             Ok(trees)
         };
-        search(&model, init, args, progress)?
+        if triplets.is_empty() {
+            search(&model, init, args, progress)?
+        } else {
+            let mut trees = if args.approx { init()? } else { Vec::new() };
+            if args.approx {
+                // Start from trees that satisfy the triplets (finite cost under them).
+                let unit = Constrained::new(model.with_beta(1.0)?, triplets.clone())?;
+                trees.retain(|t| trellis::tree_cost(&unit, t).is_ok_and(f64::is_finite));
+                trees.push(agglomerative::greedy(&unit)?.tree);
+            }
+            let constrained = Constrained::new(model, triplets.clone())?;
+            search(&constrained, || Ok(trees), args, progress)?
+        }
     });
     Ok(json(n, out, heuristic_name(args)))
 }

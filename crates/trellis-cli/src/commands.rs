@@ -213,7 +213,11 @@ fn weights_posterior(
 
 /// Reads `--triplets` over the points of `weights`: their names, or indices
 /// when they have none.
-fn read_triplets(path: &Path, weights: &NamedWeights, limit: Option<u64>) -> Result<Vec<Triplet>> {
+pub(crate) fn read_triplets(
+    path: &Path,
+    weights: &NamedWeights,
+    limit: Option<u64>,
+) -> Result<Vec<Triplet>> {
     let text = crate::input::read_text(path, limit)?;
     let indices: Vec<String>;
     let names = match weights.names() {

@@ -429,3 +429,76 @@ fn issue24_must_and_cannot_links_restrict_the_flat_commands_as_brute_force() {
         "line 1: the two points must differ",
     );
 }
+
+/// `astar --triplets`: exact A* finds the best tree that satisfies the
+/// triplets (brute force), and approximate A* starts from and returns trees
+/// that satisfy them, never better than the exact optimum.
+#[test]
+fn issue24_astar_with_triplets_stays_among_the_trees_that_satisfy_them() {
+    let n = 6;
+    let d = dir("issue24_astar_triplets");
+    let t = file(&d, "t.txt", "0 1 2\n3 4 0\n");
+    for seed in [3u64, 7, 11] {
+        let w = file(&d, &format!("w{seed}.csv"), &weights_csv(n, seed));
+        let (w, t) = (w.to_str().unwrap(), t.to_str().unwrap());
+        let weights = Weights::from_matrix(&Matrix::from_rows(weights(n, seed)).unwrap()).unwrap();
+        let model = Hcc::new(&weights, 1.0).unwrap();
+        let best = all_trees(n)
+            .into_iter()
+            .filter(|t| TRIPLETS.iter().all(|&x| holds(t, x)))
+            .map(|t| trellis::tree_cost(&model, &t).unwrap())
+            .fold(f64::INFINITY, f64::min);
+        let exact = json(&[
+            "astar",
+            "--model",
+            "hcc",
+            "--weights",
+            w,
+            "--triplets",
+            t,
+            "--json",
+        ]);
+        assert_eq!(exact["exact"], true);
+        assert!(
+            (exact["cost"].as_f64().unwrap() - best).abs() < 1e-9,
+            "{exact}"
+        );
+        assert!(TRIPLETS.iter().all(|&x| holds(&tree_of(&exact["tree"]), x)));
+        for init in ["average", "greedy", "beam"] {
+            let approx = json(&[
+                "astar",
+                "--approx",
+                "--model",
+                "hcc",
+                "--weights",
+                w,
+                "--triplets",
+                t,
+                "--init",
+                init,
+                "--json",
+            ]);
+            assert!(
+                TRIPLETS
+                    .iter()
+                    .all(|&x| holds(&tree_of(&approx["tree"]), x)),
+                "{approx}"
+            );
+            assert!(approx["cost"].as_f64().unwrap() >= best - 1e-9, "{approx}");
+        }
+    }
+    fails(
+        &[
+            "astar",
+            "--model",
+            "hcc",
+            "--weights",
+            "nowhere.csv",
+            "--jets",
+            "x.json",
+            "--triplets",
+            "t",
+        ],
+        "cannot be used with",
+    );
+}
