@@ -19,7 +19,11 @@ const state = {
   conflicts: [],
   exactDone: false,
   wasSampling: null,
+  lastAnswer: null, // id of the last answer in force (POST /api/undo names it)
+  offline: false, // the last request found no server
 };
+
+const OFFLINE = 'the server does not answer (is it running?)';
 
 // ------------------------------------------------------------------ API
 
@@ -33,7 +37,13 @@ async function api(path, body) {
   try {
     res = await fetch(path, init);
   } catch (e) {
-    return { ok: false, status: 0, data: { error: 'the server does not answer (is it running?)' } };
+    state.offline = true;
+    return { ok: false, status: 0, data: { error: OFFLINE } };
+  }
+  if (state.offline) {
+    // The server answers again (restarted?): the stale banner goes.
+    state.offline = false;
+    if ($('message').textContent === OFFLINE) say('The server answers again.', 'ok');
   }
   const type = res.headers.get('content-type') || '';
   const data = type.includes('json') ? await res.json() : await res.text();
@@ -239,6 +249,7 @@ async function loadSession() {
   $('nconstraints').textContent = s.triplets.length;
   $('nconstraints2').textContent = s.triplets.length;
   $('nanswers').textContent = s.answers;
+  state.lastAnswer = s.last_answer;
   if (document.activeElement !== $('strategy')) $('strategy').value = s.strategy;
   const chip = $('sampler');
   chip.textContent = `sampler ${s.sampling ? 'working' : 'idle'} · ${s.iterations.toLocaleString('en')} iterations`;
@@ -331,6 +342,7 @@ async function answer(body, what) {
     const r = await api('/api/answer', { id: state.query.id, ...body });
     if (r.ok) {
       state.conflicts = [];
+      state.lastAnswer = r.data.answer;
       say(`Stored: ${what}. ${r.data.triplets} constraint${r.data.triplets === 1 ? '' : 's'} in force.`, 'ok');
       state.query = null;
       state.sel = [];
@@ -364,15 +376,26 @@ function sendTriplet() {
 
 async function undo() {
   if (state.busy) return;
+  if (state.lastAnswer === null || state.lastAnswer === undefined) {
+    say('There is no answer to undo.', 'error');
+    return;
+  }
   state.busy = true;
   try {
-    const r = await api('/api/undo', {});
+    // Undo names the answer: a second click (or another tab) cannot take
+    // back a second answer by accident.
+    const r = await api('/api/undo', { answer: state.lastAnswer });
     if (r.ok) {
       state.conflicts = [];
+      state.lastAnswer = r.data.last_answer;
       const u = r.data.undone;
       say(`Took back ${Array.isArray(u) ? 'the triplet ' + fmtTriplet(u) : 'the last accept'}. ${r.data.triplets} constraints in force.`, 'ok');
       state.query = null;
       await loadQuery();
+    } else if (r.status === 409) {
+      state.lastAnswer = r.data.last_answer;
+      say('Not undone: the answers changed (another tab?); the last answer in force is now ' +
+        (r.data.last_answer === null ? 'none' : r.data.last_answer) + '. Press Undo again to take it back.', 'error');
     } else {
       say(r.data.error || `error ${r.status}`, 'error');
     }

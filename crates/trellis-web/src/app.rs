@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use trellis::Tree;
@@ -21,7 +21,7 @@ use trellis::ddt::{
 };
 use trellis::io::{NamesColumn, ReadOptions};
 
-use crate::store::{Event, Identity, Store};
+use crate::store::{Event, Identity, Lease, Store};
 
 /// Iterations the sampler runs while it holds the session (about a millisecond
 /// at 150 points): answers wait at most this long for the lock.
@@ -211,6 +211,8 @@ struct Inner {
     background: u64,
     /// Iterations recorded in the store before this start.
     base_iterations: u64,
+    /// The ids (event `seq`s) of the answers in force, as `session.answers()`.
+    answer_ids: Vec<u64>,
     /// Whether the tree changed since it was last saved.
     unsaved: bool,
     stop: bool,
@@ -231,6 +233,8 @@ pub struct App {
     store: Mutex<Store>,
     notify: tokio::sync::watch::Sender<u64>,
     exact: Mutex<Exact>,
+    /// This server's lease of the session (released when the app is dropped).
+    _lease: Lease,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -319,6 +323,9 @@ impl App {
             "subset_size": config.subset_size,
             "candidates": config.candidates,
         });
+        // One writer per session: the lease before the database is opened.
+        Store::check(&config.db)?;
+        let lease = Lease::acquire(&config.db, &name)?;
         let mut store = Store::open(&config.db)?;
         let path = config.points.display().to_string();
         let stored = store.session(&Identity {
@@ -332,22 +339,39 @@ impl App {
         let mut strategy = Strategy::from_name(&stored.strategy)
             .ok_or_else(|| anyhow!("unknown stored strategy {:?}", stored.strategy))?;
         let mut answers = Vec::new();
+        let mut answer_ids: Vec<u64> = Vec::new();
         let point = |s: &str| {
             index
                 .get(s)
                 .copied()
                 .ok_or_else(|| anyhow!("the database names point {s:?}, which the data lacks"))
         };
-        for e in &stored.events {
+        for (seq, e) in &stored.events {
             match e {
-                Event::Accept { .. } => answers.push(Answer::Accept),
-                Event::Triplet { a, b, c, .. } => answers.push(Answer::Triplet(Triplet::new(
-                    point(a)?,
-                    point(b)?,
-                    point(c)?,
-                )?)),
-                Event::Undo => {
+                Event::Accept { .. } => {
+                    answers.push(Answer::Accept);
+                    answer_ids.push(*seq);
+                }
+                Event::Triplet { a, b, c, .. } => {
+                    answers.push(Answer::Triplet(Triplet::new(
+                        point(a)?,
+                        point(b)?,
+                        point(c)?,
+                    )?));
+                    answer_ids.push(*seq);
+                }
+                Event::Undo { answer } => {
+                    if let Some(k) = answer {
+                        if answer_ids.last() != Some(k) {
+                            bail!(
+                                "the database {} is inconsistent: event {seq} takes back answer \
+                                 {k}, which is not the last answer in force then",
+                                config.db.display()
+                            );
+                        }
+                    }
                     answers.pop();
+                    answer_ids.pop();
                 }
                 Event::Strategy(s) => {
                     strategy = Strategy::from_name(s)
@@ -395,6 +419,7 @@ impl App {
                 next_id: (stored.starts << 20) + 1,
                 background: 0,
                 base_iterations: stored.iterations,
+                answer_ids,
                 unsaved: false,
                 stop: false,
             }),
@@ -402,6 +427,7 @@ impl App {
             store: Mutex::new(store),
             notify,
             exact: Mutex::new(exact),
+            _lease: lease,
         });
         let sampler = {
             let app = app.clone();
@@ -516,6 +542,7 @@ impl App {
             "session": self.session_name,
             "sampling": sampling,
             "query_id": g.query_id,
+            "last_answer": g.answer_ids.last(),
             "hover": self.hover,
         });
         if let Some(images) = &self.images {
@@ -646,36 +673,62 @@ impl App {
                 c: self.names[t.c].clone(),
             },
         };
-        lock(&self.store)
+        let seq = lock(&self.store)
             .append(self.session_id, &event)
             .map_err(internal)?;
         let count = g
             .session
             .apply(answer)
             .map_err(|e| ApiError::new(500, format!("stored but not applied: {e}")))?;
+        g.answer_ids.push(seq);
         g.query_id = None;
         g.unsaved = true;
         let answers = g.session.answers().len();
         drop(g);
         self.wake.notify_all();
         self.bump();
-        Ok(json!({ "triplets": count, "answers": answers }))
+        Ok(json!({ "triplets": count, "answers": answers, "answer": seq }))
     }
 
-    /// `POST /api/undo`.
-    pub fn undo(&self) -> Result<Value, ApiError> {
+    /// `POST /api/undo` `{"answer": K}`: takes back answer `K` if it is the
+    /// last answer in force (409 otherwise, and nothing changes).
+    pub fn undo(&self, body: &Value) -> Result<Value, ApiError> {
+        let k = body
+            .as_object()
+            .filter(|o| o.len() == 1)
+            .and_then(|o| o.get("answer"))
+            .and_then(Value::as_u64)
+            .ok_or_else(|| {
+                bad(
+                    "name the answer to take back: {\"answer\": K}, the id POST /api/answer \
+                     returned (GET /api/session gives the last one in force as \"last_answer\")",
+                )
+            })?;
         let mut g = lock(&self.inner);
-        if g.session.answers().is_empty() {
-            return Err(ApiError::new(409, "there is no answer to undo"));
+        let last = g.answer_ids.last().copied();
+        if last != Some(k) {
+            let why = match last {
+                None => "there is no answer in force".to_string(),
+                Some(l) => format!("the last answer in force is {l}"),
+            };
+            return Err(ApiError {
+                status: 409,
+                body: json!({
+                    "error": format!("answer {k} is not the last answer in force ({why}); nothing was undone"),
+                    "last_answer": last,
+                }),
+            });
         }
         lock(&self.store)
-            .append(self.session_id, &Event::Undo)
+            .append(self.session_id, &Event::Undo { answer: Some(k) })
             .map_err(internal)?;
         let undone = g.session.undo();
+        g.answer_ids.pop();
         g.query_id = None;
         g.unsaved = true;
         let count = g.session.constraints().len();
         let answers = g.session.answers().len();
+        let last = g.answer_ids.last().copied();
         drop(g);
         self.wake.notify_all();
         self.bump();
@@ -683,7 +736,13 @@ impl App {
             Some(Answer::Triplet(t)) => self.names_of(&t),
             _ => json!("accept"),
         };
-        Ok(json!({ "triplets": count, "answers": answers, "undone": undone }))
+        Ok(json!({
+            "triplets": count,
+            "answers": answers,
+            "undone": undone,
+            "answer": k,
+            "last_answer": last,
+        }))
     }
 
     /// `POST /api/strategy`.
