@@ -52,7 +52,12 @@ fn model(n: usize, seed: u64) -> Ddt {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let names = (0..n).map(|i| format!("p{i}")).collect();
     let rows = (0..n)
-        .map(|i| vec![(i % 3) as f64 * 2.0 + rng.random::<f64>(), rng.random::<f64>()])
+        .map(|i| {
+            vec![
+                (i % 3) as f64 * 2.0 + rng.random::<f64>(),
+                rng.random::<f64>(),
+            ]
+        })
         .collect();
     let points = Dataset::new(names, rows).unwrap();
     let params = Params::reference(&points, vec![1.0, 1.0], 0.01);
@@ -101,7 +106,11 @@ fn the_sliding_window_counts_its_last_trees_of_a_chain() {
         let last = &trees[trees.len().saturating_sub(7)..];
         assert_eq!(w.len(), last.len());
         let shown = &trees[step / 2];
-        assert_eq!(w.support(shown).unwrap(), direct(last, shown), "step {step}");
+        assert_eq!(
+            w.support(shown).unwrap(),
+            direct(last, shown),
+            "step {step}"
+        );
     }
     w.clear();
     assert!(w.is_empty() && w.support(&trees[0]).is_err());
@@ -128,7 +137,10 @@ fn newick_with_support_labels_every_internal_node() {
     let names: Vec<String> = ["x", "y", "z"].iter().map(|s| s.to_string()).collect();
     let nwk = a.to_newick_with_support(&names, &s);
     let plain = a.to_newick(&names);
-    assert!(nwk.contains("x:") && nwk.contains(")0.500:") && nwk.contains(")1.000:"), "{nwk}");
+    assert!(
+        nwk.contains("x:") && nwk.contains(")0.500:") && nwk.contains(")1.000:"),
+        "{nwk}"
+    );
     // The labels are the only difference.
     assert_eq!(nwk.replace(")0.500:", "):").replace(")1.000:", "):"), plain);
 }

@@ -52,7 +52,8 @@ fn clades(tree: &DdtTree) -> Vec<Clade> {
     for &v in order.iter().rev() {
         let [a, b] = tree.kids[v as usize];
         for w in 0..words {
-            bits[v as usize * words + w] = bits[a as usize * words + w] | bits[b as usize * words + w];
+            bits[v as usize * words + w] =
+                bits[a as usize * words + w] | bits[b as usize * words + w];
         }
     }
     order
