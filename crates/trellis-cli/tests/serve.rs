@@ -271,3 +271,43 @@ fn a_port_in_use_is_refused() {
         assert!(!dir.join(f).exists(), "{f} was created");
     }
 }
+
+/// Issue 24: a second server on the same database and session exits 2 naming
+/// the first, which keeps answering; after `kill -9` of the first (its lock
+/// dies with it) a new server takes the session at once.
+#[test]
+fn a_second_server_on_one_session_exits_2_and_kill_9_frees_the_session() {
+    let dir = util::dir("serve-lease");
+    let (p, db) = (points(&dir), dir.join("s.sqlite"));
+    let (mut first, url) = spawn(&p, &db);
+    util::fails(
+        &[
+            "interactive",
+            "serve",
+            "--port",
+            "0",
+            "--sigma",
+            "1",
+            "--points",
+            p.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+        ],
+        &format!(
+            "session \"eight.csv\" of the database {} is already being served, by process {}",
+            db.display(),
+            first.id()
+        ),
+    );
+    let (_, q) = call(&url, "GET", "/api/query", None);
+    let body = json!({"id": q["id"], "accept": true});
+    let (status, r) = call(&url, "POST", "/api/answer", Some(&body));
+    assert_eq!(status, 200, "the first server works on: {r}");
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let (mut next, url) = spawn(&p, &db);
+    let (_, s) = call(&url, "GET", "/api/session", None);
+    assert_eq!(s["answers"], 1, "{s}");
+    next.kill().unwrap();
+    next.wait().unwrap();
+}

@@ -19,7 +19,11 @@ const state = {
   conflicts: [],
   exactDone: false,
   wasSampling: null,
+  lastAnswer: null, // id of the last answer in force (POST /api/undo names it)
+  offline: false, // the last request found no server
 };
+
+const OFFLINE = 'the server does not answer (is it running?)';
 
 // ------------------------------------------------------------------ API
 
@@ -33,7 +37,13 @@ async function api(path, body) {
   try {
     res = await fetch(path, init);
   } catch (e) {
-    return { ok: false, status: 0, data: { error: 'the server does not answer (is it running?)' } };
+    state.offline = true;
+    return { ok: false, status: 0, data: { error: OFFLINE } };
+  }
+  if (state.offline) {
+    // The server answers again (restarted?): the stale banner goes.
+    state.offline = false;
+    if ($('message').textContent === OFFLINE) say('The server answers again.', 'ok');
   }
   const type = res.headers.get('content-type') || '';
   const data = type.includes('json') ? await res.json() : await res.text();
@@ -140,7 +150,8 @@ function dendrogram(root, opts = {}) {
     }
     const lab = opts.nodeLabel && opts.nodeLabel(n);
     if (lab) {
-      const t = el('text', { x: x - 3, y: n.y - 4, class: 'plabel', 'text-anchor': 'end' });
+      const cls = opts.nodeClass ? opts.nodeClass(n) : 'plabel';
+      const t = el('text', { x: x - 3, y: n.y - 4, class: cls, 'text-anchor': 'end' });
       t.textContent = lab;
       svg.append(t);
     }
@@ -239,6 +250,7 @@ async function loadSession() {
   $('nconstraints').textContent = s.triplets.length;
   $('nconstraints2').textContent = s.triplets.length;
   $('nanswers').textContent = s.answers;
+  state.lastAnswer = s.last_answer;
   if (document.activeElement !== $('strategy')) $('strategy').value = s.strategy;
   const chip = $('sampler');
   chip.textContent = `sampler ${s.sampling ? 'working' : 'idle'} · ${s.iterations.toLocaleString('en')} iterations`;
@@ -260,6 +272,7 @@ async function loadSession() {
   state.answers = s.answers;
   state.wasSampling = s.sampling;
   if (first || changed || settled) loadTree();
+  if (changed) state.exactDone = false;
   if (first || !state.exactDone) loadExact();
 }
 
@@ -331,6 +344,7 @@ async function answer(body, what) {
     const r = await api('/api/answer', { id: state.query.id, ...body });
     if (r.ok) {
       state.conflicts = [];
+      state.lastAnswer = r.data.answer;
       say(`Stored: ${what}. ${r.data.triplets} constraint${r.data.triplets === 1 ? '' : 's'} in force.`, 'ok');
       state.query = null;
       state.sel = [];
@@ -364,15 +378,26 @@ function sendTriplet() {
 
 async function undo() {
   if (state.busy) return;
+  if (state.lastAnswer === null || state.lastAnswer === undefined) {
+    say('There is no answer to undo.', 'error');
+    return;
+  }
   state.busy = true;
   try {
-    const r = await api('/api/undo', {});
+    // Undo names the answer: a second click (or another tab) cannot take
+    // back a second answer by accident.
+    const r = await api('/api/undo', { answer: state.lastAnswer });
     if (r.ok) {
       state.conflicts = [];
+      state.lastAnswer = r.data.last_answer;
       const u = r.data.undone;
       say(`Took back ${Array.isArray(u) ? 'the triplet ' + fmtTriplet(u) : 'the last accept'}. ${r.data.triplets} constraints in force.`, 'ok');
       state.query = null;
       await loadQuery();
+    } else if (r.status === 409) {
+      state.lastAnswer = r.data.last_answer;
+      say('Not undone: the answers changed (another tab?); the last answer in force is now ' +
+        (r.data.last_answer === null ? 'none' : r.data.last_answer) + '. Press Undo again to take it back.', 'error');
     } else {
       say(r.data.error || `error ${r.status}`, 'error');
     }
@@ -395,10 +420,37 @@ async function setStrategy(s) {
 
 function keyOf(n) { return leavesOf(n).map((l) => l.name).sort().join('\u0000'); }
 
+// Support classes: high (>= 0.95), mid (>= 0.5), low.
+function supClass(s) { return s >= 0.95 ? 'high' : s >= 0.5 ? 'mid' : 'low'; }
+
+// The tree with every internal clade of support below `thr` dissolved into
+// its parent (its children hang from the parent directly); the root stays.
+function collapsed(n, thr) {
+  if (!n.children) return n;
+  const kids = [];
+  for (const c of n.children) {
+    const k = collapsed(c, thr);
+    if (k.children && k.support !== undefined && k.support < thr) kids.push(...k.children);
+    else kids.push(k);
+  }
+  return { ...n, children: kids };
+}
+
 async function loadTree() {
   const r = await api('/api/tree?format=json');
   if (!r.ok) return;
-  const root = r.data;
+  state.tree = r.data;
+  const k = r.data.support_samples;
+  $('support-samples').textContent =
+    `${k} of the last ${r.data.support_window} trees kept, one every ${r.data.support_thin} iterations`;
+  drawTree();
+}
+
+function drawTree() {
+  if (!state.tree) return;
+  const thr = Number($('collapse').value);
+  $('collapse-value').textContent = thr.toFixed(2);
+  const root = collapsed(state.tree, thr);
   const box = $('whole-tree');
   for (const d of box.querySelectorAll('details[open]')) state.openKeys.add(d.dataset.key);
   for (const d of box.querySelectorAll('details:not([open])')) state.openKeys.delete(d.dataset.key);
@@ -414,9 +466,17 @@ async function loadTree() {
     const d = document.createElement('details');
     const key = keyOf(n);
     d.dataset.key = key;
+    d.dataset.support = n.support;
     d.open = state.openKeys.has(key) || (depth < 2 && !state.openKeys.size);
     const names = leavesOf(n).map((l) => l.name);
     const sum = document.createElement('summary');
+    if (n.support !== undefined) {
+      const sup = document.createElement('span');
+      sup.className = 'sup ' + supClass(n.support);
+      sup.textContent = `support ${n.support.toFixed(2)}`;
+      sup.title = 'the fraction of the sampler\'s recent trees that contain this clade';
+      sum.append(sup);
+    }
     sum.append(`${names.length} points, t = ${(1 - n.height).toFixed(3)} `);
     const ex = document.createElement('span');
     ex.className = 'names';
@@ -433,7 +493,12 @@ async function loadTree() {
   box.replaceChildren(ul);
   search();
   if (state.session && state.session.n <= 20) {
-    $('sampler-tree').replaceChildren(dendrogram(root, { rowH: 22, width: 320 }));
+    $('sampler-tree').replaceChildren(dendrogram(root, {
+      rowH: 22,
+      width: 320,
+      nodeLabel: (n) => (n.support === undefined ? null : n.support.toFixed(2)),
+      nodeClass: (n) => 'slabel ' + supClass(n.support),
+    }));
   }
 }
 
@@ -461,11 +526,33 @@ async function loadExact() {
   const e = r.data;
   if (e.status === 'unavailable') { state.exactDone = true; return; }
   $('exact-panel').hidden = false;
-  if (e.status === 'computing') { $('exact-model').textContent = 'Computing the exact posterior over all hierarchies…'; return; }
-  state.exactDone = true;
-  if (e.status !== 'ready') { $('exact-model').textContent = e.reason; return; }
-  $('exact-model').textContent = `${e.model}: log Z = ${e.log_z.toFixed(3)}. ` +
-    'Every cluster\'s probability is exact (the cluster trellis sums over all hierarchies).';
+  const status = $('exact-status');
+  const inForce = e.triplets_in_force;
+  const tr = (k) => `${k} triplet${k === 1 ? '' : 's'}`;
+  status.className = e.status;
+  status.dataset.status = e.status;
+  status.dataset.used = e.triplets_used === undefined ? '' : e.triplets_used;
+  if (e.status === 'computing') {
+    state.exactDone = false;
+    $('exact-model').textContent = `Computing the exact posterior over all hierarchies that satisfy the ${tr(inForce)} in force…`;
+    status.textContent = '';
+    return;
+  }
+  if (e.status === 'contradiction' || e.status === 'failed') {
+    state.exactDone = true;
+    status.textContent = e.reason;
+    return;
+  }
+  // ready or recomputing: a result to show.
+  state.exactDone = e.status === 'ready';
+  $('exact-model').textContent = `${e.model}, conditioned on the ${tr(e.triplets_used)} in force: log Z = ${e.log_z.toFixed(3)}. ` +
+    'Every cluster\'s probability is exact (the cluster trellis sums over all hierarchies that satisfy the triplets).';
+  status.textContent = e.status === 'recomputing'
+    ? `Recomputing under the ${tr(inForce)} now in force; shown: the posterior under ${tr(e.triplets_used)}.`
+    : `Up to date: conditioned on all ${tr(e.triplets_used)} in force.`;
+  const key = `${e.status}|${e.triplets_used}|${e.log_z}`;
+  if (state.exactKey === key) return;
+  state.exactKey = key;
   $('exact-tree').replaceChildren(dendrogram(e.map, {
     rowH: 22, width: 320, nodeLabel: (n) => (n.p === undefined ? null : n.p.toFixed(2)),
   }));
@@ -522,6 +609,7 @@ function start() {
   $('strategy').addEventListener('change', (e) => setStrategy(e.target.value));
   $('search').addEventListener('input', search);
   $('refresh').addEventListener('click', loadTree);
+  $('collapse').addEventListener('input', drawTree);
   $('export-newick').addEventListener('click', () => download('/api/tree?format=newick', `${state.session.session}-tree.nwk`));
   $('export-json').addEventListener('click', () => download('/api/tree?format=json', `${state.session.session}-tree.json`));
   $('export-triplets').addEventListener('click', () => download('/api/export', `${state.session.session}-triplets.txt`, tripletLines));

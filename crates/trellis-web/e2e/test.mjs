@@ -9,8 +9,16 @@
 // shows satisfies every one of them. It saves a screenshot. Then, on twelve
 // Iris flowers with `text` and `image` columns, it checks the hover (text and
 // thumbnail) and the exact posterior panel beside the sampler's tree.
+//
+// Issue 24: every clade of the tree shows its support (and collapsing by
+// support works), undo names its answer (a stale id is refused), a second
+// server on the same session exits 2 while the first works on, the page
+// clears its "server does not answer" banner once a restarted server answers,
+// and the exact panel changes after a triplet (conditioned on it: its MAP
+// tree satisfies it).
 
 import { spawn } from 'node:child_process';
+import net from 'node:net';
 import { mkdtempSync, rmSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -44,12 +52,37 @@ async function check(name, f) {
   }
 }
 
-// Starts the server; resolves to { proc, url } once the URL is printed.
-function startServer(points = POINTS, database = db) {
-  const proc = spawn(BIN, [
+// A free loopback port (to restart a server where the page expects it).
+function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function serverArgs(points, database, port) {
+  return [
     'interactive', 'serve', '--points', points, '--sigma', '1/9', '--db', database,
-    '--port', '0', '--seed', '1', '--strategy', 'random',
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    '--port', String(port), '--seed', '1', '--strategy', 'random',
+  ];
+}
+
+// Runs a server that must refuse to start; resolves to { code, stderr }.
+function refusedServer(points = POINTS, database = db) {
+  const proc = spawn(BIN, serverArgs(points, database, 0), { stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  let out = '';
+  proc.stderr.on('data', (d) => { err += d; });
+  proc.stdout.on('data', (d) => { out += d; });
+  return new Promise((resolve) => proc.on('exit', (code) => resolve({ code, stderr: err, stdout: out })));
+}
+
+// Starts the server; resolves to { proc, url } once the URL is printed.
+function startServer(points = POINTS, database = db, port = 0) {
+  const proc = spawn(BIN, serverArgs(points, database, port), { stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   proc.stderr.on('data', (d) => { err += d; });
   return new Promise((resolve, reject) => {
@@ -85,6 +118,25 @@ const species = (name) => Math.floor(Number(name) / 50); // Iris rows: 50 per sp
 async function api(server, p) {
   const r = await fetch(server.url + p.replace(/^\//, ''));
   return r.json();
+}
+
+async function apiPost(server, p, body) {
+  const r = await fetch(server.url + p.replace(/^\//, ''), {
+    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
+  });
+  return { status: r.status, data: await r.json() };
+}
+
+// Whether the JSON tree `tree` has a cluster holding a and b but not c.
+function holds(tree, [a, b, c]) {
+  const names = (n) => (n.children ? n.children.flatMap(names) : [n.name]);
+  const walk = (n) => {
+    if (!n.children) return false;
+    const s = names(n);
+    if (s.includes(a) && s.includes(b) && !s.includes(c)) return true;
+    return n.children.some(walk);
+  };
+  return walk(tree);
 }
 
 async function queryId(page) {
@@ -152,7 +204,8 @@ async function pageTreeSatisfies(page, triplets) {
   }, triplets);
 }
 
-let server = await startServer();
+const port = await freePort();
+let server = await startServer(POINTS, db, port);
 log(`server at ${server.url}`);
 const profile = path.join(work, 'profile');
 const context = await chromium.launchPersistentContext(profile, {
@@ -235,7 +288,18 @@ try {
     assert.equal((await shownLeaves(page)).length, 10);
   });
 
-  await check('undo the last answer', async () => {
+  await check('undo names its answer: a stale id is refused (409), nothing is undone', async () => {
+    const s = await api(server, '/api/session');
+    assert.ok(Number.isInteger(s.last_answer), JSON.stringify(s));
+    const stale = await apiPost(server, '/api/undo', { answer: s.last_answer - 1 });
+    assert.equal(stale.status, 409, JSON.stringify(stale.data));
+    assert.equal(stale.data.last_answer, s.last_answer);
+    const none = await apiPost(server, '/api/undo', {});
+    assert.equal(none.status, 400, JSON.stringify(none.data));
+    assert.equal((await api(server, '/api/session')).answers, s.answers);
+  });
+
+  await check('undo the last answer (by its id)', async () => {
     const undone = given.pop();
     await page.locator('#undo').click();
     await assertText(page, '#message', `Took back the triplet ({${undone[0]}, ${undone[1]}}, ${undone[2]})`);
@@ -253,14 +317,31 @@ try {
     assert.deepEqual(keys(parsed), keys(given));
   });
 
-  await check('Ctrl-C stops the server cleanly', async () => {
-    await page.goto('about:blank'); // the page polls: no refused connections in its log
-    const { code } = await stopServer(server);
-    assert.equal(code, 0, server.stderr());
+  await check('a second server on the same session exits 2; the first works on', async () => {
+    const r = await refusedServer();
+    assert.equal(r.code, 2, r.stderr);
+    assert.equal(r.stdout, '', 'no URL printed');
+    assert.ok(r.stderr.includes('session "iris.csv" of the database') && r.stderr.includes('is already being served, by process'), r.stderr);
+    const old = await queryId(page);
+    await page.locator('#accept').click();
+    await waitNewQuery(page, old);
+    await assertText(page, '#message', 'Stored: accepted');
+    accepts++;
   });
 
-  server = await startServer();
+  await check('Ctrl-C stops the server cleanly; the page says it does not answer', async () => {
+    const { code } = await stopServer(server);
+    assert.equal(code, 0, server.stderr());
+    await assertText(page, '#message', 'the server does not answer');
+  });
+
+  server = await startServer(POINTS, db, port);
   log(`restarted at ${server.url}`);
+
+  await check('the page clears the stale banner once the restarted server answers', async () => {
+    await assertText(page, '#message', 'The server answers again');
+    await page.waitForSelector('#query-tree g.leaf');
+  });
 
   await check('after a restart on the same database the triplets survived', async () => {
     const s = await api(server, '/api/session');
@@ -277,6 +358,29 @@ try {
     assert.equal(r.n, 150);
     assert.equal(r.clusters, 149, 'a binary tree');
     assert.deepEqual(r.bad, []);
+  });
+
+  await check('every clade of the whole tree shows its support; collapsing by support', async () => {
+    const sups = await page.locator('#whole-tree details').evaluateAll((ds) => ds.map((d) => Number(d.dataset.support)));
+    assert.equal(sups.length, 149);
+    assert.ok(sups.every((x) => x >= 0 && x <= 1), sups.join(' '));
+    assert.equal(sups[0], 1, 'the root is in every tree');
+    const labels = await page.locator('#whole-tree summary .sup').allTextContents();
+    assert.equal(labels.length, 149);
+    assert.ok(labels.every((l) => /^support [01]\.\d\d$/.test(l)), labels.slice(0, 5).join(' | '));
+    await assertText(page, '#support-samples', 'of the last 200 trees kept, one every 50 iterations');
+    const tree = await api(server, '/api/tree?format=json');
+    assert.equal(tree.support_window, 200);
+    // Collapse every clade below 0.95: the clades left are the root and those
+    // at or above it; the leaves are all still there.
+    await page.locator('#collapse').fill('0.95');
+    await assertText(page, '#collapse-value', '0.95');
+    const left = await page.locator('#whole-tree details').evaluateAll((ds) => ds.map((d) => Number(d.dataset.support)));
+    assert.ok(left.length < 149 || sups.every((x) => x >= 0.95), `${left.length} clades left`);
+    assert.ok(left.slice(1).every((x) => x >= 0.95), left.join(' '));
+    assert.equal(await page.locator('#whole-tree li.wleaf').count(), 150);
+    await page.locator('#collapse').fill('0');
+    assert.equal(await page.locator('#whole-tree details').count(), 149);
   });
 
   await check('search finds a point in the whole tree', async () => {
@@ -341,11 +445,43 @@ try {
     assert.ok(ps.every((p) => Number(p) >= 0 && Number(p) <= 1), ps.join(' '));
     assert.ok(ps.includes('1.00'), 'the root');
     await assertText(page, '#exact-model', 'log Z');
+    await assertText(page, '#exact-status', 'conditioned on all 0 triplets in force');
+  });
+
+  await check('the exact panel changes after a triplet: conditioned on it, its MAP tree satisfies it', async () => {
+    const e0 = await api(server, '/api/exact');
+    assert.equal(e0.status, 'ready');
+    assert.equal(e0.triplets_used, 0);
+    // A triplet the unconstrained MAP breaks: a and c on one side of the root, b on the other.
+    const names = (n) => (n.children ? n.children.flatMap(names) : [n.name]);
+    const [left, right] = e0.map.children.map(names);
+    const [A, B] = left.length >= 2 ? [left, right] : [right, left];
+    const t = [A[0], B[0], A[1]];
+    assert.ok(!holds(e0.map, t), 'the MAP breaks it');
+    const old = await queryId(page);
+    await page.locator('#strategy').selectOption('smart');
+    await waitNewQuery(page, old);
+    await clickTriplet(page, t);
+    await page.waitForFunction(() => {
+      const s = document.querySelector('#exact-status');
+      return s.dataset.status === 'ready' && s.dataset.used === '1';
+    }, null, { timeout: 30000 });
+    await assertText(page, '#exact-status', 'conditioned on all 1 triplet in force');
+    await assertText(page, '#exact-model', 'conditioned on the 1 triplet in force');
+    const e1 = await api(server, '/api/exact');
+    assert.equal(e1.triplets_used, 1);
+    assert.ok(holds(e1.map, t), JSON.stringify(e1.map));
+    assert.notEqual(e1.log_z, e0.log_z);
+    assert.equal(await page.locator('#exact-tree g.leaf').count(), 12);
+    const labels = await page.locator('#sampler-tree text.slabel').allTextContents();
+    assert.equal(labels.length, 11, 'a support on every clade of the sampler\'s tree');
+    await page.mouse.move(0, 0);
     await page.screenshot({ path: SCREENSHOT.replace(/\.png$/, '-exact.png') });
   });
 
-  await check('no errors in the page (the refused triplet\'s 409 aside)', async () => {
-    assert.deepEqual(errors.filter((e) => !e.includes('status of 409 (Conflict)')), []);
+  await check('no errors in the page (the refused triplet\'s 409 and the stopped server aside)', async () => {
+    assert.deepEqual(errors.filter((e) => !e.includes('status of 409 (Conflict)') &&
+      !e.includes('ERR_CONNECTION_REFUSED')), []);
   });
 } finally {
   await context.close();

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use trellis::Tree;
@@ -21,7 +21,7 @@ use trellis::ddt::{
 };
 use trellis::io::{NamesColumn, ReadOptions};
 
-use crate::store::{Event, Identity, Store};
+use crate::store::{Event, Identity, Lease, Store};
 
 /// Iterations the sampler runs while it holds the session (about a millisecond
 /// at 150 points): answers wait at most this long for the lock.
@@ -64,6 +64,11 @@ pub struct Config {
     pub background_iters: u64,
     /// Largest dataset that gets the exact posterior panel.
     pub exact_max_points: usize,
+    /// Seconds the planner may estimate for one exact computation under
+    /// triplets (`trellis::plan::estimate_constrained`, every marginal): a
+    /// dataset beyond it gets no exact panel. Default 10 s: at most 19 points
+    /// (estimated 8.7 s; 20 points 26 s).
+    pub exact_seconds: f64,
 }
 
 impl Config {
@@ -86,6 +91,7 @@ impl Config {
             candidates: 20,
             background_iters: 100_000,
             exact_max_points: 20,
+            exact_seconds: 10.0,
         }
     }
 }
@@ -193,13 +199,27 @@ fn internal(e: anyhow::Error) -> ApiError {
     ApiError::new(500, format!("{e:#}"))
 }
 
-/// The exact posterior panel.
-#[derive(Clone, Debug)]
-enum Exact {
-    Unavailable(String),
-    Computing,
-    Ready(Value),
-    Failed(String),
+/// The exact posterior panel: the last finished computation, and which
+/// triplets the next one conditions on.
+///
+/// Every answer or undo that changes the triplets in force asks for a new
+/// computation (`wanted` goes up, with those triplets); the worker thread
+/// takes the newest request, and cancels its run (between batches of work)
+/// once a newer one arrives; a result made stale that way is discarded.
+#[derive(Debug)]
+struct ExactState {
+    /// Why there is no panel (too many points for the planner's budget).
+    unavailable: Option<String>,
+    /// The last finished result (`Ok`: the panel's JSON; `Err`: why not,
+    /// with the status to show).
+    result: Option<Result<Value, (&'static str, String)>>,
+    /// Generations: requested, taken by the worker, finished.
+    wanted: u64,
+    started: u64,
+    done: u64,
+    /// The triplets in force of the newest request.
+    triplets: Vec<Triplet>,
+    stop: bool,
 }
 
 struct Inner {
@@ -211,6 +231,8 @@ struct Inner {
     background: u64,
     /// Iterations recorded in the store before this start.
     base_iterations: u64,
+    /// The ids (event `seq`s) of the answers in force, as `session.answers()`.
+    answer_ids: Vec<u64>,
     /// Whether the tree changed since it was last saved.
     unsaved: bool,
     stop: bool,
@@ -230,7 +252,10 @@ pub struct App {
     wake: Condvar,
     store: Mutex<Store>,
     notify: tokio::sync::watch::Sender<u64>,
-    exact: Mutex<Exact>,
+    exact: Mutex<ExactState>,
+    exact_wake: Condvar,
+    /// This server's lease of the session (released when the app is dropped).
+    _lease: Lease,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -272,20 +297,40 @@ fn parse_tree_state(text: &str) -> Option<DdtTree> {
 }
 
 /// A tree as nested JSON: leaves `{"name", "height": 0}`, internal nodes
-/// `{"height", "children"}` with `height = 1 - t` (the DDT's divergence time `t`).
-pub fn tree_json(tree: &DdtTree, names: &[String]) -> Value {
-    fn go(t: &Tree, oms: &mut std::slice::Iter<'_, f64>, names: &[String]) -> Value {
+/// `{"height", "support", "children"}` with `height = 1 - t` (the DDT's
+/// divergence time `t`) and `support` the fraction of the sampler's recent
+/// trees that hold the node's cluster (`support` in pre-order of the tree's
+/// topology, as [`Session::support`] gives it; left out when `None`).
+pub fn tree_json(tree: &DdtTree, names: &[String], support: Option<&[f64]>) -> Value {
+    fn go(
+        t: &Tree,
+        oms: &mut std::slice::Iter<'_, f64>,
+        support: &mut Option<std::slice::Iter<'_, f64>>,
+        names: &[String],
+    ) -> Value {
         match t {
             Tree::Leaf(i) => json!({ "name": names[*i], "height": 0.0 }),
             Tree::Node(l, r) => {
                 let h = *oms.next().expect("one time per internal node");
-                let (l, r) = (go(l, oms, names), go(r, oms, names));
-                json!({ "height": h, "children": [l, r] })
+                let s = support
+                    .as_mut()
+                    .map(|s| *s.next().expect("one support per internal node"));
+                let (l, r) = (go(l, oms, support, names), go(r, oms, support, names));
+                let mut v = json!({ "height": h, "children": [l, r] });
+                if let Some(s) = s {
+                    v["support"] = json!(s);
+                }
+                v
             }
         }
     }
     let (topo, oms) = snapshot(tree);
-    go(&topo, &mut oms.iter(), names)
+    go(
+        &topo,
+        &mut oms.iter(),
+        &mut support.map(|s| s.iter()),
+        names,
+    )
 }
 
 impl App {
@@ -319,6 +364,9 @@ impl App {
             "subset_size": config.subset_size,
             "candidates": config.candidates,
         });
+        // One writer per session: the lease before the database is opened.
+        Store::check(&config.db)?;
+        let lease = Lease::acquire(&config.db, &name)?;
         let mut store = Store::open(&config.db)?;
         let path = config.points.display().to_string();
         let stored = store.session(&Identity {
@@ -332,22 +380,39 @@ impl App {
         let mut strategy = Strategy::from_name(&stored.strategy)
             .ok_or_else(|| anyhow!("unknown stored strategy {:?}", stored.strategy))?;
         let mut answers = Vec::new();
+        let mut answer_ids: Vec<u64> = Vec::new();
         let point = |s: &str| {
             index
                 .get(s)
                 .copied()
                 .ok_or_else(|| anyhow!("the database names point {s:?}, which the data lacks"))
         };
-        for e in &stored.events {
+        for (seq, e) in &stored.events {
             match e {
-                Event::Accept { .. } => answers.push(Answer::Accept),
-                Event::Triplet { a, b, c, .. } => answers.push(Answer::Triplet(Triplet::new(
-                    point(a)?,
-                    point(b)?,
-                    point(c)?,
-                )?)),
-                Event::Undo => {
+                Event::Accept { .. } => {
+                    answers.push(Answer::Accept);
+                    answer_ids.push(*seq);
+                }
+                Event::Triplet { a, b, c, .. } => {
+                    answers.push(Answer::Triplet(Triplet::new(
+                        point(a)?,
+                        point(b)?,
+                        point(c)?,
+                    )?));
+                    answer_ids.push(*seq);
+                }
+                Event::Undo { answer } => {
+                    if let Some(k) = answer {
+                        if answer_ids.last() != Some(k) {
+                            bail!(
+                                "the database {} is inconsistent: event {seq} takes back answer \
+                                 {k}, which is not the last answer in force then",
+                                config.db.display()
+                            );
+                        }
+                    }
                     answers.pop();
+                    answer_ids.pop();
                 }
                 Event::Strategy(s) => {
                     strategy = Strategy::from_name(s)
@@ -371,13 +436,15 @@ impl App {
         let session = Session::new(model, strategy, options, answers, tree, seed)
             .map_err(|e| anyhow!(trellis::ddt::named_message(&e, &names)))?;
         let n = names.len();
-        let exact = if n <= config.exact_max_points {
-            Exact::Computing
-        } else {
-            Exact::Unavailable(format!(
-                "the exact posterior is shown for at most {} points; this dataset has {n}",
-                config.exact_max_points
-            ))
+        let unavailable = exact_unavailable(n, config);
+        let exact = ExactState {
+            unavailable: unavailable.clone(),
+            result: None,
+            wanted: 1,
+            started: 0,
+            done: 0,
+            triplets: session.constraints().to_vec(),
+            stop: false,
         };
         let (notify, _) = tokio::sync::watch::channel(0u64);
         let app = Arc::new(App {
@@ -395,6 +462,7 @@ impl App {
                 next_id: (stored.starts << 20) + 1,
                 background: 0,
                 base_iterations: stored.iterations,
+                answer_ids,
                 unsaved: false,
                 stop: false,
             }),
@@ -402,6 +470,8 @@ impl App {
             store: Mutex::new(store),
             notify,
             exact: Mutex::new(exact),
+            exact_wake: Condvar::new(),
+            _lease: lease,
         });
         let sampler = {
             let app = app.clone();
@@ -409,19 +479,13 @@ impl App {
                 .name("trellis-sampler".into())
                 .spawn(move || app.sampler_loop())?
         };
-        let exact = if n <= config.exact_max_points {
+        let exact = if unavailable.is_none() {
             let app = app.clone();
             let rows: Vec<Vec<f64>> = (0..n).map(|i| points.row(i).to_vec()).collect();
             Some(
                 std::thread::Builder::new()
                     .name("trellis-exact".into())
-                    .spawn(move || {
-                        let result = exact_posterior(rows, &app.names, &|| app.stopping());
-                        *lock(&app.exact) = match result {
-                            Ok(v) => Exact::Ready(v),
-                            Err(e) => Exact::Failed(format!("{e:#}")),
-                        };
-                    })?,
+                    .spawn(move || app.exact_loop(rows))?,
             )
         } else {
             None
@@ -516,6 +580,7 @@ impl App {
             "session": self.session_name,
             "sampling": sampling,
             "query_id": g.query_id,
+            "last_answer": g.answer_ids.last(),
             "hover": self.hover,
         });
         if let Some(images) = &self.images {
@@ -646,36 +711,70 @@ impl App {
                 c: self.names[t.c].clone(),
             },
         };
-        lock(&self.store)
+        let seq = lock(&self.store)
             .append(self.session_id, &event)
             .map_err(internal)?;
+        let before = g.session.constraints().len();
         let count = g
             .session
             .apply(answer)
             .map_err(|e| ApiError::new(500, format!("stored but not applied: {e}")))?;
+        g.answer_ids.push(seq);
         g.query_id = None;
         g.unsaved = true;
         let answers = g.session.answers().len();
+        if count != before {
+            self.request_exact(g.session.constraints());
+        }
         drop(g);
         self.wake.notify_all();
         self.bump();
-        Ok(json!({ "triplets": count, "answers": answers }))
+        Ok(json!({ "triplets": count, "answers": answers, "answer": seq }))
     }
 
-    /// `POST /api/undo`.
-    pub fn undo(&self) -> Result<Value, ApiError> {
+    /// `POST /api/undo` `{"answer": K}`: takes back answer `K` if it is the
+    /// last answer in force (409 otherwise, and nothing changes).
+    pub fn undo(&self, body: &Value) -> Result<Value, ApiError> {
+        let k = body
+            .as_object()
+            .filter(|o| o.len() == 1)
+            .and_then(|o| o.get("answer"))
+            .and_then(Value::as_u64)
+            .ok_or_else(|| {
+                bad(
+                    "name the answer to take back: {\"answer\": K}, the id POST /api/answer \
+                     returned (GET /api/session gives the last one in force as \"last_answer\")",
+                )
+            })?;
         let mut g = lock(&self.inner);
-        if g.session.answers().is_empty() {
-            return Err(ApiError::new(409, "there is no answer to undo"));
+        let last = g.answer_ids.last().copied();
+        if last != Some(k) {
+            let why = match last {
+                None => "there is no answer in force".to_string(),
+                Some(l) => format!("the last answer in force is {l}"),
+            };
+            return Err(ApiError {
+                status: 409,
+                body: json!({
+                    "error": format!("answer {k} is not the last answer in force ({why}); nothing was undone"),
+                    "last_answer": last,
+                }),
+            });
         }
         lock(&self.store)
-            .append(self.session_id, &Event::Undo)
+            .append(self.session_id, &Event::Undo { answer: Some(k) })
             .map_err(internal)?;
+        let before = g.session.constraints().len();
         let undone = g.session.undo();
+        g.answer_ids.pop();
+        if g.session.constraints().len() != before {
+            self.request_exact(g.session.constraints());
+        }
         g.query_id = None;
         g.unsaved = true;
         let count = g.session.constraints().len();
         let answers = g.session.answers().len();
+        let last = g.answer_ids.last().copied();
         drop(g);
         self.wake.notify_all();
         self.bump();
@@ -683,7 +782,13 @@ impl App {
             Some(Answer::Triplet(t)) => self.names_of(&t),
             _ => json!("accept"),
         };
-        Ok(json!({ "triplets": count, "answers": answers, "undone": undone }))
+        Ok(json!({
+            "triplets": count,
+            "answers": answers,
+            "undone": undone,
+            "answer": k,
+            "last_answer": last,
+        }))
     }
 
     /// `POST /api/strategy`.
@@ -715,15 +820,31 @@ impl App {
         Ok(json!({ "strategy": s.name() }))
     }
 
-    /// The current tree: Newick (names, branch lengths in time) or JSON.
+    /// `GET /api/tree?format=newick`: the current tree, names, branch lengths
+    /// in DDT time, every internal node labelled by its support.
     pub fn tree_newick(&self) -> String {
-        lock(&self.inner).session.tree().to_newick(&self.names)
+        let g = lock(&self.inner);
+        let support = g.session.support();
+        g.session
+            .tree()
+            .to_newick_with_support(&self.names, &support)
     }
 
-    /// `GET /api/tree?format=json`.
+    /// `GET /api/tree?format=json`: the current tree (see [`tree_json`]); the
+    /// root also says how many trees the support counts over
+    /// (`"support_samples"`, at most `"support_window"`, one every
+    /// `"support_thin"` iterations).
     pub fn tree_json(&self) -> Value {
-        let tree = lock(&self.inner).session.tree().clone();
-        tree_json(&tree, &self.names)
+        let g = lock(&self.inner);
+        let tree = g.session.tree().clone();
+        let support = g.session.support();
+        let samples = g.session.support_samples();
+        drop(g);
+        let mut v = tree_json(&tree, &self.names, Some(&support));
+        v["support_samples"] = json!(samples);
+        v["support_window"] = json!(trellis::ddt::SUPPORT_WINDOW);
+        v["support_thin"] = json!(trellis::ddt::SUPPORT_THIN);
+        v
     }
 
     /// `GET /api/export`.
@@ -742,22 +863,101 @@ impl App {
         })
     }
 
-    /// `GET /api/exact`.
+    /// `GET /api/exact`: `"status"` is `ready` (conditioned on the triplets in
+    /// force: `"triplets_used"` equals `"triplets_in_force"`), `recomputing`
+    /// (the previous result, on `"triplets_used"` triplets, while the
+    /// triplets in force are being conditioned on), `computing` (no result
+    /// yet), `contradiction` (the triplets cannot all hold), `failed` or
+    /// `unavailable` (with a `"reason"`).
     pub fn exact_json(&self) -> Value {
-        match &*lock(&self.exact) {
-            Exact::Unavailable(why) => json!({ "status": "unavailable", "reason": why }),
-            Exact::Computing => json!({ "status": "computing" }),
-            Exact::Failed(e) => json!({ "status": "failed", "reason": e }),
-            Exact::Ready(v) => {
+        let st = lock(&self.exact);
+        if let Some(why) = &st.unavailable {
+            return json!({ "status": "unavailable", "reason": why });
+        }
+        let in_force = st.triplets.len();
+        let fresh = st.done == st.wanted;
+        let mut v = match (&st.result, fresh) {
+            (None, _) => json!({ "status": "computing" }),
+            (Some(Ok(v)), fresh) => {
                 let mut v = v.clone();
-                v["status"] = json!("ready");
+                v["status"] = json!(if fresh { "ready" } else { "recomputing" });
                 v
             }
+            (Some(Err((status, why))), true) => json!({ "status": status, "reason": why }),
+            (Some(Err(_)), false) => json!({ "status": "computing" }),
+        };
+        v["triplets_in_force"] = json!(in_force);
+        v
+    }
+
+    /// Asks the exact panel for the posterior under `triplets` (the
+    /// triplets in force after a change).
+    fn request_exact(&self, triplets: &[Triplet]) {
+        let mut st = lock(&self.exact);
+        if st.unavailable.is_some() {
+            return;
+        }
+        st.wanted += 1;
+        st.triplets = triplets.to_vec();
+        drop(st);
+        self.exact_wake.notify_all();
+    }
+
+    /// The exact panel's thread: computes the newest request, discards a
+    /// result that a newer request made stale.
+    fn exact_loop(&self, rows: Vec<Vec<f64>>) {
+        loop {
+            let (generation, triplets) = {
+                let mut st = lock(&self.exact);
+                while !st.stop && st.started == st.wanted {
+                    st = self.exact_wake.wait(st).unwrap_or_else(|e| e.into_inner());
+                }
+                if st.stop {
+                    return;
+                }
+                st.started = st.wanted;
+                (st.wanted, st.triplets.clone())
+            };
+            let cancelled = || {
+                let st = lock(&self.exact);
+                st.stop || st.wanted != generation
+            };
+            let result = exact_posterior(rows.clone(), &self.names, &triplets, &cancelled);
+            let mut st = lock(&self.exact);
+            if st.stop {
+                return;
+            }
+            if st.wanted != generation {
+                continue; // stale: a newer request is waiting
+            }
+            st.result = Some(result.map_err(|e| {
+                let contradiction = e.downcast_ref::<trellis::Error>().is_some_and(|e| {
+                    matches!(e.kind(), trellis::ErrorKind::UnrealisableTriplets { .. })
+                });
+                if contradiction {
+                    (
+                        "contradiction",
+                        format!(
+                            "the triplets in force contradict each other, so no hierarchy \
+                             satisfies them all: {}",
+                            trellis::ddt::named_message(
+                                e.downcast_ref::<trellis::Error>().expect("checked above"),
+                                &self.names
+                            )
+                        ),
+                    )
+                } else {
+                    ("failed", format!("{e:#}"))
+                }
+            }));
+            st.done = generation;
         }
     }
 
     pub(crate) fn stop(&self) {
         lock(&self.inner).stop = true;
+        lock(&self.exact).stop = true;
+        self.exact_wake.notify_all();
         self.wake.notify_all();
         self.bump();
     }
@@ -800,13 +1000,48 @@ impl Drop for Workers {
     }
 }
 
+/// Why a dataset of `n` points gets no exact panel, if it does not: more
+/// than `exact_max_points`, or the planner's estimate of every marginal under
+/// triplets (the general kernel) beyond `exact_seconds` or the memory
+/// available.
+fn exact_unavailable(n: usize, config: &Config) -> Option<String> {
+    use trellis::plan::{Budget, Task, default_threads, estimate_constrained};
+    if n > config.exact_max_points {
+        return Some(format!(
+            "the exact posterior is shown for at most {} points; this dataset has {n}",
+            config.exact_max_points
+        ));
+    }
+    let budget = Budget {
+        memory_bytes: None,
+        seconds: Some(config.exact_seconds),
+    };
+    match estimate_constrained(
+        n,
+        trellis::models::ModelName::Hcc,
+        Task::Infer,
+        default_threads(),
+    ) {
+        Ok(e) if e.fits(&budget) => None,
+        Ok(e) => Some(format!(
+            "the exact posterior under triplets is beyond this server's budget of {} s: {e}",
+            config.exact_seconds
+        )),
+        Err(e) => Some(e.to_string()),
+    }
+}
+
 /// The exact posterior of the library's default recipe for points
-/// (`trellis::models::recipe_weights`, as `trellis demo`): the MAP tree with
-/// each cluster's marginal probability, and the most probable clusters.
-/// Cancelled (an error) between batches of work once `stop` returns true.
+/// (`trellis::models::recipe_weights`, as `trellis demo`) restricted to the
+/// hierarchies in which every triplet holds
+/// ([`trellis::constraints::Constrained`]; none: the model itself): the MAP
+/// tree with each cluster's marginal probability, and the most probable
+/// clusters. Cancelled (an error) between batches of work once `stop`
+/// returns true.
 fn exact_posterior(
     rows: Vec<Vec<f64>>,
     names: &[String],
+    triplets: &[Triplet],
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Result<Value> {
     let d = rows[0].len();
@@ -820,8 +1055,13 @@ fn exact_posterior(
     };
     let options = trellis::Options::default().with_progress(&progress);
     let model = trellis::Hcc::new(&weights, trellis::models::RECIPE_BETA)?;
-    let post =
-        trellis::posterior::Posterior::dense(model, trellis::posterior::Need::All, &options)?;
+    let need = trellis::posterior::Need::All;
+    let post = if triplets.is_empty() {
+        trellis::posterior::Posterior::dense(model, need, &options)?
+    } else {
+        let constrained = trellis::constraints::Constrained::new(model, triplets.to_vec())?;
+        trellis::posterior::Posterior::dense(constrained, need, &options)?
+    };
     let map = post.map()?.tree;
     let map_clusters = map.clusters();
     let support: HashMap<Vec<usize>, f64> = map_clusters
@@ -854,11 +1094,41 @@ fn exact_posterior(
             json!({ "members": members, "p": p })
         })
         .collect();
+    let used: Vec<Value> = triplets
+        .iter()
+        .map(|t| json!([names[t.a], names[t.b], names[t.c]]))
+        .collect();
     Ok(json!({
         "model": trellis::models::recipe_description(d),
         "n": n,
         "log_z": post.log_z()?,
         "map": go(&map, &support, n, names),
         "clusters": clusters,
+        "triplets_used": triplets.len(),
+        "triplets": used,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Contradicting triplets (which consistent answers never give) are an
+    /// error the panel reports as a contradiction, naming the points.
+    #[test]
+    fn contradicting_triplets_are_an_unrealisable_error() {
+        let rows: Vec<Vec<f64>> = (0..5).map(|i| vec![i as f64, 0.5 * i as f64]).collect();
+        let names: Vec<String> = (0..5).map(|i| format!("p{i}")).collect();
+        let t = |a, b, c| Triplet::new(a, b, c).unwrap();
+        let e = exact_posterior(rows.clone(), &names, &[t(0, 1, 2), t(0, 2, 1)], &|| false)
+            .unwrap_err();
+        let e = e.downcast_ref::<trellis::Error>().expect("a library error");
+        assert!(matches!(
+            e.kind(),
+            trellis::ErrorKind::UnrealisableTriplets { .. }
+        ));
+        assert!(trellis::ddt::named_message(e, &names).contains("p0"));
+        let ok = exact_posterior(rows, &names, &[t(0, 1, 2)], &|| false).unwrap();
+        assert_eq!(ok["triplets_used"], 1);
+    }
 }

@@ -207,12 +207,11 @@ async fn answer(State(app): State<Arc<App>>, body: Result<Bytes, BytesRejection>
 }
 
 async fn undo(State(app): State<Arc<App>>, body: Result<Bytes, BytesRejection>) -> Response {
-    match body_json(body, true) {
-        Ok(Value::Object(o)) if o.is_empty() => {}
-        Ok(_) => return error(400, "undo takes no arguments: send {} or an empty body"),
+    let body = match body_json(body, true) {
+        Ok(b) => b,
         Err(e) => return e.into_response(),
-    }
-    match blocking(move || app.undo()).await {
+    };
+    match blocking(move || app.undo(&body)).await {
         Ok(v) => axum::Json(v).into_response(),
         Err(e) => e.into_response(),
     }

@@ -9,9 +9,12 @@
 //! JavaScript with its own SVG dendrogram layout, no third-party code) is
 //! embedded in the binary; the server reads no file but the data file at start
 //! and writes none but its database (besides an empty file, created and
-//! removed at once, that checks the database's directory can be written, and
-//! a copy of a write-ahead log that a crash left damaged: [`store`]). It binds
-//! its port before it opens the database.
+//! removed at once, that checks the database's directory can be written, a
+//! copy of a write-ahead log that a crash left damaged, and the session's lock
+//! file, which holds the one-writer lease and is removed on a clean stop:
+//! [`store`]). It binds its port before it takes the lease and opens the
+//! database, so a server that cannot listen creates and writes nothing; a
+//! second server on the same session is refused (the lease, [`store::Lease`]).
 //!
 //! - [`app`]: the core (data, session, sampler thread, exact posterior);
 //! - [`http`]: routes and the request guard;

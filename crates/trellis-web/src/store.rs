@@ -8,6 +8,25 @@
 //! (WAL, `synchronous = FULL`: durable once `commit` returns) before the server
 //! confirms it. Nothing is ever updated in place or deleted in `events`: the
 //! answers in force are the replay of the log (an undo pops the last answer).
+//! An answer's id is its `seq` in the log; an undo records the id of the
+//! answer it took back (`undoes`; the rows of databases from before that
+//! column have none, and pop the last answer).
+//!
+//! **One writer per session.** [`Lease::acquire`] takes an exclusive OS file
+//! lock (`flock`) on a lock file beside the database, one per session
+//! (`<db>.lock-<12 hex digits of the SHA-256 of the session's name>`), before
+//! the database is opened; a second server on the same database and session
+//! is refused with the first one's process id, host and start time (which the
+//! holder writes into the file). The operating system drops the lock when its
+//! process ends, however it ends: after `kill -9` the next server takes the
+//! lease at once. (A lease row in the database with a heartbeat would either
+//! lock a killed server's session until the heartbeat expires, or need a
+//! liveness check of another process that a reused process id defeats.) A
+//! clean stop removes the lock file while it still holds the lock; a server
+//! that locked a file just removed (its path now names another file, or
+//! none) drops it and locks the path again, so two servers never hold locks
+//! on two different files of one session. On systems other than Unix there
+//! is no lease.
 //!
 //! Before SQLite touches the path, [`Store::open`] checks it: an existing
 //! SQLite file (or an empty one), or a new file in a writable directory;
@@ -24,8 +43,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
-/// Schema version in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 1;
+/// Schema version in `PRAGMA user_version` (2: `events.undoes`).
+const SCHEMA_VERSION: i64 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS sessions (
@@ -52,6 +71,7 @@ CREATE TABLE IF NOT EXISTS events (
     c           TEXT,
     strategy    TEXT,
     at_ms       INTEGER NOT NULL,
+    undoes      INTEGER,
     PRIMARY KEY (session_id, seq)
 );
 ";
@@ -68,8 +88,9 @@ pub enum Event {
         b: String,
         c: String,
     },
-    /// The last answer in force was taken back.
-    Undo,
+    /// The answer with this id (its `seq`) was taken back; it was the last
+    /// in force. `None`: a row from before undo took an id (the last answer).
+    Undo { answer: Option<u64> },
     /// The query strategy changed.
     Strategy(String),
 }
@@ -86,8 +107,8 @@ pub struct Stored {
     pub strategy: String,
     /// The last tree saved (JSON: topology and `1 - t`), if any.
     pub last_tree: Option<String>,
-    /// Every event, oldest first.
-    pub events: Vec<Event>,
+    /// Every event with its id (`seq`), oldest first.
+    pub events: Vec<(u64, Event)>,
 }
 
 /// What identifies a session's data and model.
@@ -198,6 +219,19 @@ impl Store {
             );
         }
         conn.execute_batch(SCHEMA).map_err(&named)?;
+        // Schema 1 had no `undoes` column.
+        let has_undoes: bool = conn
+            .query_row(
+                "SELECT COUNT(*) FROM pragma_table_info('events') WHERE name = 'undoes'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map_err(&named)?
+            > 0;
+        if !has_undoes {
+            conn.execute_batch("ALTER TABLE events ADD COLUMN undoes INTEGER")
+                .map_err(&named)?;
+        }
         conn.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
             .map_err(&named)?;
         let recovered = match damage {
@@ -219,6 +253,16 @@ impl Store {
             path: path.to_path_buf(),
             recovered,
         })
+    }
+
+    /// The checks [`Store::open`] makes of `path` before SQLite touches it
+    /// (see the module docs); nothing is created.
+    ///
+    /// # Errors
+    ///
+    /// A path that cannot be a database file, in a directory that cannot be written.
+    pub fn check(path: &Path) -> Result<()> {
+        check_path(path).map(|_| ())
     }
 
     /// What a damaged write-ahead log lost when the database was opened
@@ -335,6 +379,7 @@ impl Store {
                 |r| r.get(0),
             )
             .map_err(&named)?;
+        let mut undoes = None;
         let (kind, q, a, b, c, s) = match event {
             Event::Accept { query_id } => {
                 ("accept", Some(*query_id as i64), None, None, None, None)
@@ -347,13 +392,16 @@ impl Store {
                 Some(c.as_str()),
                 None,
             ),
-            Event::Undo => ("undo", None, None, None, None, None),
+            Event::Undo { answer } => {
+                undoes = answer.map(|k| k as i64);
+                ("undo", None, None, None, None, None)
+            }
             Event::Strategy(s) => ("strategy", None, None, None, None, Some(s.as_str())),
         };
         tx.execute(
-            "INSERT INTO events (session_id, seq, kind, query_id, a, b, c, strategy, at_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![session, seq, kind, q, a, b, c, s, now_ms()],
+            "INSERT INTO events (session_id, seq, kind, query_id, a, b, c, strategy, at_ms, undoes)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![session, seq, kind, q, a, b, c, s, now_ms(), undoes],
         )
         .map_err(&named)?;
         tx.commit().map_err(&named)?;
@@ -378,10 +426,11 @@ impl Store {
     }
 }
 
-fn events(conn: &Connection, session: i64, path: &Path) -> Result<Vec<Event>> {
+fn events(conn: &Connection, session: i64, path: &Path) -> Result<Vec<(u64, Event)>> {
     let named = sql(path);
     let mut stmt = conn.prepare(
-        "SELECT kind, query_id, a, b, c, strategy FROM events WHERE session_id = ?1 ORDER BY seq",
+        "SELECT kind, query_id, a, b, c, strategy, seq, undoes FROM events WHERE session_id = ?1 \
+         ORDER BY seq",
         )
         .map_err(&named)?;
     let rows = stmt
@@ -393,14 +442,16 @@ fn events(conn: &Connection, session: i64, path: &Path) -> Result<Vec<Event>> {
                 r.get::<_, Option<String>>(3)?,
                 r.get::<_, Option<String>>(4)?,
                 r.get::<_, Option<String>>(5)?,
+                r.get::<_, i64>(6)?,
+                r.get::<_, Option<i64>>(7)?,
             ))
         })
         .map_err(&named)?;
     let mut out = Vec::new();
     for row in rows {
-        let (kind, q, a, b, c, s) = row.map_err(&named)?;
+        let (kind, q, a, b, c, s, seq, undoes) = row.map_err(&named)?;
         let q = q.unwrap_or(0) as u64;
-        out.push(match (kind.as_str(), a, b, c, s) {
+        let event = match (kind.as_str(), a, b, c, s) {
             ("accept", ..) => Event::Accept { query_id: q },
             ("triplet", Some(a), Some(b), Some(c), _) => Event::Triplet {
                 query_id: q,
@@ -408,10 +459,13 @@ fn events(conn: &Connection, session: i64, path: &Path) -> Result<Vec<Event>> {
                 b,
                 c,
             },
-            ("undo", ..) => Event::Undo,
+            ("undo", ..) => Event::Undo {
+                answer: undoes.map(|k| k as u64),
+            },
             ("strategy", _, _, _, Some(s)) => Event::Strategy(s),
             (k, ..) => bail!("a malformed {k:?} event in the database {}", path.display()),
-        });
+        };
+        out.push((seq as u64, event));
     }
     Ok(out)
 }
@@ -565,6 +619,121 @@ fn check_path(path: &Path) -> Result<Option<PathBuf>> {
         }
     }
     Ok(existing)
+}
+
+/// The one-writer lease of a session (see the module docs): an exclusive
+/// `flock` on `<db>.lock-<hash of the session name>`, held while this lives;
+/// dropping it removes the file (still locked) and releases the lock.
+#[derive(Debug)]
+pub struct Lease {
+    #[cfg(unix)]
+    file: std::fs::File,
+    path: PathBuf,
+}
+
+impl Lease {
+    /// Takes the lease of session `name` of the database `db` (which
+    /// [`Store::check`] accepted), or refuses with the holder's process id,
+    /// host and start time.
+    ///
+    /// # Errors
+    ///
+    /// Another live server holds it; the lock file cannot be created or locked.
+    pub fn acquire(db: &Path, name: &str) -> Result<Lease> {
+        use sha2::Digest;
+        let hash: String = sha2::Sha256::digest(name.as_bytes())
+            .iter()
+            .take(6)
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let mut path = db.as_os_str().to_owned();
+        path.push(format!(".lock-{hash}"));
+        Lease::acquire_at(PathBuf::from(path), db, name)
+    }
+
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    #[cfg(unix)]
+    fn acquire_at(path: PathBuf, db: &Path, name: &str) -> Result<Lease> {
+        use std::io::{Seek, Write};
+        use std::os::unix::fs::MetadataExt;
+        let p = path.display();
+        loop {
+            let mut file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .with_context(|| format!("cannot create the lock file {p} of the database"))?;
+            match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => {}
+                Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
+                    let mut holder = String::new();
+                    let _ = file.read_to_string(&mut holder);
+                    let holder = holder.trim();
+                    let holder = if holder.is_empty() {
+                        "another server".to_string()
+                    } else {
+                        holder.to_string()
+                    };
+                    bail!(
+                        "session {name:?} of the database {} is already being served, by \
+                         {holder} (it holds the lock on {p}); only one server may write a \
+                         session: use that one, stop it first, or give this one another \
+                         --session NAME or --db FILE",
+                        db.display()
+                    );
+                }
+                Err(e) => {
+                    return Err(std::io::Error::from(e)).with_context(|| {
+                        format!("cannot lock {p}, the lock file of the database")
+                    });
+                }
+            }
+            // Locked; but a server that stopped may have removed this file
+            // between our open and our lock: then lock the path's new file.
+            let same = std::fs::metadata(&path).ok().is_some_and(|m| {
+                file.metadata()
+                    .is_ok_and(|f| f.ino() == m.ino() && f.dev() == m.dev())
+            });
+            if !same {
+                continue;
+            }
+            let host = rustix::system::uname();
+            let holder = format!(
+                "process {} on {} (started {} ms after the Unix epoch)",
+                std::process::id(),
+                host.nodename().to_string_lossy(),
+                now_ms()
+            );
+            file.set_len(0)
+                .and_then(|()| file.rewind())
+                .and_then(|()| file.write_all(holder.as_bytes()))
+                .with_context(|| format!("cannot write the lock file {p}"))?;
+            return Ok(Lease { file, path });
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn acquire_at(path: PathBuf, _db: &Path, _name: &str) -> Result<Lease> {
+        Ok(Lease { path })
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        // Removed while still locked: a server waiting for this file finds
+        // it gone (or replaced) once it gets the lock, and locks again.
+        #[cfg(unix)]
+        {
+            let _ = std::fs::remove_file(&self.path);
+            let _ = rustix::fs::flock(&self.file, rustix::fs::FlockOperation::Unlock);
+        }
+    }
 }
 
 /// What SQLite will make of a write-ahead log when it opens the database
@@ -792,7 +961,8 @@ mod tests {
             b: "y".into(),
             c: "z".into(),
         };
-        for e in [t.clone(), Event::Undo, Event::Strategy("smart".into())] {
+        let undo = Event::Undo { answer: Some(1) };
+        for e in [t.clone(), undo.clone(), Event::Strategy("smart".into())] {
             store.append(id, &e).unwrap();
         }
         store.save_tree(id, "{}", "(x,y);", 42).unwrap();
@@ -801,7 +971,7 @@ mod tests {
         let s = store.session(&who).unwrap();
         assert_eq!(
             s.events,
-            vec![t, Event::Undo, Event::Strategy("smart".into())]
+            vec![(1, t), (2, undo), (3, Event::Strategy("smart".into()))]
         );
         assert_eq!((s.starts, s.iterations), (2, 42));
         assert_eq!(s.last_tree.as_deref(), Some("{}"));

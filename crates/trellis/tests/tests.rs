@@ -46,6 +46,8 @@
 //!   homogeneous in the distances, Euclidean distances and similarities of
 //!   points near 1e200, approximate A* on the weights `map` accepts) and the
 //!   refusals that name the overflowing quantity and the divisor;
+//! - `issue24_support`: clade support of the DDT session's trees against a
+//!   direct count over the window, the sliding window, the Newick labels;
 //! - `linkage_models`: the linkage potentials (average, complete, single)
 //!   against brute force: dense and sparse trellises, A*, greedy and beam
 //!   search, the MST heuristic, and the validation of distances;
@@ -83,6 +85,7 @@ mod issue22_fuzz;
 mod issue22_range;
 mod issue22_sparse;
 mod issue24_constraints;
+mod issue24_support;
 mod linkage_models;
 mod numerics;
 mod oracle;

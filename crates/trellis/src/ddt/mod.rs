@@ -26,7 +26,9 @@
 //!   [`Strategy`]s simple, random, active, interleaved and smart;
 //! - [`Session`] is the same loop for a real person: the current [`Query`] of a
 //!   strategy, an [`Answer`] (accept, or a triplet over the query's points, with
-//!   the conflicting constraints named when it cannot hold), and undo.
+//!   the conflicting constraints named when it cannot hold), and undo; it keeps
+//!   a window of recent trees for [`clade_support`] (how many of them hold
+//!   each cluster of the current tree).
 //!
 //! # Example
 //!
@@ -64,6 +66,7 @@ mod mcmc;
 mod model;
 mod queries;
 mod session;
+mod support;
 mod tree;
 mod triplets;
 
@@ -72,5 +75,6 @@ pub use mcmc::{Chain, Rebuild, Stats};
 pub use model::{Dataset, Ddt, ModelSpec, Params, interactive_model, variance};
 pub use queries::{LoopOptions, Record, Simulation, Strategy, induced, user_answer};
 pub use session::{Answer, Query, QueryOptions, Rejection, Session, snapshot};
+pub use support::{SUPPORT_THIN, SUPPORT_WINDOW, SupportWindow, clade_support};
 pub use tree::DdtTree;
 pub use triplets::{LcaDepths, Triplet, build, named_message, parse_triplets, triplet_distance};

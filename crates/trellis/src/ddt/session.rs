@@ -15,6 +15,11 @@
 //! a caller can store the answer durably between the two: `apply` succeeds
 //! whenever `check` did.
 //!
+//! The session also keeps a [`SupportWindow`] of recent trees (one every
+//! [`SUPPORT_THIN`] iterations, the last [`SUPPORT_WINDOW`]; restarted, with
+//! the current tree, when the constraints change): [`Session::support`] is
+//! the support of every cluster of the current tree.
+//!
 //! The strategies for a person: **simple** shows three random points not all
 //! in one constraint already; **random** the tree induced on `|S|` random
 //! points; **active** the subset with the highest tree-distance variance
@@ -34,6 +39,7 @@ use crate::error::{Error, Result};
 use super::mcmc::Chain;
 use super::model::Ddt;
 use super::queries::{Strategy, induced_raw, tree_distance_variance};
+use super::support::{SUPPORT_THIN, SUPPORT_WINDOW, SupportWindow};
 use super::tree::{DdtTree, quote};
 use super::triplets::{self, Triplet};
 
@@ -223,6 +229,8 @@ pub struct Session {
     answers: Vec<Answer>,
     iterations: u64,
     since_change: u64,
+    support: SupportWindow,
+    since_support: u64,
 }
 
 impl Session {
@@ -261,6 +269,8 @@ impl Session {
             }
             _ => Chain::with_constraints(model, constraints, seed)?,
         };
+        let mut support = SupportWindow::new(SUPPORT_WINDOW);
+        support.push(chain.tree());
         Ok(Session {
             chain,
             strategy,
@@ -273,6 +283,8 @@ impl Session {
             answers,
             iterations: 0,
             since_change: 0,
+            support,
+            since_support: 0,
         })
     }
 
@@ -316,6 +328,11 @@ impl Session {
         let keep = matches!(self.strategy, Strategy::Active | Strategy::Interleaved);
         for _ in 0..iters {
             self.chain.step();
+            self.since_support += 1;
+            if self.since_support == SUPPORT_THIN {
+                self.since_support = 0;
+                self.support.push(self.chain.tree());
+            }
             if keep && self.options.samples > 0 {
                 if self.samples.len() == self.options.samples {
                     let (mut kids, _) = self.samples.pop_front().expect("full");
@@ -329,6 +346,20 @@ impl Session {
         }
         self.iterations += iters as u64;
         self.since_change += iters as u64;
+    }
+
+    /// The support of every internal node of the current tree, in pre-order of
+    /// its [`DdtTree::topology`]: the fraction of the trees in the support
+    /// window (see the module docs) that hold its cluster.
+    pub fn support(&self) -> Vec<f64> {
+        self.support
+            .support(self.chain.tree())
+            .expect("the window holds at least the tree of the last change")
+    }
+
+    /// The trees the support window holds now (at most [`SUPPORT_WINDOW`]).
+    pub fn support_samples(&self) -> usize {
+        self.support.len()
     }
 
     /// The current query, if one has been chosen since the last change.
@@ -492,6 +523,7 @@ impl Session {
                 self.chain
                     .add_constraint(t)
                     .expect("checked by BUILD over the same set");
+                self.restart_support();
             }
         }
         self.answers.push(answer);
@@ -512,10 +544,18 @@ impl Session {
                 let seed = self.seed ^ self.iterations.wrapping_mul(0x2545_f491_4f6c_dd1d);
                 self.chain = Chain::with_tree(model, tree, keep, seed)
                     .expect("the tree satisfies a superset of the remaining triplets");
+                self.restart_support();
             }
         }
         self.changed();
         Some(last)
+    }
+
+    /// Another posterior: the window restarts from the current tree.
+    fn restart_support(&mut self) {
+        self.support.clear();
+        self.support.push(self.chain.tree());
+        self.since_support = 0;
     }
 
     fn changed(&mut self) {

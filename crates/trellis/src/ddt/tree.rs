@@ -223,6 +223,15 @@ impl DdtTree {
     /// The divergence times of the internal nodes in pre-order of [`DdtTree::topology`]
     /// (the order [`DdtTree::new`] takes).
     pub fn times(&self) -> Vec<f64> {
+        self.preorder_internal()
+            .iter()
+            .map(|&v| 1.0 - self.om[v as usize])
+            .collect()
+    }
+
+    /// The internal nodes (arena indices) in pre-order of [`DdtTree::topology`]:
+    /// parent before children, the child holding the smaller point first.
+    pub(crate) fn preorder_internal(&self) -> Vec<u32> {
         // The smallest leaf below every node, bottom-up; then a pre-order
         // walk with the child holding the smaller leaf first.
         let mut min_leaf: Vec<u32> = (0..self.parent.len() as u32).collect();
@@ -244,7 +253,7 @@ impl DdtTree {
             if (v as usize) < self.n {
                 continue;
             }
-            out.push(1.0 - self.om[v as usize]);
+            out.push(v);
             let [a, b] = self.kids[v as usize];
             let (a, b) = if min_leaf[a as usize] <= min_leaf[b as usize] {
                 (a, b)
@@ -315,6 +324,27 @@ impl DdtTree {
     /// Newick with the given leaf names and branch lengths in time units (the top
     /// node's branch is the stem from `t = 0`). Iterative: any depth.
     pub fn to_newick(&self, names: &[String]) -> String {
+        self.newick(names, None)
+    }
+
+    /// As [`DdtTree::to_newick`], with every internal node labelled by its
+    /// support (`support` in pre-order of [`DdtTree::topology`], as
+    /// [`clade_support`](super::clade_support) gives it), three decimals:
+    /// `(a:0.1,b:0.1)0.850:0.2`.
+    ///
+    /// # Panics
+    ///
+    /// When `support` does not have one value per internal node.
+    pub fn to_newick_with_support(&self, names: &[String], support: &[f64]) -> String {
+        assert_eq!(support.len(), self.n - 1, "one support per internal node");
+        let mut by_node = vec![f64::NAN; self.parent.len()];
+        for (&v, &s) in self.preorder_internal().iter().zip(support) {
+            by_node[v as usize] = s;
+        }
+        self.newick(names, Some(&by_node))
+    }
+
+    fn newick(&self, names: &[String], labels: Option<&[f64]>) -> String {
         enum Token {
             Node(u32),
             Comma,
@@ -347,6 +377,9 @@ impl DdtTree {
                 Token::Comma => s.push(','),
                 Token::Close(v) => {
                     s.push(')');
+                    if let Some(l) = labels {
+                        s.push_str(&format!("{:.3}", l[v as usize]));
+                    }
                     s.push_str(&branch(v));
                 }
             }
