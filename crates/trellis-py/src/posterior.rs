@@ -354,7 +354,7 @@ fn exact_hierarchy(
 /// Triplets `(a, b, c)` of point indices as the library's, checked: three
 /// different points below `n` that some tree satisfies (a contradiction is
 /// named by the points' names when they have names).
-fn checked_triplets(
+pub(crate) fn checked_triplets(
     n: usize,
     triplets: &[(usize, usize, usize)],
     names: Option<&Vec<String>>,

@@ -2,6 +2,7 @@
 //! linkage clustering.
 
 use std::sync::Arc;
+use trellis::constraints::Constrained;
 
 use numpy::{PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
@@ -95,9 +96,11 @@ impl AstarResult {
 /// average, complete and Ward linkage trees (never worse than them; any
 /// number of points), with
 /// ``max_explored`` vertices (deterministic) and ``time_limit`` seconds as
-/// budgets; ``seed`` drives its candidate sampler.
+/// budgets; ``seed`` drives its candidate sampler. With ``triplets``, the
+/// best tree among those that satisfy them: the initial trees that break
+/// one are dropped and greedy agglomeration under them is added.
 #[pyfunction]
-#[pyo3(signature = (data, kind="weights", model="hcc", approx=false, seed=0, beta=1.0, names=None, max_explored=None, time_limit=None, max_memory=None, n_jobs=None))]
+#[pyo3(signature = (data, kind="weights", model="hcc", approx=false, seed=0, beta=1.0, names=None, max_explored=None, time_limit=None, max_memory=None, n_jobs=None, triplets=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
 fn astar(
     py: Python<'_>,
@@ -112,10 +115,12 @@ fn astar(
     time_limit: Option<f64>,
     max_memory: Option<f64>,
     n_jobs: Option<i64>,
+    triplets: Vec<(usize, usize, usize)>,
 ) -> PyResult<AstarResult> {
     let cm = cost_model(&data, kind, model, beta)?;
     let n = cm.data().n();
     let names = crate::check_names(names, n)?.map(Arc::new);
+    let triplets = crate::posterior::checked_triplets(n, &triplets, names.as_deref())?;
     let time_limit = match time_limit {
         None => None,
         Some(t) if t > 0.0 && t <= 1e9 => Some(std::time::Duration::from_secs_f64(t)),
@@ -134,7 +139,7 @@ fn astar(
             // The CLI's default for weights (docs/astar.md): the three
             // linkage trees; greedy and beam search start poorly on hcc.
             let d = cm.data().linkage_distances();
-            let init = [Linkage::Average, Linkage::Complete, Linkage::Ward]
+            let mut init = [Linkage::Average, Linkage::Complete, Linkage::Ward]
                 .into_iter()
                 .map(|l| baselines::linkage(&d, n, l))
                 .collect::<trellis::Result<Vec<trellis::Tree>>>()?;
@@ -143,9 +148,19 @@ fn astar(
                 max_explored: max_explored.or(ApproxOptions::default().max_explored),
                 ..ApproxOptions::default()
             };
-            search::approximate(m, &init, &approx_options, &options)
-        } else {
+            if triplets.is_empty() {
+                search::approximate(m, &init, &approx_options, &options)
+            } else {
+                // Start from trees that satisfy the triplets (finite cost).
+                let c = Constrained::new(m, triplets.clone())?;
+                init.retain(|t| trellis::tree_cost(&c, t).is_ok_and(f64::is_finite));
+                init.push(baselines::greedy(&c)?.tree);
+                search::approximate(&c, &init, &approx_options, &options)
+            }
+        } else if triplets.is_empty() {
             search::exact(m, &options)
+        } else {
+            search::exact(&Constrained::new(m, triplets.clone())?, &options)
         }
     }))?;
     let tree = with_cost_model!(&cm, |m| model_tree(m, outcome.best.tree, &names))?;

@@ -166,8 +166,8 @@ def exact_hierarchy(weights=None, model="hcc", beta=1.0, names=None, max_memory=
         with ``names``, by name. The posterior is the model's restricted to
         the trees in which every triplet holds (its log Z, MAP tree, every
         marginal and samples); triplets that no tree satisfies raise
-        ``InputError`` naming one of the conflict. A constrained run uses
-        the trellis's general kernel (slower than the unconstrained one).
+        ``InputError`` naming one of the conflict. A constrained run keeps
+        the model's kernel (hcc: the blocked one).
 
     Returns
     -------
@@ -243,7 +243,8 @@ def exact_partition(weights, model="cc", beta=1.0, names=None, max_memory=None, 
 
 
 def astar(weights=None, model="hcc", approx=False, seed=0, beta=1.0, names=None,
-          max_explored=None, time_limit=None, max_memory=None, n_jobs=None, *, distances=None, points=None):
+          max_explored=None, time_limit=None, max_memory=None, n_jobs=None, *, distances=None, points=None,
+          triplets=None):
     """The MAP hierarchy by A* search (exact, or approximate with ``approx=True``).
 
     Parameters
@@ -267,6 +268,12 @@ def astar(weights=None, model="hcc", approx=False, seed=0, beta=1.0, names=None,
         Seconds before the search stops, in ``(0, 1e9]``: the exact search
         then raises ``TrellisError``, the approximate one returns its best
         tree.
+    triplets : sequence of (a, b, c), optional, keyword-only
+        As in ``exact_hierarchy``: the best tree among those in which every
+        triplet holds (a forbidden split costs infinity, so the heuristic
+        stays admissible). The approximate search starts from the linkage
+        trees that satisfy them and greedy agglomeration under them, and
+        never leaves them.
 
     Returns
     -------
@@ -275,10 +282,13 @@ def astar(weights=None, model="hcc", approx=False, seed=0, beta=1.0, names=None,
         ``log_potential``.
     """
     data, kind = _pairwise(weights, distances, points, model)
+    names = _names(names)
+    triplets = _args.point_tuples(triplets, 3, "triplets", names, data.shape[0])
     return _core.astar(
         data, kind, _str(model, "model"), _args.flag(approx, "approx"), _args.seed(seed),
-        _float(beta, "beta"), _names(names), _args.integer(max_explored, "max_explored", 1, optional=True),
+        _float(beta, "beta"), names, _args.integer(max_explored, "max_explored", 1, optional=True),
         _args.number(time_limit, "time_limit", optional=True), _memory(max_memory), _jobs(n_jobs),
+        triplets,
     )
 
 

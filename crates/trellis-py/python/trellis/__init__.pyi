@@ -94,6 +94,7 @@ def astar(
     *,
     distances: _ArrayLike | None = None,
     points: _ArrayLike | None = None,
+    triplets: Sequence[tuple[int | str, int | str, int | str]] | None = None,
 ) -> AstarResult: ...
 def greedy(
     weights: _ArrayLike | None = None,

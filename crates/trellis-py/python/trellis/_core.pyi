@@ -125,6 +125,7 @@ def astar(
     time_limit: float | None = None,
     max_memory: float | None = None,
     n_jobs: int | None = None,
+    triplets: Sequence[tuple[int, int, int]] = ...,
 ) -> AstarResult: ...
 def greedy(
     data: npt.NDArray[np.float64],
