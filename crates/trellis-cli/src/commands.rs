@@ -188,7 +188,7 @@ fn weights_posterior(
     triplets: Vec<Triplet>,
 ) -> Result<Posterior> {
     if sparse.sparse.is_some() {
-        return sparse.weights(args, weights, beta);
+        return sparse.weights(args, weights, beta, &triplets);
     }
     let n = weights.n();
     plan(args, n, task, !triplets.is_empty())?;

@@ -164,8 +164,10 @@ pub struct TripletArgs {
     /// have none; `#` starts a comment. The answer is the model's posterior restricted to
     /// the trees in which every triplet holds (log Z, MAP, marginals, samples); triplets
     /// that no tree satisfies are refused naming one of the conflict. The model keeps its
-    /// kernel (hcc: the blocked one; see docs/constraints.md).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["jets", "sparse"])]
+    /// kernel (hcc: the blocked one; see docs/constraints.md). With --sparse beam, the
+    /// sparse trellis is built from the beams that satisfy the triplets and the greedy
+    /// tree under them, and its posterior is restricted the same way.
+    #[arg(long, value_name = "FILE", conflicts_with = "jets")]
     pub triplets: Option<PathBuf>,
 }
 

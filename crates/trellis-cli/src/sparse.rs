@@ -11,6 +11,8 @@
 
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
+use trellis::constraints::Constrained;
+use trellis::ddt::Triplet;
 use trellis::ginkgo::JetsFile;
 use trellis::ginkgo::{Ginkgo, Jet, LeafOrdering, SparseJet, beam_trees, simulator_trees};
 use trellis::sparse::{MAX_SPARSE_POINTS, SparseTrellis};
@@ -178,24 +180,36 @@ impl SparseArgs {
 
     /// The inference of the model at `beta` on the sparse trellis of a weight
     /// matrix (beam search only).
+    ///
+    /// With `triplets`, beam search and inference run on the model restricted
+    /// to the trees that satisfy them: the beams that break one are dropped
+    /// and the greedy tree under the triplets is added, so the sparse
+    /// trellis holds at least one tree that satisfies them.
     pub(crate) fn weights(
         &self,
         args: &ModelArgs,
         weights: &crate::input::Pairwise,
         beta: f64,
+        triplets: &[Triplet],
     ) -> Result<Posterior> {
         let n = weights.n();
         self.check_weights(args, n)?;
         let (k, width) = (self.trees()?, self.beam_width(n)?);
-        let trees = with_cost_model!(args.model, weights, 1.0, |m| beam_trees(
-            &m,
-            k,
-            Some(width)
-        )?);
+        let trees = with_cost_model!(args.model, weights, 1.0, |m| {
+            if triplets.is_empty() {
+                beam_trees(&m, k, Some(width))?
+            } else {
+                let c = Constrained::new(m, triplets.to_vec())?;
+                let mut trees = beam_trees(&c, k, Some(width))?;
+                trees.retain(|t| trellis::tree_cost(&c, t).is_ok_and(f64::is_finite));
+                trees.push(trellis::baselines::greedy(&c)?.tree);
+                trees
+            }
+        });
         if n <= MAX_SPARSE_POINTS {
-            self.infer::<Set>(args, weights, beta, &trees)
+            self.infer::<Set>(args, weights, beta, &trees, triplets)
         } else {
-            self.infer::<WideSet>(args, weights, beta, &trees)
+            self.infer::<WideSet>(args, weights, beta, &trees, triplets)
         }
     }
 
@@ -207,10 +221,15 @@ impl SparseArgs {
         weights: &crate::input::Pairwise,
         beta: f64,
         trees: &[Tree],
+        triplets: &[Triplet],
     ) -> Result<Posterior> {
         let trellis = SparseTrellis::<S>::from_trees_as(weights.n(), trees)?;
         Ok(with_cost_model!(args.model, weights, beta, |m| {
-            Posterior::sparse(trellis, &m, None)?
+            if triplets.is_empty() {
+                Posterior::sparse(trellis, &m, None)?
+            } else {
+                Posterior::sparse(trellis, &Constrained::new(m, triplets.to_vec())?, None)?
+            }
         }))
     }
 }
