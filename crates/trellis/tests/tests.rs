@@ -46,6 +46,10 @@
 //!   homogeneous in the distances, Euclidean distances and similarities of
 //!   points near 1e200, approximate A* on the weights `map` accepts) and the
 //!   refusals that name the overflowing quantity and the divisor;
+//! - `issue26_summary`: the exact posterior summaries (MCC tree, majority-rule
+//!   consensus, Binder-optimal partition) against brute force over all trees
+//!   and partitions, the MCC pass on the blocked kernel against the general
+//!   one, the sparse MCC against the dense one, and the refusals;
 //! - `linkage_models`: the linkage potentials (average, complete, single)
 //!   against brute force: dense and sparse trellises, A*, greedy and beam
 //!   search, the MST heuristic, and the validation of distances;
@@ -83,6 +87,7 @@ mod issue22_fuzz;
 mod issue22_range;
 mod issue22_sparse;
 mod issue24_constraints;
+mod issue26_summary;
 mod linkage_models;
 mod numerics;
 mod oracle;
