@@ -35,6 +35,19 @@ pub fn lengths(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
     check(obj, "flag")?.call1((obj, "lengths"))?.extract()
 }
 
+/// A Binder cost: a real number (its range is the library's to check).
+pub fn cost(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
+    check(obj, "number")?.call1((obj, "cost"))?.extract()
+}
+
+/// `lengths`: a boolean or `None`.
+pub fn optional_lengths(obj: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
+    if obj.is_none() {
+        return Ok(None);
+    }
+    lengths(obj).map(Some)
+}
+
 /// `heights`: a string or `None`.
 pub fn heights(obj: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
     let kwargs = PyDict::new(obj.py());

@@ -205,12 +205,23 @@ impl SupportTree {
         self.clades.len() + 2 == self.n.max(2)
     }
 
+    /// The same tree carrying `log_credibility` (as an MCC tree does).
+    pub fn with_log_credibility(mut self, log_credibility: f64) -> SupportTree {
+        self.log_credibility = Some(log_credibility);
+        self
+    }
+
     /// The tree as a binary [`Tree`] (children ordered by their smallest
     /// point), or `None` when it is multifurcating.
     pub fn to_binary(&self) -> Option<Tree> {
-        if !self.is_binary() {
-            return None;
-        }
+        self.is_binary().then(|| self.resolved())
+    }
+
+    /// One binary resolution of the tree: every node of `k > 2` children
+    /// (ordered by their smallest point) becomes a left-leaning caterpillar
+    /// `(((c1, c2), c3), ...)`. Its clusters include all of this tree's; for
+    /// a binary tree it is the tree itself.
+    pub fn resolved(&self) -> Tree {
         let kids = self.children().expect("checked when built");
         let mut built: Vec<Option<Tree>> = vec![None; self.clades.len() + 1];
         // Clades by increasing size: children before parents; the root last.
@@ -218,17 +229,13 @@ impl SupportTree {
         order.sort_by_key(|&k| self.clades[k].members.len());
         order.push(self.clades.len());
         for k in order {
-            let mut subtrees = kids[k].iter().map(|c| match *c {
+            let subtrees = kids[k].iter().map(|c| match *c {
                 Child::Leaf(i) => Tree::Leaf(i),
                 Child::Clade(j) => built[j].take().expect("children first"),
             });
-            built[k] = Some(match (subtrees.next(), subtrees.next()) {
-                (Some(l), Some(r)) => Tree::node(l, r),
-                (Some(leaf), None) => leaf,
-                _ => unreachable!("a node has one or two children here"),
-            });
+            built[k] = subtrees.reduce(Tree::node);
         }
-        built.pop().flatten()
+        built.pop().flatten().expect("a tree has a root")
     }
 
     /// The children of every clade and (last) of the root, each ordered by
@@ -328,7 +335,13 @@ impl SupportTree {
     /// non-trivial cluster labelled with its support; leaves by `names`
     /// (quoted when Newick needs it) or by their 0-based indices.
     pub fn to_newick(&self, names: Option<&[String]>) -> String {
-        let mut s = String::from("[&R] ");
+        self.to_newick_with(names, true, true)
+    }
+
+    /// Newick without branch lengths: with the support labels when
+    /// `support`, with the rooted-tree mark `[&R]` when `rooted`.
+    pub fn to_newick_with(&self, names: Option<&[String]>, support: bool, rooted: bool) -> String {
+        let mut s = String::from(if rooted { "[&R] " } else { "" });
         let leaf = |i: usize, out: &mut dyn fmt::Write| match names.and_then(|v| v.get(i)) {
             Some(name) => out.write_str(&newick_label(name)),
             None => write!(out, "{i}"),
@@ -336,8 +349,8 @@ impl SupportTree {
         let close = |c: Option<&Clade>, out: &mut dyn fmt::Write| {
             out.write_char(')')?;
             match c {
-                Some(c) => write!(out, "{:?}", c.p),
-                None => Ok(()),
+                Some(c) if support => write!(out, "{:?}", c.p),
+                _ => Ok(()),
             }
         };
         self.write(&mut s, &leaf, '(', &close)
