@@ -266,10 +266,10 @@ impl HierarchyPosterior {
     /// broken deterministically. For a sparse posterior: the MCC tree among
     /// the trees of the sparse trellis.
     fn mcc_tree(&self, py: Python<'_>) -> PyResult<PyTree> {
-        let t = crate::run(py, self.n_jobs, self.max_memory, |o| {
-            self.inner.mcc_tree(o)
-        })?;
-        let tree = t.to_binary().ok_or_else(|| input("the MCC tree is binary"))?;
+        let t = crate::run(py, self.n_jobs, self.max_memory, |o| self.inner.mcc_tree(o))?;
+        let tree = t
+            .to_binary()
+            .ok_or_else(|| input("the MCC tree is binary"))?;
         Ok(self.tree(tree).with_clades(t))
     }
 
@@ -288,7 +288,7 @@ impl HierarchyPosterior {
     fn consensus_tree(
         &self,
         py: Python<'_>,
-        #[pyo3(from_py_with = crate::args::min_p)] threshold: f64,
+        #[pyo3(from_py_with = crate::args::threshold)] threshold: f64,
     ) -> PyResult<PyTree> {
         if threshold < 0.5 {
             return Err(input(format!(
@@ -522,14 +522,17 @@ impl PartitionPosterior {
     fn binder_partition<'py>(
         &self,
         py: Python<'py>,
-        #[pyo3(from_py_with = crate::args::cost)] cost_split: f64,
-        #[pyo3(from_py_with = crate::args::cost)] cost_join: f64,
+        #[pyo3(from_py_with = crate::args::cost_split)] cost_split: f64,
+        #[pyo3(from_py_with = crate::args::cost_join)] cost_join: f64,
     ) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
         self.marginals(py)?;
         let b = crate::run(py, self.n_jobs, None, |o| {
             self.inner.binder_partition(cost_split, cost_join, o)
         })?;
-        Ok((labels(self.n(), &b.clusters).into_pyarray(py), b.expected_loss))
+        Ok((
+            labels(self.n(), &b.clusters).into_pyarray(py),
+            b.expected_loss,
+        ))
     }
 
     /// The clusters of the partitions with their marginal probabilities:

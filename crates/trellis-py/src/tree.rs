@@ -648,7 +648,14 @@ impl PyTree {
         let credibility = self.clades.as_ref().and_then(|c| c.log_credibility());
         Ok((
             restore,
-            (text, self.names(), self.heights.clone(), z, clades, credibility),
+            (
+                text,
+                self.names(),
+                self.heights.clone(),
+                z,
+                clades,
+                credibility,
+            ),
         ))
     }
 

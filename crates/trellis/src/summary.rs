@@ -695,11 +695,11 @@ pub fn binder_partition(
     check_costs(cost_split, cost_join)?;
     let n = marginals.num_points();
     let mut rows = vec![vec![0.0; n]; n];
-    for i in 0..n {
-        for j in 0..n {
+    for (i, row) in rows.iter_mut().enumerate() {
+        for (j, w) in row.iter_mut().enumerate() {
             if i != j {
                 let p = marginals.pairwise(i.min(j), i.max(j))?;
-                rows[i][j] = cost_split * p - cost_join * (1.0 - p);
+                *w = cost_split * p - cost_join * (1.0 - p);
             }
         }
     }
