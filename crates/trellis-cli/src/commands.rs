@@ -324,7 +324,7 @@ fn jet_posterior(
 
 /// Runs `f` on a posterior with the options of its outside pass: the memory
 /// limit, and a progress bar of the pass's terms for a dense trellis.
-fn outside<T>(
+pub(crate) fn outside<T>(
     post: &Posterior,
     args: &ModelArgs,
     progress: bool,
@@ -390,7 +390,7 @@ fn each_sample(
 
 /// A line about a sparse trellis for readable output (empty for the dense
 /// trellis).
-fn note(post: &Posterior) -> String {
+pub(crate) fn note(post: &Posterior) -> String {
     match post.sparsity() {
         Some(s) => format!(
             "sparse trellis: {} clusters, {} splits, {} trees realised (sparsity {})\n",
@@ -413,7 +413,7 @@ fn note(post: &Posterior) -> String {
 /// (in addition to the trellis): it is checked before anything runs, summed
 /// over the jets of a jets file (whose lines are all held until printed).
 #[allow(clippy::too_many_arguments)]
-fn run<T: Serialize + Send>(
+pub(crate) fn run<T: Serialize + Send>(
     args: &ModelArgs,
     sparse: &SparseArgs,
     feedback: &TripletArgs,
@@ -493,7 +493,7 @@ fn run<T: Serialize + Send>(
 
 /// A result with the counts of the sparse trellis, if any.
 #[derive(Serialize)]
-struct WithSparsity<T> {
+pub(crate) struct WithSparsity<T> {
     #[serde(flatten)]
     result: T,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -502,7 +502,7 @@ struct WithSparsity<T> {
     share: Option<crate::output::Sparsity>,
 }
 
-fn with_sparsity<T>(result: T, post: &Posterior) -> WithSparsity<T> {
+pub(crate) fn with_sparsity<T>(result: T, post: &Posterior) -> WithSparsity<T> {
     let s = post.sparsity();
     WithSparsity {
         result,

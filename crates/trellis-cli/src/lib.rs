@@ -28,6 +28,7 @@ pub mod interactive;
 mod output;
 mod progress;
 mod sparse;
+mod summary;
 mod trees;
 
 /// Exact inference over all binary hierarchies of a dataset with the cluster trellis:
@@ -64,6 +65,9 @@ enum Command {
     Infer(InferArgs),
     /// The log-potential (and cost) of a given tree, or of each jet's truth tree.
     Score(ScoreArgs),
+    /// An exact summary of the posterior: the maximum-clade-credibility tree or the
+    /// majority-rule consensus, each cluster labelled with its exact marginal.
+    Summary(summary::SummaryArgs),
     /// Greedy agglomerative clustering: merge the pair with the best split potential.
     ///
     /// Poor on `hcc`: the myopic cost of a split is 0 when the weights across it are
@@ -451,6 +455,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<String> {
         Command::Sample(a) => commands::sample(&a, progress, out),
         Command::Infer(a) => commands::infer(&a, progress),
         Command::Score(a) => commands::score(&a),
+        Command::Summary(a) => summary::summary(&a, progress),
         Command::Count(a) => commands::count(a.n, a.json),
         Command::Greedy(a) => baselines::greedy(&a, progress),
         Command::Beam(a) => baselines::beam(&a, progress),

@@ -35,6 +35,31 @@ pub fn lengths(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
     check(obj, "flag")?.call1((obj, "lengths"))?.extract()
 }
 
+/// `threshold`: a probability (the consensus checks its range).
+pub fn threshold(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
+    check(obj, "probability")?
+        .call1((obj, "threshold"))?
+        .extract()
+}
+
+/// `cost_split`: a real number (its range is the library's to check).
+pub fn cost_split(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
+    check(obj, "number")?.call1((obj, "cost_split"))?.extract()
+}
+
+/// `cost_join`: a real number (its range is the library's to check).
+pub fn cost_join(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
+    check(obj, "number")?.call1((obj, "cost_join"))?.extract()
+}
+
+/// `lengths`: a boolean or `None`.
+pub fn optional_lengths(obj: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
+    if obj.is_none() {
+        return Ok(None);
+    }
+    lengths(obj).map(Some)
+}
+
 /// `heights`: a string or `None`.
 pub fn heights(obj: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
     let kwargs = PyDict::new(obj.py());

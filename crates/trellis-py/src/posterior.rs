@@ -256,6 +256,54 @@ impl HierarchyPosterior {
             .collect()
     }
 
+    /// The maximum-clade-credibility (MCC) tree: the binary tree whose
+    /// clusters' exact marginals have the largest product, computed
+    /// exactly by one max-plus pass over the trellis after the outside pass
+    /// (``O(3^n)``). A ``Tree`` with names and cumulative-cost heights whose
+    /// ``support`` maps each non-trivial cluster to its marginal and whose
+    /// ``log_credibility`` is the sum of their logs; ``to_newick()`` writes
+    /// the support values as labels. Ties between equally credible trees are
+    /// broken deterministically. For a sparse posterior: the MCC tree among
+    /// the trees of the sparse trellis.
+    fn mcc_tree(&self, py: Python<'_>) -> PyResult<PyTree> {
+        let t = crate::run(py, self.n_jobs, self.max_memory, |o| self.inner.mcc_tree(o))?;
+        let tree = t
+            .to_binary()
+            .ok_or_else(|| input("the MCC tree is binary"))?;
+        Ok(self.tree(tree).with_clades(t))
+    }
+
+    /// The majority-rule consensus tree: every cluster whose exact marginal
+    /// is above one half (``threshold=0.5``) or at least ``threshold``
+    /// (between 0.5 and 1; at 1, the clusters of every tree), each with its
+    /// marginal in ``support``. Such clusters never overlap, so they form a
+    /// tree, generally multifurcating (``is_binary`` false): it has
+    /// ``to_nested()`` (lists of more than two children), ``clusters()`` and
+    /// ``to_newick()`` (support labels, no branch lengths), but no heights
+    /// and no ``to_linkage()`` (``InputError``). A consensus that happens to
+    /// be binary is an ordinary ``Tree`` with heights.
+    ///
+    /// ``threshold``: a number in ``[0.5, 1]`` (``InputError`` otherwise).
+    #[pyo3(signature = (threshold=0.5))]
+    fn consensus_tree(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = crate::args::threshold)] threshold: f64,
+    ) -> PyResult<PyTree> {
+        if threshold < 0.5 {
+            return Err(input(format!(
+                "threshold must be between 0.5 and 1, not {threshold}"
+            )));
+        }
+        let t = crate::run(py, self.n_jobs, self.max_memory, |o| {
+            self.inner.consensus_tree(threshold, o)
+        })?;
+        Ok(match t.to_binary() {
+            Some(tree) => self.tree(tree).with_clades(t),
+            None => PyTree::new(t.resolved(), self.names.clone(), None).with_clades(t),
+        })
+    }
+
     /// The probability that ``members`` is a cluster of the hierarchy.
     ///
     /// ``members``: the cluster's points, an iterable of point indices
@@ -450,6 +498,41 @@ impl PartitionPosterior {
     #[getter]
     fn map_log_energy(&self) -> PyResult<f64> {
         Ok(self.inner.map().map_err(to_py)?.log_energy)
+    }
+
+    /// The partition minimising the posterior expected Binder loss, exactly,
+    /// and that loss, as ``(labels, expected_loss)``: ``labels`` an int64
+    /// array numbering the clusters ``0..k`` by their smallest point,
+    /// ``expected_loss`` a float.
+    ///
+    /// The loss of an estimate against the true partition sums, over the
+    /// pairs ``i < j``, ``cost_split`` when the estimate separates a pair
+    /// that shares a cluster and ``cost_join`` when it joins a pair that
+    /// does not (mcclust's and salso's costs). Its expectation over the exact
+    /// co-clustering probabilities ``p_ij`` is ``sum_{i<j} [together:
+    /// cost_join * (1 - p_ij); apart: cost_split * p_ij]``, minimised exactly
+    /// as a correlation clustering of the ``p_ij`` on the flat trellis
+    /// (``O(3^n)``). With equal costs, pairs with ``p_ij > 0.5`` are joined
+    /// where that is consistent.
+    ///
+    /// ``cost_split``, ``cost_join``: finite numbers ``> 0`` (``InputError``
+    /// otherwise). Only for the posterior over all partitions (not a
+    /// family's).
+    #[pyo3(signature = (cost_split=1.0, cost_join=1.0))]
+    fn binder_partition<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = crate::args::cost_split)] cost_split: f64,
+        #[pyo3(from_py_with = crate::args::cost_join)] cost_join: f64,
+    ) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
+        self.marginals(py)?;
+        let b = crate::run(py, self.n_jobs, None, |o| {
+            self.inner.binder_partition(cost_split, cost_join, o)
+        })?;
+        Ok((
+            labels(self.n(), &b.clusters).into_pyarray(py),
+            b.expected_loss,
+        ))
     }
 
     /// The clusters of the partitions with their marginal probabilities:

@@ -5,13 +5,15 @@ use std::sync::Arc;
 
 use numpy::{PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyDict, PyTuple};
+use trellis::summary::{Clade, SupportTree};
 use trellis::{Dendrogram, Newick};
 
 use crate::errors::{input, to_py};
 use crate::posterior::HierarchyPosterior;
 
-/// A binary hierarchy over the points ``0..n``.
+/// A hierarchy over the points ``0..n``: binary, or (a consensus tree)
+/// multifurcating.
 ///
 /// Trees come from the inference functions (with names when given and with
 /// merge heights: the cumulative cost of each subtree) or from
@@ -19,6 +21,13 @@ use crate::posterior::HierarchyPosterior;
 /// they are not built with ``Tree()``. Trees are immutable, hashable and
 /// picklable; two trees are equal when they have the same clusters of point
 /// indices (names and heights aside).
+///
+/// The summaries of a posterior (``HierarchyPosterior.mcc_tree()`` and
+/// ``consensus_tree()``) carry each cluster's exact marginal (``support``;
+/// the MCC tree also its ``log_credibility``), which ``to_newick()`` writes
+/// as labels. A consensus tree may be multifurcating (``is_binary`` is
+/// false): it has nested lists, clusters and Newick (without branch lengths)
+/// but no heights and no linkage matrix.
 #[pyclass(name = "Tree", module = "trellis", frozen)]
 pub struct PyTree {
     pub tree: trellis::Tree,
@@ -29,6 +38,10 @@ pub struct PyTree {
     /// SciPy's linkage matrix of a tree from ``trellis.linkage``, which
     /// ``to_linkage()`` gives back as it is (row order, ties, inversions).
     pub linkage: Option<Arc<Vec<[f64; 4]>>>,
+    /// The clusters with their support, for a summary of a posterior (the
+    /// MCC or consensus tree); when it is multifurcating, `tree` is only
+    /// its resolution and every method reads this instead.
+    pub clades: Option<Arc<SupportTree>>,
 }
 
 impl PyTree {
@@ -43,7 +56,48 @@ impl PyTree {
             names,
             heights,
             linkage: None,
+            clades: None,
         }
+    }
+
+    /// A summary tree of a posterior: `tree` is its binary form (or a
+    /// resolution of a multifurcating one).
+    pub fn with_clades(self, clades: SupportTree) -> PyTree {
+        PyTree {
+            clades: Some(Arc::new(clades)),
+            ..self
+        }
+    }
+
+    /// The summary tree when it is multifurcating.
+    fn multi(&self) -> Option<&SupportTree> {
+        self.clades.as_deref().filter(|c| !c.is_binary())
+    }
+
+    /// An error for what a multifurcating tree does not have.
+    fn refuse_multi(&self, what: &str) -> PyResult<()> {
+        match self.multi() {
+            Some(_) => Err(input(format!(
+                "this tree is multifurcating (a consensus tree), so it has no {what}: \
+                 a SciPy linkage matrix and heights need a binary tree; to_nested(), \
+                 clusters() and to_newick() describe it"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Every non-trivial cluster's support, by members (summary trees).
+    fn support_of(&self, members: &[usize]) -> Option<f64> {
+        let n = self.n();
+        if members.len() < 2 || members.len() >= n {
+            return Some(1.0);
+        }
+        self.clades
+            .as_ref()?
+            .clades()
+            .iter()
+            .find(|c| c.members == members)
+            .map(|c| c.p)
     }
 
     /// The same tree keeping the linkage matrix `z` it was built from
@@ -59,8 +113,70 @@ impl PyTree {
         self.tree.num_leaves()
     }
 
+    /// Newick of a multifurcating tree: no branch lengths, the support
+    /// labels of `support` (as `to_newick` takes it) or its own.
+    fn multi_newick(
+        &self,
+        py: Python<'_>,
+        m: &SupportTree,
+        support: Option<&Bound<'_, PyAny>>,
+        lengths: Option<bool>,
+    ) -> PyResult<String> {
+        if lengths == Some(true) {
+            return Err(input(
+                "this tree is multifurcating (a consensus tree) and has no heights, so no branch lengths: use lengths=False or the default",
+            ));
+        }
+        let names = self.names.as_deref().map(|v| v.as_slice());
+        let clusters: Vec<Vec<usize>> = m.clades().iter().map(|c| c.members.clone()).collect();
+        let values: Option<Vec<f64>> = match support {
+            None => return Ok(m.to_newick(names)),
+            Some(s) if s.is_none() => return Ok(m.to_newick_with(names, false, true)),
+            Some(s) => {
+                if let Ok(post) = s.cast::<HierarchyPosterior>() {
+                    Some(post.get().cluster_probabilities(py, &clusters)?)
+                } else {
+                    // One number per cluster of clusters() but the root.
+                    let mut order: Vec<usize> = (0..clusters.len()).collect();
+                    order.sort_by(|&a, &b| {
+                        let (a, b) = (&clusters[a], &clusters[b]);
+                        a.len().cmp(&b.len()).then(a.cmp(b))
+                    });
+                    let given: Vec<f64> = py
+                        .import("numpy")?
+                        .getattr("asarray")?
+                        .call1((s, "float64"))
+                        .and_then(|a| a.extract::<Vec<f64>>())
+                        .map_err(|_| {
+                            input("support must be a HierarchyPosterior or one number per cluster of clusters()")
+                        })?;
+                    if given.len() != clusters.len() + 1 {
+                        return Err(input(format!(
+                            "{} support values were given for a tree with {} clusters",
+                            given.len(),
+                            clusters.len() + 1
+                        )));
+                    }
+                    let mut v = vec![0.0; clusters.len()];
+                    for (pos, &k) in order.iter().enumerate() {
+                        v[k] = given[pos];
+                    }
+                    Some(v)
+                }
+            }
+        };
+        let clades = clusters
+            .into_iter()
+            .zip(values.unwrap_or_default())
+            .map(|(members, p)| Clade { members, p })
+            .collect();
+        let relabelled = SupportTree::new(m.n(), clades).map_err(to_py)?;
+        Ok(relabelled.to_newick(names))
+    }
+
     /// The dendrogram with the requested heights.
     fn dendrogram(&self, heights: Option<&str>) -> PyResult<Dendrogram> {
+        self.refuse_multi("dendrogram")?;
         match (heights, &self.heights) {
             (None | Some("cost"), Some(h)) => {
                 Dendrogram::new(self.tree.clone(), h.clone()).map_err(to_py)
@@ -180,6 +296,11 @@ pub fn from_nested_obj(obj: &Bound<'_, PyAny>) -> PyResult<trellis::Tree> {
 pub fn tree_arg(tree: &Bound<'_, PyAny>, names: Option<&[String]>) -> PyResult<trellis::Tree> {
     if let Ok(t) = tree.cast::<PyTree>() {
         let t = t.get();
+        if t.multi().is_some() {
+            return Err(input(
+                "this tree is multifurcating (a consensus tree): a binary hierarchy is needed here",
+            ));
+        }
         return match (&t.names, names) {
             (Some(own), Some(names)) if own.as_slice() != names => rename(&t.tree, own, names),
             _ => Ok(t.tree.clone()),
@@ -219,6 +340,9 @@ impl PyTree {
     /// The notebook display: a dendrogram with names and heights (``trellis.plot.tree_svg``; without
     /// matplotlib none: the text form shows).
     fn _repr_svg_(slf: Bound<'_, Self>) -> PyResult<Option<String>> {
+        if slf.get().multi().is_some() {
+            return Ok(None);
+        }
         let plot = slf.py().import("trellis.plot")?;
         plot.call_method1("tree_svg", (slf,))?.extract()
     }
@@ -333,8 +457,42 @@ impl PyTree {
         self.heights.clone()
     }
 
-    /// The tree as nested lists of point indices, e.g. ``[[0, 1], 2]``.
+    /// Whether every internal node has two children (false only for a
+    /// multifurcating consensus tree).
+    #[getter]
+    fn is_binary(&self) -> bool {
+        self.multi().is_none()
+    }
+
+    /// For a summary of a posterior (``mcc_tree()``, ``consensus_tree()``):
+    /// each non-trivial cluster (a sorted tuple of point indices) with its
+    /// exact posterior marginal; ``None`` for other trees.
+    #[getter]
+    fn support<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(c) = &self.clades else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        for clade in c.clades() {
+            d.set_item(PyTuple::new(py, &clade.members)?, clade.p)?;
+        }
+        Ok(Some(d))
+    }
+
+    /// For the MCC tree: the sum of the log marginals of its non-trivial
+    /// clusters (the log of its clade credibility); ``None`` otherwise.
+    #[getter]
+    fn log_credibility(&self) -> Option<f64> {
+        self.clades.as_ref().and_then(|c| c.log_credibility())
+    }
+
+    /// The tree as nested lists of point indices, e.g. ``[[0, 1], 2]``
+    /// (a multifurcating node is a list of more than two children).
     fn to_nested(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        if let Some(m) = self.multi() {
+            let json = py.import("json")?;
+            return Ok(json.call_method1("loads", (m.to_string(),))?.unbind());
+        }
         // Built bottom-up without recursion: any depth.
         let nested = self.tree.fold(
             |i| Ok(i.into_pyobject(py)?.into_any()),
@@ -348,6 +506,12 @@ impl PyTree {
     /// The points under each internal node (sorted tuples), children before
     /// parents, the root last.
     fn clusters<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+        if let Some(m) = self.multi() {
+            let mut all: Vec<Vec<usize>> = m.clades().iter().map(|c| c.members.clone()).collect();
+            all.sort_by(|a, b| a.len().cmp(&b.len()).then(a.cmp(b)));
+            all.push((0..m.n()).collect());
+            return all.into_iter().map(|c| PyTuple::new(py, c)).collect();
+        }
         Dendrogram::by_rank(self.tree.clone())
             .clusters()
             .into_iter()
@@ -358,22 +522,36 @@ impl PyTree {
     /// The tree as rooted Newick (``[&R] ((a:0.5,b:0.5):1.3,c:1.8);``), the
     /// leaves labelled by their names (or indices).
     ///
-    /// ``support``: ``None``; a ``HierarchyPosterior`` over the same points
-    /// (each internal node labelled with its cluster's posterior marginal);
-    /// or one number per cluster of ``clusters()`` (the root carries none).
-    /// ``lengths``: write branch lengths, from the heights (the tree's own,
-    /// else ranks).
+    /// ``support``: ``None`` (for a summary of a posterior, its own
+    /// support values; else no labels); a ``HierarchyPosterior`` over the
+    /// same points (each internal node labelled with its cluster's posterior
+    /// marginal); or one number per cluster of ``clusters()`` (the root
+    /// carries none). ``lengths``: write branch lengths, from the heights
+    /// (the tree's own, else ranks); ``None`` (the default) writes them
+    /// for a binary tree and not for a multifurcating one, which has none
+    /// (``lengths=True`` is refused there).
     ///
-    /// ``Tree.from_newick(t.to_newick(), names=t.names)`` reads it back.
-    #[pyo3(signature = (support=None, lengths=true))]
+    /// ``Tree.from_newick(t.to_newick(), names=t.names)`` reads a binary
+    /// tree back.
+    #[pyo3(signature = (support=None, lengths=None))]
     fn to_newick(
         &self,
         py: Python<'_>,
         support: Option<&Bound<'_, PyAny>>,
-        #[pyo3(from_py_with = crate::args::lengths)] lengths: bool,
+        #[pyo3(from_py_with = crate::args::optional_lengths)] lengths: Option<bool>,
     ) -> PyResult<String> {
+        if let Some(m) = self.multi() {
+            return self.multi_newick(py, m, support, lengths);
+        }
+        let lengths = lengths.unwrap_or(true);
         let d = self.dendrogram(None)?;
         let support: Option<Vec<f64>> = match support {
+            None if self.clades.is_some() => Some(
+                d.clusters()
+                    .iter()
+                    .map(|c| self.support_of(c).unwrap_or(f64::NAN))
+                    .collect(),
+            ),
             None => None,
             Some(s) if s.is_none() => None,
             Some(s) => {
@@ -423,6 +601,7 @@ impl PyTree {
         py: Python<'py>,
         #[pyo3(from_py_with = crate::args::heights)] heights: Option<String>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        self.refuse_multi("linkage matrix")?;
         let rows = match (&self.linkage, heights.as_deref()) {
             (Some(z), None | Some("cost")) => z.to_vec(),
             (_, h) => self.dendrogram(h)?.linkage().map_err(to_py)?,
@@ -452,20 +631,43 @@ impl PyTree {
             Option<Vec<String>>,
             Option<Vec<f64>>,
             Option<Vec<[f64; 4]>>,
+            Option<Vec<(Vec<usize>, f64)>>,
+            Option<f64>,
         ),
     )> {
         let text = serde_json::to_string(&self.tree)
             .map_err(|e| input(format!("the tree cannot be written: {e}")))?;
         let restore = py.import("trellis._core")?.getattr("_tree_from_state")?;
         let z = self.linkage.as_ref().map(|z| z.to_vec());
-        Ok((restore, (text, self.names(), self.heights.clone(), z)))
+        let clades = self.clades.as_ref().map(|c| {
+            c.clades()
+                .iter()
+                .map(|c| (c.members.clone(), c.p))
+                .collect()
+        });
+        let credibility = self.clades.as_ref().and_then(|c| c.log_credibility());
+        Ok((
+            restore,
+            (
+                text,
+                self.names(),
+                self.heights.clone(),
+                z,
+                clades,
+                credibility,
+            ),
+        ))
     }
 
     /// Whether ``other`` is a ``Tree`` with the same clusters of point
     /// indices (names and heights are not compared).
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
         match other.cast::<PyTree>() {
-            Ok(o) => self.tree.clone().canonical() == o.get().tree.clone().canonical(),
+            Ok(o) => match (self.multi(), o.get().multi()) {
+                (None, None) => self.tree.clone().canonical() == o.get().tree.clone().canonical(),
+                (Some(a), Some(b)) => a.n() == b.n() && a.to_string() == b.to_string(),
+                _ => false,
+            },
             Err(_) => false,
         }
     }
@@ -474,13 +676,19 @@ impl PyTree {
     fn __hash__(&self) -> u64 {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        self.tree.clone().canonical().hash(&mut h);
+        match self.multi() {
+            Some(m) => m.to_string().hash(&mut h),
+            None => self.tree.clone().canonical().hash(&mut h),
+        }
         h.finish()
     }
 
     /// Unrooted Newick without branch lengths, e.g. ``((a,b),c);``.
     fn __str__(&self) -> PyResult<String> {
         let names = self.names.as_deref().map(|v| v.as_slice());
+        if let Some(m) = self.multi() {
+            return Ok(m.to_newick_with(names, false, false));
+        }
         Dendrogram::by_rank(self.tree.clone())
             .to_newick(&Newick {
                 names,
@@ -499,17 +707,34 @@ impl PyTree {
 
 /// Rebuilds a pickled `Tree` (see `Tree.__reduce__`).
 #[pyfunction]
-#[pyo3(signature = (text, names, heights, linkage=None))]
+#[pyo3(signature = (text, names, heights, linkage=None, clades=None, log_credibility=None))]
 fn _tree_from_state(
     text: &str,
     names: Option<Vec<String>>,
     heights: Option<Vec<f64>>,
     linkage: Option<Vec<[f64; 4]>>,
+    clades: Option<Vec<(Vec<usize>, f64)>>,
+    log_credibility: Option<f64>,
 ) -> PyResult<PyTree> {
     let tree = trellis::Tree::from_json_str(text).map_err(to_py)?;
+    let n = tree.num_leaves();
     let t = PyTree::new(tree, names.map(Arc::new), heights);
-    Ok(match linkage {
+    let t = match linkage {
         Some(z) => t.with_linkage(z),
+        None => t,
+    };
+    Ok(match clades {
+        Some(c) => {
+            let c = c
+                .into_iter()
+                .map(|(members, p)| Clade { members, p })
+                .collect();
+            let s = SupportTree::new(n, c).map_err(to_py)?;
+            t.with_clades(match log_credibility {
+                Some(x) => s.with_log_credibility(x),
+                None => s,
+            })
+        }
         None => t,
     })
 }

@@ -49,6 +49,7 @@
 //! | [`ginkgo`] | the jet shower model: likelihood, simulator, jets files, sparse trellises for jets |
 //! | [`ddt`] | Dirichlet diffusion tree MCMC with triplet constraints (interactive clustering) |
 //! | [`posterior`] | one posterior over hierarchies (and [`posterior::PartitionPosterior`] over partitions), whatever the model and the engine: what every front-end holds |
+//! | [`summary`] | exact posterior summaries: the maximum-clade-credibility tree, the majority-rule consensus, the Binder-optimal partition |
 //! | [`plan`] | the planner: the memory and time of an exact run, and exact or approximate within a budget |
 //! | foundations | sets ([`Mask`], [`Set`], [`Points`]), trees, weights, [`io`], [`count`], [`random`], [`Options`], errors |
 //!
@@ -125,6 +126,7 @@ pub mod models;
 pub mod plan;
 pub mod posterior;
 pub mod sparse;
+pub mod summary;
 
 pub use base::count;
 pub use base::io;

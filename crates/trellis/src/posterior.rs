@@ -27,6 +27,8 @@
 //! | [`log_z`](Posterior::log_z), [`map`](Posterior::map) | kept from the inside pass | kept | `O(1)` |
 //! | [`cluster_marginals`](Posterior::cluster_marginals), [`support`](Posterior::support) | one outside pass, `O(3^n)`, kept | `O(splits)`, kept | per cluster `O(1)` |
 //! | [`subtree`](Posterior::subtree) | outside pass, then `O(size)` | not available | |
+//! | [`mcc_tree`](Posterior::mcc_tree) | outside pass, then one max-plus pass `O(3^n)` | `O(splits)` | |
+//! | [`consensus_tree`](Posterior::consensus_tree) | outside pass, then `O(2^n)` | `O(clusters)` | |
 //! | [`each_sample`](Posterior::each_sample) | `O(Σ 2^{|S|})` per tree, cached | `O(splits)` per tree | |
 //!
 //! [`PartitionPosterior`] is the same for flat clusterings: the flat trellis
@@ -47,6 +49,7 @@ use crate::error::{Error, Result};
 use crate::flat::{FlatMarginals, FlatTrellis, Partition, ScoredPartition, tree_partitions};
 use crate::models::{Energy, Search, tree_cost};
 use crate::sparse::{SparseInference, SparseMarginals, SparseTrellis};
+use crate::summary::{BinderPartition, SupportTree, nontrivial};
 
 /// What a dense posterior computes up front (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -236,6 +239,41 @@ impl Posterior {
         self.inner.support(clusters, options)
     }
 
+    /// The maximum-clade-credibility tree: the binary tree maximising the
+    /// product of its clusters' exact marginals, each cluster labelled with
+    /// its marginal, with its log clade credibility (see
+    /// [`crate::summary`]). Dense trellis: the outside pass (kept), then one
+    /// max-plus pass of the blocked kernel, `O(3^n)`; sparse trellis: among
+    /// the realised trees, `O(splits)`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Posterior::cluster_marginals`], and those of the max-plus pass
+    /// (memory, cancelling).
+    pub fn mcc_tree(&self, options: &Options<'_>) -> Result<SupportTree> {
+        let n = self.n();
+        let (tree, log_credibility) = self.inner.mcc(options)?;
+        let tree = tree.canonical();
+        let clusters = nontrivial(&tree, n);
+        let support = self.inner.support(&clusters, options)?;
+        SupportTree::of_binary(n, clusters, &support, log_credibility)
+    }
+
+    /// The majority-rule consensus tree at `threshold` (in `[0.5, 1]`):
+    /// every cluster with marginal `> 1/2` (at 0.5) or `≥ threshold` (above),
+    /// each labelled with its marginal; generally multifurcating (see
+    /// [`crate::summary`]).
+    ///
+    /// # Errors
+    ///
+    /// A threshold outside `[0.5, 1]` or NaN, and as
+    /// [`Posterior::cluster_marginals`].
+    pub fn consensus_tree(&self, threshold: f64, options: &Options<'_>) -> Result<SupportTree> {
+        crate::summary::check_threshold(threshold)?;
+        let clusters = self.cluster_marginals(threshold, options)?;
+        crate::summary::consensus(self.n(), clusters, threshold)
+    }
+
     /// The probability that the hierarchy contains `tree` (over some of the
     /// points) as a subtree (dense trellis only).
     ///
@@ -309,6 +347,10 @@ trait Engine: Send + Sync {
     fn subtree(&self, _: &Tree, _: &Options<'_>) -> Result<f64> {
         Err(missing("the probability of a sub-hierarchy", self.kind()))
     }
+    /// The MCC tree and its log clade credibility.
+    fn mcc(&self, _: &Options<'_>) -> Result<(Tree, f64)> {
+        Err(missing("the maximum-clade-credibility tree", self.kind()))
+    }
     fn each_sample(
         &self,
         k: usize,
@@ -375,6 +417,10 @@ impl<M: Search + Send + Sync> Engine for Dense<M> {
     }
     fn subtree(&self, tree: &Tree, options: &Options<'_>) -> Result<f64> {
         self.marginals(options)?.subtree(tree)
+    }
+    fn mcc(&self, options: &Options<'_>) -> Result<(Tree, f64)> {
+        let m = self.marginals(options)?;
+        crate::summary::mcc_dense(self.n(), m.log_p_table(), options)
     }
     fn dendrogram(&self, tree: Tree) -> Result<Dendrogram> {
         Dendrogram::by_cost(self.trellis.model(), tree)
@@ -545,6 +591,10 @@ impl<S: SetRepr + 'static> Engine for Sparse<S> {
             .iter()
             .map(|c| m.p(S::from_points(c.iter().map(|&i| position[i]), n)))
             .collect())
+    }
+    fn mcc(&self, _: &Options<'_>) -> Result<(Tree, f64)> {
+        let (tree, log_credibility) = self.marginals().mcc();
+        Ok((self.tree(&tree), log_credibility))
     }
     fn each_sample(
         &self,
@@ -730,6 +780,25 @@ impl PartitionPosterior {
     /// A family's posterior, or one built for a single quantity.
     pub fn marginals(&self) -> Result<&FlatMarginals> {
         self.inner.marginals()
+    }
+
+    /// The partition minimising the posterior expected Binder loss with
+    /// costs `cost_split` (of splitting a pair that belongs together) and
+    /// `cost_join` (of joining a pair that belongs apart), and that loss:
+    /// exactly, by the flat trellis's max-plus pass over the pairwise
+    /// marginals (see [`crate::summary`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`PartitionPosterior::marginals`], a cost that is not finite and
+    /// positive, and those of the max-plus pass (memory, cancelling).
+    pub fn binder_partition(
+        &self,
+        cost_split: f64,
+        cost_join: f64,
+        options: &Options<'_>,
+    ) -> Result<BinderPartition> {
+        crate::summary::binder_partition(self.marginals()?, cost_split, cost_join, options)
     }
 
     /// Draws `k` exact samples from `seed`, handing each to `each` as it is

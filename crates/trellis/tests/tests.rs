@@ -48,6 +48,10 @@
 //!   refusals that name the overflowing quantity and the divisor;
 //! - `issue24_support`: clade support of the DDT session's trees against a
 //!   direct count over the window, the sliding window, the Newick labels;
+//! - `issue26_summary`: the exact posterior summaries (MCC tree, majority-rule
+//!   consensus, Binder-optimal partition) against brute force over all trees
+//!   and partitions, the MCC pass on the blocked kernel against the general
+//!   one, the sparse MCC against the dense one, and the refusals;
 //! - `linkage_models`: the linkage potentials (average, complete, single)
 //!   against brute force: dense and sparse trellises, A*, greedy and beam
 //!   search, the MST heuristic, and the validation of distances;
@@ -86,6 +90,7 @@ mod issue22_range;
 mod issue22_sparse;
 mod issue24_constraints;
 mod issue24_support;
+mod issue26_summary;
 mod linkage_models;
 mod numerics;
 mod oracle;

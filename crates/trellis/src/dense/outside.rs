@@ -144,6 +144,16 @@ impl<M: Model> Marginals<M> {
         self.log_p[cluster as usize]
     }
 
+    /// Number of points.
+    pub(crate) fn num_points(&self) -> usize {
+        self.inside.n()
+    }
+
+    /// `log P(S | X)` of every subset mask (`-∞` for the empty set).
+    pub(crate) fn log_p_table(&self) -> &[f64] {
+        &self.log_p
+    }
+
     /// `P(S | X)`, the probability that `cluster` is a cluster of the hierarchy.
     pub fn p(&self, cluster: Mask) -> f64 {
         self.log_p(cluster).exp()

@@ -757,6 +757,48 @@ impl<S: SetRepr> SparseMarginals<S> {
         self.log_p(cluster).exp()
     }
 
+    /// The maximum-clade-credibility tree among the realised trees: the one
+    /// maximising `Σ log P(C)` over its non-trivial clusters (see
+    /// [`crate::summary`]), with that sum. One max-plus pass over the child
+    /// pairs, `O(E)`: `M(V) = max_{(L,R)} [M(L) + c(L) + M(R) + c(R)]`, `c`
+    /// being `log P` (0 for a single point). Ties: the first child pair.
+    pub fn mcc(&self) -> (Tree, f64) {
+        let f = &self.family;
+        let m = f.vertices.len();
+        let c = |k: usize| {
+            if f.vertices[k].len() == 1 {
+                0.0
+            } else {
+                self.log_p[k]
+            }
+        };
+        let mut best = vec![f64::NEG_INFINITY; m];
+        let mut arg = vec![0usize; m];
+        for v in 0..m {
+            if f.vertices[v].len() == 1 {
+                best[v] = 0.0;
+                continue;
+            }
+            for (k, &(l, r)) in f.children[v].iter().enumerate() {
+                let (l, r) = (l as usize, r as usize);
+                let value = best[l] + c(l) + best[r] + c(r);
+                if value > best[v] {
+                    best[v] = value;
+                    arg[v] = k;
+                }
+            }
+        }
+        fn build<S: SetRepr>(f: &Family<S>, arg: &[usize], k: usize) -> Tree {
+            let v = &f.vertices[k];
+            if v.len() == 1 {
+                return Tree::Leaf(v.lowest());
+            }
+            let (l, r) = f.children[k][arg[k]];
+            Tree::node(build(f, arg, l as usize), build(f, arg, r as usize))
+        }
+        (build(f, &arg, m - 1), best[m - 1])
+    }
+
     /// Every non-singleton proper cluster with probability `> 0` and `>= min_p`,
     /// most probable first (ties by set).
     pub fn clusters(&self, min_p: f64) -> Vec<(S, f64)> {

@@ -1,0 +1,167 @@
+//! `trellis summary`: the exact maximum-clade-credibility tree or the
+//! majority-rule consensus of the posterior over hierarchies (the library's
+//! `trellis::summary`), on the dense trellis or, with `--sparse`, on the
+//! posterior restricted to a sparse trellis's trees.
+
+use anyhow::{Result, bail};
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+use trellis::Workload;
+use trellis::posterior::{Need, Posterior};
+use trellis::summary::{Clade, SupportTree};
+
+use crate::commands::{note, outside, run, to_json, with_sparsity};
+use crate::output::{self, ClusterJson};
+use crate::sparse::SparseArgs;
+use crate::{ModelArgs, TripletArgs};
+
+/// Which summary of the posterior.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SummaryKind {
+    /// The maximum-clade-credibility tree: the binary tree maximising the product of its
+    /// clusters' exact marginals.
+    Mcc,
+    /// The majority-rule consensus: every cluster with marginal > 0.5 (or >= --threshold),
+    /// generally multifurcating.
+    Consensus,
+}
+
+#[derive(Args, Debug)]
+pub struct SummaryArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub sparse: SparseArgs,
+    #[command(flatten)]
+    pub feedback: TripletArgs,
+    /// `mcc`: the binary tree maximising the product of its clusters' exact marginals (its
+    /// log is "log_credibility"); `consensus`: the tree of every cluster with marginal
+    /// above the threshold, generally multifurcating. Each cluster carries its marginal.
+    #[arg(long, value_enum)]
+    pub kind: SummaryKind,
+    /// With --kind consensus: keep the clusters with marginal >= P, for P between 0.5 and 1;
+    /// at 0.5 (the default, the majority rule) those with marginal > 0.5. At 1, the
+    /// clusters of every tree (the strict consensus).
+    #[arg(long, value_name = "P", allow_negative_numbers = true)]
+    pub threshold: Option<f64>,
+    /// How many clusters the readable summary lists (JSON lists all).
+    #[arg(long, default_value_t = 20, value_name = "K")]
+    pub top: usize,
+    /// Print one JSON object {"n", "kind", "tree", "clusters": [{"members", "p"}, ...]}
+    /// (plus "log_credibility" for mcc, "names" when the points have names); "tree" is
+    /// nested lists of 0-based indices, a list of more than two children where the
+    /// consensus is multifurcating.
+    #[arg(long, conflicts_with = "newick")]
+    pub json: bool,
+    /// Print the tree in rooted Newick without branch lengths, each internal node
+    /// labelled with its cluster's marginal; leaves are the points' names, or indices.
+    #[arg(long)]
+    pub newick: bool,
+}
+
+/// The JSON of a summary tree.
+#[derive(Serialize)]
+struct SummaryJson {
+    n: usize,
+    kind: &'static str,
+    tree: SupportTree,
+    clusters: Vec<Clade>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    log_credibility: Option<f64>,
+}
+
+impl SummaryKind {
+    fn name(self) -> &'static str {
+        match self {
+            SummaryKind::Mcc => "mcc",
+            SummaryKind::Consensus => "consensus",
+        }
+    }
+}
+
+/// The summary of one posterior, with the options of its outside pass.
+fn summarise(
+    a: &SummaryArgs,
+    post: &Posterior,
+    progress: bool,
+    threshold: f64,
+) -> Result<SummaryJson> {
+    let tree = outside(post, &a.model, progress, |o| match a.kind {
+        SummaryKind::Mcc => post.mcc_tree(o),
+        SummaryKind::Consensus => post.consensus_tree(threshold, o),
+    })?;
+    Ok(SummaryJson {
+        n: tree.n(),
+        kind: a.kind.name(),
+        clusters: tree.clades().to_vec(),
+        log_credibility: tree.log_credibility(),
+        tree,
+    })
+}
+
+pub fn summary(a: &SummaryArgs, progress: bool) -> Result<String> {
+    if a.newick && a.model.jets.is_some() {
+        bail!("--newick prints one tree; with --jets the output is one JSON line per jet");
+    }
+    let threshold = match (a.kind, a.threshold) {
+        (SummaryKind::Mcc, Some(_)) => {
+            bail!("--threshold sets the consensus level: it goes with --kind consensus")
+        }
+        (_, Some(t)) if !(0.5..=1.0).contains(&t) => {
+            bail!("--threshold must be between 0.5 and 1, not {t}")
+        }
+        (_, t) => t.unwrap_or(0.5),
+    };
+    run(
+        &a.model,
+        &a.sparse,
+        &a.feedback,
+        Workload::Marginals,
+        Need::All,
+        a.model.beta,
+        progress,
+        |_| 0,
+        |_| Ok(()),
+        |_, post, _| summarise(a, post, false, threshold),
+        |weights, post| {
+            let out = summarise(a, post, progress, threshold)?;
+            if a.json {
+                return to_json(&weights.with_names(with_sparsity(out, post)));
+            }
+            if a.newick {
+                return Ok(out.tree.to_newick(weights.names()) + "\n");
+            }
+            let title = match a.kind {
+                SummaryKind::Mcc => format!(
+                    "Maximum-clade-credibility tree: log credibility {:.6} (the sum of the log \
+                     marginals of its {} clusters)",
+                    out.log_credibility.unwrap_or(f64::NAN),
+                    out.clusters.len()
+                ),
+                SummaryKind::Consensus => format!(
+                    "Consensus tree at {}: the {} clusters with marginal {} {threshold}",
+                    threshold,
+                    out.clusters.len(),
+                    if threshold == 0.5 { ">" } else { ">=" }
+                ),
+            };
+            let listed: Vec<ClusterJson> = out
+                .clusters
+                .iter()
+                .map(|c| ClusterJson {
+                    members: c.members.clone(),
+                    p: c.p,
+                })
+                .collect();
+            Ok(format!(
+                "{title}\n({} points, {:?} model, beta {})\n{}{}\n{}",
+                out.n,
+                a.model.model,
+                a.model.beta,
+                note(post),
+                out.tree.to_newick(weights.names()),
+                output::labelled_clusters(&listed, a.top, &|i| weights.label(i))
+            ))
+        },
+    )
+}

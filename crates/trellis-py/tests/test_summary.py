@@ -1,0 +1,230 @@
+"""Issue 26: the exact posterior summaries — ``HierarchyPosterior.mcc_tree()``,
+``HierarchyPosterior.consensus_tree(threshold)`` and
+``PartitionPosterior.binder_partition(cost_split, cost_join)`` — against
+brute-force enumeration of every tree and partition, and against the CLI."""
+
+import json
+import math
+import pickle
+
+import numpy as np
+import pytest
+
+import trellis
+from trellis import InputError
+
+
+def weights(n, seed):
+    rng = np.random.default_rng(seed)
+    w = np.round(rng.uniform(-1, 1, size=(n, n)), 3)
+    w = (w + w.T) / 2
+    np.fill_diagonal(w, 0.0)
+    return w
+
+
+def all_trees(n):
+    """Every binary tree over 0..n-1 as nested lists."""
+    trees = [0]
+    for k in range(1, n):
+        trees = [t2 for t in trees for t2 in insert(t, k)]
+    return trees
+
+
+def insert(t, k):
+    out = [[t, k]]
+    if isinstance(t, list):
+        out += [[l2, t[1]] for l2 in insert(t[0], k)]
+        out += [[t[0], r2] for r2 in insert(t[1], k)]
+    return out
+
+
+def leaves(t):
+    return {t} if isinstance(t, int) else leaves(t[0]) | leaves(t[1])
+
+
+def splits(t):
+    if isinstance(t, int):
+        return []
+    return [(leaves(t[0]), leaves(t[1]))] + splits(t[0]) + splits(t[1])
+
+
+def hcc_cost(w, left, right):
+    """Hierarchical correlation clustering's cost of a split, from the raw matrix."""
+    cross = sum(max(w[i, j], 0.0) for i in left for j in right)
+    inside = sum(max(-w[i, j], 0.0) for part in (left, right) for i in part for j in part if i < j)
+    return cross + inside
+
+
+def brute_marginals(w, beta):
+    """Every non-trivial cluster's marginal, by enumerating every tree."""
+    n = len(w)
+    trees = all_trees(n)
+    log_phi = [-beta * sum(hcc_cost(w, l, r) for l, r in splits(t)) for t in trees]
+    top = max(log_phi)
+    z = sum(math.exp(x - top) for x in log_phi)
+    marginal = {}
+    for t, x in zip(trees, log_phi):
+        for l, r in splits(t):
+            c = tuple(sorted(l | r))
+            if len(c) < n:
+                marginal[c] = marginal.get(c, 0.0) + math.exp(x - top) / z
+    return trees, marginal
+
+
+def credibility(t, n, marginal):
+    return sum(math.log(marginal[tuple(sorted(l | r))]) for l, r in splits(t) if len(l | r) < n)
+
+
+@pytest.mark.parametrize("beta", [0.5, 2.0, 6.0])
+def test_mcc_tree_matches_brute_force(beta):
+    n = 6
+    w = weights(n, 26)
+    trees, marginal = brute_marginals(w, beta)
+    best = max(credibility(t, n, marginal) for t in trees)
+    post = trellis.exact_hierarchy(w, beta=beta)
+    t = post.mcc_tree()
+    assert isinstance(t, trellis.Tree) and t.is_binary
+    assert t.log_credibility == pytest.approx(best, abs=1e-9)
+    assert credibility(t.to_nested(), n, marginal) == pytest.approx(best, abs=1e-9)
+    assert len(t.support) == n - 2
+    for c, p in t.support.items():
+        assert p == pytest.approx(marginal[c], abs=1e-9)
+    # Newick carries the support values as labels and reads back as the same tree.
+    text = t.to_newick()
+    assert trellis.Tree.from_newick(text) == t
+    for p in t.support.values():
+        assert repr(p) in text
+    # A binary MCC tree has heights and a linkage matrix.
+    assert t.to_linkage().shape == (n - 1, 4)
+    assert pickle.loads(pickle.dumps(t)).support == t.support
+
+
+@pytest.mark.parametrize("beta", [0.5, 2.0, 6.0])
+@pytest.mark.parametrize("threshold", [0.5, 0.8])
+def test_consensus_tree_matches_brute_force(beta, threshold):
+    n = 6
+    w = weights(n, 27)
+    _, marginal = brute_marginals(w, beta)
+    want = sorted(c for c, p in marginal.items() if (p > threshold if threshold == 0.5 else p >= threshold))
+    post = trellis.exact_hierarchy(w, beta=beta)
+    t = post.consensus_tree(threshold)
+    assert t.log_credibility is None
+    assert sorted(t.support) == want
+    for c, p in t.support.items():
+        assert p == pytest.approx(marginal[c], abs=1e-9)
+    assert sorted(c for c in t.clusters() if len(c) < n) == want
+    assert t.is_binary == (len(want) == n - 2)
+
+
+def test_a_multifurcating_consensus_tree():
+    w = weights(7, 28)
+    post = trellis.exact_hierarchy(w, beta=0.5, names=list("abcdefg"))
+    t = post.consensus_tree(0.5)
+    assert not t.is_binary
+    def widest(x):
+        return 0 if isinstance(x, int) else max([len(x)] + [widest(c) for c in x])
+
+    assert widest(t.to_nested()) > 2
+    assert t.heights is None
+    with pytest.raises(InputError, match="multifurcating"):
+        t.to_linkage()
+    with pytest.raises(InputError, match="branch lengths"):
+        t.to_newick(lengths=True)
+    text = t.to_newick()
+    assert text.startswith("[&R] (") and ":" not in text
+    with pytest.raises(InputError, match="multifurcating"):
+        post.subtree_probability(t)
+    assert t == pickle.loads(pickle.dumps(t))
+    assert hash(t) == hash(pickle.loads(pickle.dumps(t)))
+    assert t != post.map_tree
+    assert len(t) == 7
+
+
+@pytest.mark.parametrize("bad", [0.49, 1.01, float("nan"), -1, "0.7", True])
+def test_bad_thresholds_are_refused(bad):
+    post = trellis.exact_hierarchy(weights(5, 29))
+    with pytest.raises(InputError):
+        post.consensus_tree(bad)
+
+
+def partitions(items):
+    if not items:
+        yield []
+        return
+    first, rest = items[0], items[1:]
+    for p in partitions(rest):
+        for k in range(len(p)):
+            yield p[:k] + [[first] + p[k]] + p[k + 1 :]
+        yield [[first]] + p
+
+
+@pytest.mark.parametrize("beta", [0.5, 3.0])
+@pytest.mark.parametrize("costs", [(1.0, 1.0), (2.0, 0.5), (0.3, 1.7)])
+def test_binder_partition_matches_brute_force(beta, costs):
+    n = 6
+    a, b = costs
+    w = weights(n, 30)
+    parts = list(partitions(list(range(n))))
+    log_e = [beta * sum(w[i, j] for c in p for i in c for j in c if i < j) for p in parts]
+    top = max(log_e)
+    z = sum(math.exp(x - top) for x in log_e)
+    pair = np.zeros((n, n))
+    for p, x in zip(parts, log_e):
+        for c in p:
+            for i in c:
+                for j in c:
+                    if i < j:
+                        pair[i, j] += math.exp(x - top) / z
+
+    def loss(labels):
+        return sum(
+            b * (1 - pair[i, j]) if labels[i] == labels[j] else a * pair[i, j]
+            for i in range(n)
+            for j in range(i + 1, n)
+        )
+
+    def labels_of(p):
+        out = [0] * n
+        for k, c in enumerate(p):
+            for i in c:
+                out[i] = k
+        return out
+
+    best = min(loss(labels_of(p)) for p in parts)
+    post = trellis.exact_partition(w, beta=beta)
+    labels, expected = post.binder_partition(cost_split=a, cost_join=b)
+    assert labels.dtype == np.int64 and labels.shape == (n,)
+    assert expected == pytest.approx(best, abs=1e-9)
+    assert loss(list(labels)) == pytest.approx(best, abs=1e-9)
+
+
+@pytest.mark.parametrize("kwargs", [{"cost_split": 0}, {"cost_join": -1.0}, {"cost_split": float("inf")}, {"cost_join": "1"}])
+def test_bad_binder_costs_are_refused(kwargs):
+    post = trellis.exact_partition(weights(4, 31))
+    with pytest.raises(InputError):
+        post.binder_partition(**kwargs)
+
+
+def test_summaries_equal_the_cli(tmp_path, run_cli):
+    n = 7
+    w = weights(n, 32)
+    path = tmp_path / "w.csv"
+    np.savetxt(path, w, delimiter=",")
+    w = np.loadtxt(path, delimiter=",")
+    post = trellis.exact_hierarchy(w, beta=2.0)
+    out = json.loads(run_cli("summary", "--model", "hcc", "--weights", path, "--beta", 2, "--kind", "mcc", "--json"))
+    t = post.mcc_tree()
+    assert t.to_nested() == out["tree"]
+    assert t.log_credibility == pytest.approx(out["log_credibility"], rel=1e-12)
+    assert {tuple(c["members"]): c["p"] for c in out["clusters"]} == pytest.approx(t.support, rel=1e-12)
+    out = json.loads(run_cli("summary", "--model", "hcc", "--weights", path, "--beta", 2, "--kind", "consensus", "--json"))
+    c = post.consensus_tree()
+    assert c.to_nested() == out["tree"]
+    flat = trellis.exact_partition(w, beta=2.0)
+    labels, expected = flat.binder_partition(cost_split=2.0)
+    out = json.loads(
+        run_cli("flat", "summary", "--model", "cc", "--weights", path, "--beta", 2, "--cost-split", 2, "--json")
+    )
+    assert expected == pytest.approx(out["expected_loss"], rel=1e-12)
+    clusters = [[i for i in range(n) if labels[i] == k] for k in range(labels.max() + 1)]
+    assert clusters == out["clusters"]
