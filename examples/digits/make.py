@@ -8,8 +8,9 @@ handwritten digits bundled with scikit-learn (`sklearn.datasets.load_digits`:
 - `images/dNNNN.png`: each digit upscaled 4x by nearest neighbour to 32x32,
   dark ink on white (matplotlib's `imsave`, colour map `gray_r`, 0..16);
 - `points.csv`: `name,image,p0,...,p63`: the name (`dNNNN`, NNNN the index in
-  `load_digits`), the image path relative to the CSV, the 64 pixel values
-  (row by row) as features;
+  `load_digits`), the image path relative to the CSV, the pixel values
+  (`pJ` is pixel J, row by row, 0-16) as features, less the pixels that are
+  blank in all 100 digits (a constant feature has no variance);
 - `labels.csv`: `name,digit`: the true digit of each name, to score a session
   afterwards (kept out of points.csv: every column there but `name` and
   `image` is a feature, and the person should judge by looking).
@@ -46,7 +47,10 @@ def main() -> None:
     out.mkdir(exist_ok=True)
     for old in out.glob("*.png"):
         old.unlink()
-    rows = ["name,image," + ",".join(f"p{j}" for j in range(64))]
+    # Pixels that are blank in every picked digit carry nothing, and the DDT's
+    # default Sigma (var/2 per feature) needs a positive variance: left out.
+    keep = [j for j in range(64) if np.ptp(digits.data[picked, j]) > 0]
+    rows = ["name,image," + ",".join(f"p{j}" for j in keep)]
     labels = ["name,digit"]
     for i in picked:
         name = f"d{i:04d}"
@@ -54,12 +58,12 @@ def main() -> None:
         big = np.kron(img, np.ones((SCALE, SCALE)))
         path = out / f"{name}.png"
         plt.imsave(path, big, cmap="gray_r", vmin=0, vmax=16, metadata={"Software": None})
-        pixels = ",".join(str(int(v)) for v in digits.data[i])
+        pixels = ",".join(str(int(digits.data[i, j])) for j in keep)
         rows.append(f"{name},images/{name}.png,{pixels}")
         labels.append(f"{name},{int(digits.target[i])}")
     (here / "points.csv").write_text("\n".join(rows) + "\n")
     (here / "labels.csv").write_text("\n".join(labels) + "\n")
-    print(f"wrote {len(picked)} digits to {here}")
+    print(f"wrote {len(picked)} digits ({len(keep)} of 64 pixels vary) to {here}")
 
 
 if __name__ == "__main__":
