@@ -158,7 +158,21 @@ impl Data {
         let options = ReadOptions::points()
             .with_names(NamesColumn::Column(0))
             .with_text_columns(columns);
-        let mut table = trellis::io::parse_table(text, &options)?;
+        let mut table = match (trellis::io::parse_table(text, &options), images) {
+            (Ok(t), _) => t,
+            // A column of paths read as numbers: say which column is missing.
+            (Err(e), Some(c))
+                if !header_fields(text)
+                    .iter()
+                    .any(|h| h.eq_ignore_ascii_case(c)) =>
+            {
+                return Err(anyhow::Error::from(e).context(format!(
+                    "--images {c}: the CSV has no column named {c:?} (its header: {})",
+                    header_fields(text).join(", ")
+                )));
+            }
+            (Err(e), _) => return Err(e.into()),
+        };
         let image_paths = match images {
             None => None,
             Some(c) => {
@@ -168,8 +182,9 @@ impl Data {
                     .position(|t| t.name.eq_ignore_ascii_case(c))
                     .ok_or_else(|| {
                         anyhow!(
-                            "--images {c}: the CSV has no column named {c:?} (its header names \
-                             the columns; the first holds the names)"
+                            "--images {c}: the CSV has no column named {c:?} other than the \
+                             names (its header: {})",
+                            header_fields(text).join(", ")
                         )
                     })?;
                 Some(table.text.remove(k).values)
@@ -224,6 +239,27 @@ impl Data {
             sha256: String::new(),
         })
     }
+}
+
+/// The fields of a CSV's first record (RFC 4180 quotes; for messages only).
+fn header_fields(text: &str) -> Vec<String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let (mut fields, mut field, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = text.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                chars.next();
+                field.push('"');
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => fields.push(std::mem::take(&mut field).trim().to_string()),
+            '\r' | '\n' if !quoted => break,
+            _ => field.push(ch),
+        }
+    }
+    fields.push(field.trim().to_string());
+    fields
 }
 
 /// An error answer of the API: status and JSON body.
@@ -403,7 +439,11 @@ impl App {
         // The page's image of each point: the route of its file, or an
         // inline `image` column.
         let images = match &files {
-            Some(f) => Some((0..f.len()).map(|i| format!("/api/item/{i}/image")).collect()),
+            Some(f) => Some(
+                (0..f.len())
+                    .map(|i| format!("/api/item/{i}/image"))
+                    .collect(),
+            ),
             None => data.images,
         };
         let mut points = data.points;

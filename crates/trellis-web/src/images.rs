@@ -100,9 +100,11 @@ fn check_relative(raw: &str) -> std::result::Result<PathBuf, String> {
         match c {
             Component::Normal(_) | Component::CurDir => {}
             Component::ParentDir => {
-                return Err("the image path has a `..` component: images must lie in the \
+                return Err(
+                    "the image path has a `..` component: images must lie in the \
                             CSV's directory or below it"
-                    .into());
+                        .into(),
+                );
             }
             Component::RootDir | Component::Prefix(_) => {
                 return Err(
@@ -181,7 +183,7 @@ pub fn load(csv: &Path, column: &str, paths: &[String], names: &[String]) -> Res
                 at()
             ),
             None => bail!(
-                "{}: the contents are not a {by_ext} image (its first bytes are no PNG, JPEG, \
+                "{}: the contents are not of type {by_ext} (the first bytes are no PNG, JPEG, \
                  GIF, WebP or SVG signature)",
                 at()
             ),
@@ -200,10 +202,7 @@ mod tests {
 
     #[test]
     fn signatures_are_recognised_and_others_refused() {
-        assert_eq!(
-            type_of_bytes(b"\x89PNG\r\n\x1a\n...."),
-            Some("image/png")
-        );
+        assert_eq!(type_of_bytes(b"\x89PNG\r\n\x1a\n...."), Some("image/png"));
         assert_eq!(type_of_bytes(&[0xff, 0xd8, 0xff, 0xe0]), Some("image/jpeg"));
         assert_eq!(type_of_bytes(b"GIF89a.."), Some("image/gif"));
         assert_eq!(type_of_bytes(b"RIFF\0\0\0\0WEBPVP8 "), Some("image/webp"));
