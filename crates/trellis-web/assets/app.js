@@ -118,13 +118,30 @@ function el(tag, attrs = {}, ns = SVG) {
 
 function textWidth(s, px) { return Math.ceil(s.length * px * 0.6) + 8; }
 
-// A horizontal dendrogram: the root on the left, leaves on the right with labels.
-// opts: { rowH, width, pick (leaf click handler), numbered, nodeLabel }
+// A thumbnail of item `name` (served with `--images`, or an inline `image`
+// column), `px` pixels square, or null when the item has no picture.
+function thumbnail(name, px) {
+  const src = state.imageOf.get(name);
+  if (!src) return null;
+  const im = document.createElement('img');
+  im.src = src;
+  im.alt = name;
+  im.width = px;
+  im.height = px;
+  im.className = 'thumb';
+  im.draggable = false;
+  return im;
+}
+
+// A horizontal dendrogram: the root on the left, leaves on the right with labels
+// (and each leaf's thumbnail when the items have pictures).
+// opts: { rowH, width, pick (leaf click handler), numbered, nodeLabel, thumb (px) }
 function dendrogram(root, opts = {}) {
   const leaves = leavesOf(root);
-  const rowH = opts.rowH || 26;
+  const thumb = state.imageOf.size ? (opts.thumb || 0) : 0;
+  const rowH = Math.max(opts.rowH || 26, thumb ? thumb + 6 : 0);
   const pad = 10;
-  const labelW = Math.min(260, Math.max(...leaves.map((l) => textWidth((opts.numbered ? '0  ' : '') + l.name, 14))) + 16);
+  const labelW = Math.min(260 + thumb, Math.max(...leaves.map((l) => textWidth((opts.numbered ? '0  ' : '') + l.name, 14))) + 16 + (thumb ? thumb + 6 : 0));
   const width = Math.max(opts.width || 520, labelW + 160);
   const height = leaves.length * rowH + 2 * pad;
   const maxH = root.height > 0 ? root.height : 1;
@@ -171,7 +188,14 @@ function dendrogram(root, opts = {}) {
       const key = el('text', { x, y: 0, class: 'key' });
       key.textContent = String((l.k + 1) % 10);
       g.append(key);
-      x += 18;
+    }
+    if (opts.numbered) x += 18;
+    const im = thumb ? thumbnail(l.name, thumb) : null;
+    if (im) {
+      const fo = el('foreignObject', { x, y: -thumb / 2, width: thumb, height: thumb });
+      fo.append(im);
+      g.append(fo);
+      x += thumb + 6;
     }
     const t = el('text', { x, y: 0 });
     t.textContent = l.name;
@@ -302,7 +326,8 @@ function showQuery(q) {
   state.sel = [];
   const box = $('query-tree');
   box.classList.remove('waiting');
-  box.replaceChildren(dendrogram(q.root, { pick, numbered: true, rowH: q.points.length > 40 ? 20 : 28 }));
+  const many = q.points.length > 40;
+  box.replaceChildren(dendrogram(q.root, { pick, numbered: true, rowH: many ? 20 : 28, thumb: many ? 28 : 44 }));
   box.dataset.queryId = q.id;
   $('query-title').textContent =
     q.points.length === state.session?.n
@@ -459,7 +484,9 @@ function drawTree() {
     if (!n.children) {
       li.className = 'wleaf';
       li.dataset.name = n.name;
-      li.textContent = n.name;
+      const im = thumbnail(n.name, 24);
+      if (im) li.append(im, ' ');
+      li.append(n.name);
       tip(li, n.name);
       return li;
     }
@@ -495,6 +522,7 @@ function drawTree() {
   if (state.session && state.session.n <= 20) {
     $('sampler-tree').replaceChildren(dendrogram(root, {
       rowH: 22,
+      thumb: 20,
       width: 320,
       nodeLabel: (n) => (n.support === undefined ? null : n.support.toFixed(2)),
       nodeClass: (n) => 'slabel ' + supClass(n.support),
@@ -516,6 +544,22 @@ function search() {
     }
   }
   $('search-count').textContent = q ? `${hits} found` : '';
+  // The hits' pictures in a strip (the first 60); a click shows the leaf.
+  const strip = $('search-hits');
+  strip.replaceChildren();
+  if (q && state.imageOf.size) {
+    for (const li of [...box.querySelectorAll('li.wleaf.hit')].slice(0, 60)) {
+      const name = li.dataset.name;
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'hit-thumb';
+      b.title = name;
+      b.append(thumbnail(name, 40) || '', name);
+      b.addEventListener('click', () => li.scrollIntoView({ block: 'center' }));
+      strip.append(b);
+    }
+  }
+  strip.hidden = strip.childElementCount === 0;
 }
 
 // ------------------------------------------------------------------ exact panel
@@ -554,7 +598,8 @@ async function loadExact() {
   if (state.exactKey === key) return;
   state.exactKey = key;
   $('exact-tree').replaceChildren(dendrogram(e.map, {
-    rowH: 22, width: 320, nodeLabel: (n) => (n.p === undefined ? null : n.p.toFixed(2)),
+    rowH: 22,
+    thumb: 20, width: 320, nodeLabel: (n) => (n.p === undefined ? null : n.p.toFixed(2)),
   }));
 }
 
