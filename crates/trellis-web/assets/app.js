@@ -15,7 +15,11 @@ const state = {
   answers: null, // answers count last seen (to refresh the tree)
   hoverOf: new Map(),
   imageOf: new Map(),
-  openKeys: new Set(),
+  openKeys: new Set(), // clades (keyOf) open in the outline as last drawn
+  closedKeys: new Set(), // and closed
+  seenLeaves: null, // leaves the outline showed (every enclosing clade open); null before the first draw
+  keyBuf: '', // digits typed so far of an item number (queries of more than 10 items)
+  keyTimer: null,
   conflicts: [],
   exactDone: false,
   wasSampling: null,
@@ -184,12 +188,14 @@ function dendrogram(root, opts = {}) {
     });
     g.append(el('rect', { x: 0, y: -rowH / 2 + 2, width: labelW - 6, height: rowH - 4 }));
     let x = 6;
-    if (opts.numbered && l.k < 10) {
+    // Keys: 1-9 and 0 for up to 10 leaves; above, every leaf's number (typed).
+    const many = leaves.length > 10;
+    if (opts.numbered && (many || l.k < 10)) {
       const key = el('text', { x, y: 0, class: 'key' });
-      key.textContent = String((l.k + 1) % 10);
+      key.textContent = String(many ? l.k + 1 : (l.k + 1) % 10);
       g.append(key);
     }
-    if (opts.numbered) x += 18;
+    if (opts.numbered) x += many ? 8 + 8 * String(leaves.length).length : 18;
     const im = thumb ? thumbnail(l.name, thumb) : null;
     if (im) {
       const fo = el('foreignObject', { x, y: -thumb / 2, width: thumb, height: thumb });
@@ -477,8 +483,16 @@ function drawTree() {
   $('collapse-value').textContent = thr.toFixed(2);
   const root = collapsed(state.tree, thr);
   const box = $('whole-tree');
-  for (const d of box.querySelectorAll('details[open]')) state.openKeys.add(d.dataset.key);
-  for (const d of box.querySelectorAll('details:not([open])')) state.openKeys.delete(d.dataset.key);
+  // Keep what the person opened across redraws (a new tree after an answer):
+  // a clade open (closed) before stays open (closed), and every new clade
+  // that holds a leaf the outline showed opens, so those leaves stay in view.
+  if (box.querySelector('details')) {
+    state.openKeys = new Set([...box.querySelectorAll('details[open]')].map((d) => d.dataset.key));
+    state.closedKeys = new Set([...box.querySelectorAll('details:not([open])')].map((d) => d.dataset.key));
+    state.seenLeaves = new Set([...box.querySelectorAll('li.wleaf')]
+      .filter((li) => !li.closest('details:not([open])'))
+      .map((li) => li.dataset.name));
+  }
   const build = (n, depth) => {
     const li = document.createElement('li');
     if (!n.children) {
@@ -494,8 +508,11 @@ function drawTree() {
     const key = keyOf(n);
     d.dataset.key = key;
     d.dataset.support = n.support;
-    d.open = state.openKeys.has(key) || (depth < 2 && !state.openKeys.size);
     const names = leavesOf(n).map((l) => l.name);
+    if (state.openKeys.has(key)) d.open = true;
+    else if (state.closedKeys.has(key)) d.open = false;
+    else if (state.seenLeaves) d.open = names.some((x) => state.seenLeaves.has(x));
+    else d.open = depth < 2;
     const sum = document.createElement('summary');
     if (n.support !== undefined) {
       const sup = document.createElement('span');
@@ -634,14 +651,49 @@ function onKey(e) {
   }
   const inButton = t instanceof HTMLButtonElement || t instanceof HTMLElement && t.tagName === 'SUMMARY';
   if (/^[0-9]$/.test(e.key) && state.query) {
-    const k = (Number(e.key) + 9) % 10;
     const leaves = leavesOf(state.query.root);
-    if (k < leaves.length) { pick(leaves[k].name); e.preventDefault(); }
+    e.preventDefault();
+    if (leaves.length <= 10) {
+      const k = (Number(e.key) + 9) % 10;
+      if (k < leaves.length) pick(leaves[k].name);
+    } else {
+      typeNumber(e.key, leaves);
+    }
   } else if (e.key === 'a' || e.key === 'A') { accept(); e.preventDefault(); }
   else if (e.key === 'u' || e.key === 'U') { undo(); e.preventDefault(); }
   else if (e.key === 'Enter' && !inButton && state.sel.length === 3) { sendTriplet(); e.preventDefault(); }
-  else if (e.key === 'Escape') { state.sel = []; renderSelection(); }
+  else if (e.key === 'Escape') { clearKeyBuf(); state.sel = []; renderSelection(); }
   else if (e.key === '/') { $('search').focus(); e.preventDefault(); }
+}
+
+// Above 10 items a key picks by number: the digits typed within 0.9 s make
+// the number (1 then 2: item 12); it is taken as soon as no longer number
+// fits, else when the pause ends.
+function typeNumber(d, leaves) {
+  clearTimeout(state.keyTimer);
+  const buf = state.keyBuf + d;
+  const id = state.query.id;
+  const commit = () => {
+    clearKeyBuf();
+    if (!state.query || state.query.id !== id) return;
+    const k = Number(buf);
+    if (k >= 1 && k <= leaves.length) pick(leaves[k - 1].name);
+    else say(`There is no item ${buf} (1 to ${leaves.length}).`, 'error');
+  };
+  if (Number(buf) * 10 > leaves.length || buf.length >= String(leaves.length).length) {
+    state.keyBuf = buf;
+    commit();
+    return;
+  }
+  state.keyBuf = buf;
+  $('keybuf').textContent = `item ${buf}…`;
+  state.keyTimer = setTimeout(commit, 900);
+}
+
+function clearKeyBuf() {
+  clearTimeout(state.keyTimer);
+  state.keyBuf = '';
+  $('keybuf').textContent = '';
 }
 
 // ------------------------------------------------------------------ start

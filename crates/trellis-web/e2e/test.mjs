@@ -15,7 +15,11 @@
 // server on the same session exits 2 while the first works on, the page
 // clears its "server does not answer" banner once a restarted server answers,
 // and the exact panel changes after a triplet (conditioned on it: its MAP
-// tree satisfies it).
+// tree satisfies it). Then, on the digits example (examples/digits, served
+// with --images image): the pictures load in the query, the outline and the
+// search strip, a triplet is answered by clicking pictures (screenshot
+// docs/figures/interactive-digits.png), the outline keeps an opened leaf in
+// view after an answer, and typed numbers pick items of a 100-leaf query.
 
 import { spawn } from 'node:child_process';
 import net from 'node:net';
@@ -538,6 +542,54 @@ try {
     await page.waitForSelector('#search-hits', { state: 'hidden' });
     await page.mouse.move(0, 0);
     await page.screenshot({ path: SCREENSHOT.replace(/interactive-web\.png$/, 'interactive-digits.png') });
+  });
+
+  // Issue 24, item 4: the outline keeps what the person opened across
+  // answers; above 10 items, keys pick any item by its number.
+  await check('the outline keeps an opened leaf in view after an answer (no collapse)', async () => {
+    const target = await page.evaluate(() => {
+      const box = document.querySelector('#whole-tree');
+      const lis = [...box.querySelectorAll('li.wleaf')];
+      const deep = lis.reduce((a, li) => {
+        let d = 0;
+        for (let x = li.closest('details'); x; x = x.parentElement.closest('details')) d++;
+        return d > a.d ? { li, d } : a;
+      }, { li: null, d: -1 });
+      for (const d of box.querySelectorAll('details')) d.open = false;
+      for (let x = deep.li.closest('details'); x; x = x.parentElement.closest('details')) x.open = true;
+      window.__outline = box.firstElementChild;
+      return deep.li.dataset.name;
+    });
+    const visible = () => page.evaluate(() => [...document.querySelectorAll('#whole-tree li.wleaf')]
+      .filter((li) => !li.closest('details:not([open])')).map((li) => li.dataset.name));
+    const before = await visible();
+    assert.ok(before.includes(target) && before.length < 100, before.join(' '));
+    const old = await queryId(page);
+    await page.locator('#accept').click();
+    await waitNewQuery(page, old);
+    await page.waitForFunction(() => document.querySelector('#whole-tree').firstElementChild !== window.__outline,
+      null, { timeout: 30000 });
+    const after = await visible();
+    assert.ok(after.includes(target), `${target} still shown after the answer: ${after.join(' ')}`);
+    assert.ok(after.length < 100, 'the outline did not open everything');
+  });
+
+  await check('above 10 items, typed numbers pick any item (1 2 is item 12; a pause ends a number)', async () => {
+    const old = await queryId(page);
+    await page.locator('#strategy').selectOption('smart');
+    await waitNewQuery(page, old);
+    const leaves = await shownLeaves(page);
+    assert.equal(leaves.length, 100);
+    const keys = await page.locator('#query-tree g.leaf text.key').allTextContents();
+    assert.deepEqual(keys, leaves.map((_, k) => String(k + 1)), 'every leaf shows its number');
+    await page.locator('#query-tree').click({ position: { x: 5, y: 5 } });
+    for (const k of ['1', '2', '9', '9']) await page.keyboard.press(k);
+    await assertText(page, '#selection', `${leaves[11]} and ${leaves[98]} belong together`);
+    await page.keyboard.press('7'); // 70-79 could follow: taken after the pause
+    await assertText(page, '#keybuf', 'item 7');
+    await assertText(page, '#selection', `apart from ${leaves[6]}.`);
+    await page.keyboard.press('Escape');
+    await assertText(page, '#selection', 'Nothing picked.');
   });
 
   await check('no errors in the page (the refused triplet\'s 409 and the stopped server aside)', async () => {
