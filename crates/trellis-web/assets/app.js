@@ -335,6 +335,7 @@ function showQuery(q) {
   const many = q.points.length > 40;
   box.replaceChildren(dendrogram(q.root, { pick, numbered: true, rowH: many ? 20 : 28, thumb: many ? 28 : 44 }));
   box.dataset.queryId = q.id;
+  search();
   $('query-title').textContent =
     q.points.length === state.session?.n
       ? 'Is the whole hierarchy right?'
@@ -535,7 +536,6 @@ function drawTree() {
   const ul = document.createElement('ul');
   ul.append(build(root, 0));
   box.replaceChildren(ul);
-  search();
   if (state.session && state.session.n <= 20) {
     $('sampler-tree').replaceChildren(dendrogram(root, {
       rowH: 22,
@@ -545,6 +545,7 @@ function drawTree() {
       nodeClass: (n) => 'slabel ' + supClass(n.support),
     }));
   }
+  search();
 }
 
 function search() {
@@ -561,6 +562,11 @@ function search() {
     }
   }
   $('search-count').textContent = q ? `${hits} found` : '';
+  // The same hits marked in the dendrograms (the query, the exact panel, the
+  // sampler's small tree).
+  for (const g of document.querySelectorAll('#query-tree g.leaf, #exact-tree g.leaf, #sampler-tree g.leaf')) {
+    g.classList.toggle('hit', q !== '' && g.dataset.name.toLowerCase().includes(q));
+  }
   // The hits' pictures in a strip (the first 60); a click shows the leaf.
   const strip = $('search-hits');
   strip.replaceChildren();
@@ -618,6 +624,7 @@ async function loadExact() {
     rowH: 22,
     thumb: 20, width: 320, nodeLabel: (n) => (n.p === undefined ? null : n.p.toFixed(2)),
   }));
+  search();
 }
 
 // ------------------------------------------------------------------ export

@@ -536,6 +536,10 @@ try {
     await page.waitForSelector('#search-hits:not([hidden]) img.thumb');
     const hits = await page.locator('#whole-tree li.wleaf.hit').count();
     assert.ok(hits > 0);
+    // The hits are marked in the query's dendrogram too.
+    const inQuery = (await shownLeaves(page)).filter((n) => n.includes('d1'));
+    const marked = await page.locator('#query-tree g.leaf.hit').evaluateAll((gs) => gs.map((g) => g.dataset.name));
+    assert.deepEqual(marked.sort(), inQuery.sort());
     assert.equal(await page.locator('#search-hits img.thumb').count(), Math.min(hits, 60));
     await loaded('#search-hits img.thumb');
     await page.locator('#search').fill('');
