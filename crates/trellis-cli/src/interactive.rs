@@ -207,6 +207,13 @@ pub struct ServeArgs {
     /// Random subsets an active query chooses from (L in the paper).
     #[arg(long, default_value_t = 20, value_name = "L")]
     pub candidates: usize,
+    /// The CSV column that holds each point's image: a path relative to the CSV's
+    /// directory (no `..`, not absolute) of a PNG, JPEG, GIF, WebP or SVG file (checked
+    /// by extension and contents; at most 8 MiB each, 256 MiB in all). Not a feature.
+    /// The page shows the images as thumbnails in the queries, the tree and the search;
+    /// any bad row stops the server at start (exit 2) with a message naming it.
+    #[arg(long, value_name = "COLUMN")]
+    pub images: Option<String>,
 }
 
 pub fn run(cmd: &InteractiveCommand, out: &mut dyn Write) -> Result<String> {
@@ -233,6 +240,7 @@ fn serve(a: &ServeArgs) -> Result<String> {
         iters_per_answer: a.iters_per_answer,
         subset_size: a.subset_size,
         candidates: a.candidates,
+        images: a.images.clone(),
         ..trellis_web::Config::new(a.model.points.clone())
     };
     trellis_web::serve(&config, |addr| {

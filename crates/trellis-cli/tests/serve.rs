@@ -311,3 +311,41 @@ fn a_second_server_on_one_session_exits_2_and_kill_9_frees_the_session() {
     next.kill().unwrap();
     next.wait().unwrap();
 }
+
+/// Issue 24, item 5: `--images` problems stop the server at start with exit
+/// 2, a message naming the row, no URL and no database (the route and every
+/// check: `crates/trellis-web/tests/issue24_images.rs`).
+#[test]
+fn bad_images_exit_2_naming_the_row() {
+    let dir = util::dir("serve-images");
+    let db = dir.join("s.sqlite");
+    std::fs::write(dir.join("ok.png"), b"\x89PNG\r\n\x1a\n0000").unwrap();
+    let csv = util::file(
+        &dir,
+        "pics.csv",
+        "name,x,pic\na,0,ok.png\nb,1,../ok.png\nc,2,ok.png\n",
+    );
+    let args = |column: &'static str| {
+        vec![
+            "interactive".to_string(),
+            "serve".into(),
+            "--points".into(),
+            csv.to_str().unwrap().into(),
+            "--db".into(),
+            db.to_str().unwrap().into(),
+            "--port".into(),
+            "0".into(),
+            "--images".into(),
+            column.into(),
+        ]
+    };
+    let a = args("pic");
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    util::fails(&a, "--images pic: row 2 (point \"b\"), image \"../ok.png\"");
+    let a = args("picture");
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    util::fails(&a, "no column named \"picture\"");
+    assert!(!db.exists(), "no database was created");
+    let help = util::stdout(&["interactive", "serve", "--help"]);
+    assert!(help.contains("--images <COLUMN>"), "{help}");
+}

@@ -15,7 +15,11 @@ const state = {
   answers: null, // answers count last seen (to refresh the tree)
   hoverOf: new Map(),
   imageOf: new Map(),
-  openKeys: new Set(),
+  openKeys: new Set(), // clades (keyOf) open in the outline as last drawn
+  closedKeys: new Set(), // and closed
+  seenLeaves: null, // leaves the outline showed (every enclosing clade open); null before the first draw
+  keyBuf: '', // digits typed so far of an item number (queries of more than 10 items)
+  keyTimer: null,
   conflicts: [],
   exactDone: false,
   wasSampling: null,
@@ -118,13 +122,30 @@ function el(tag, attrs = {}, ns = SVG) {
 
 function textWidth(s, px) { return Math.ceil(s.length * px * 0.6) + 8; }
 
-// A horizontal dendrogram: the root on the left, leaves on the right with labels.
-// opts: { rowH, width, pick (leaf click handler), numbered, nodeLabel }
+// A thumbnail of item `name` (served with `--images`, or an inline `image`
+// column), `px` pixels square, or null when the item has no picture.
+function thumbnail(name, px) {
+  const src = state.imageOf.get(name);
+  if (!src) return null;
+  const im = document.createElement('img');
+  im.src = src;
+  im.alt = name;
+  im.width = px;
+  im.height = px;
+  im.className = 'thumb';
+  im.draggable = false;
+  return im;
+}
+
+// A horizontal dendrogram: the root on the left, leaves on the right with labels
+// (and each leaf's thumbnail when the items have pictures).
+// opts: { rowH, width, pick (leaf click handler), numbered, nodeLabel, thumb (px) }
 function dendrogram(root, opts = {}) {
   const leaves = leavesOf(root);
-  const rowH = opts.rowH || 26;
+  const thumb = state.imageOf.size ? (opts.thumb || 0) : 0;
+  const rowH = Math.max(opts.rowH || 26, thumb ? thumb + 6 : 0);
   const pad = 10;
-  const labelW = Math.min(260, Math.max(...leaves.map((l) => textWidth((opts.numbered ? '0  ' : '') + l.name, 14))) + 16);
+  const labelW = Math.min(260 + thumb, Math.max(...leaves.map((l) => textWidth((opts.numbered ? '0  ' : '') + l.name, 14))) + 16 + (thumb ? thumb + 6 : 0));
   const width = Math.max(opts.width || 520, labelW + 160);
   const height = leaves.length * rowH + 2 * pad;
   const maxH = root.height > 0 ? root.height : 1;
@@ -167,11 +188,20 @@ function dendrogram(root, opts = {}) {
     });
     g.append(el('rect', { x: 0, y: -rowH / 2 + 2, width: labelW - 6, height: rowH - 4 }));
     let x = 6;
-    if (opts.numbered && l.k < 10) {
+    // Keys: 1-9 and 0 for up to 10 leaves; above, every leaf's number (typed).
+    const many = leaves.length > 10;
+    if (opts.numbered && (many || l.k < 10)) {
       const key = el('text', { x, y: 0, class: 'key' });
-      key.textContent = String((l.k + 1) % 10);
+      key.textContent = String(many ? l.k + 1 : (l.k + 1) % 10);
       g.append(key);
-      x += 18;
+    }
+    if (opts.numbered) x += many ? 8 + 8 * String(leaves.length).length : 18;
+    const im = thumb ? thumbnail(l.name, thumb) : null;
+    if (im) {
+      const fo = el('foreignObject', { x, y: -thumb / 2, width: thumb, height: thumb });
+      fo.append(im);
+      g.append(fo);
+      x += thumb + 6;
     }
     const t = el('text', { x, y: 0 });
     t.textContent = l.name;
@@ -302,8 +332,10 @@ function showQuery(q) {
   state.sel = [];
   const box = $('query-tree');
   box.classList.remove('waiting');
-  box.replaceChildren(dendrogram(q.root, { pick, numbered: true, rowH: q.points.length > 40 ? 20 : 28 }));
+  const many = q.points.length > 40;
+  box.replaceChildren(dendrogram(q.root, { pick, numbered: true, rowH: many ? 20 : 28, thumb: many ? 28 : 44 }));
   box.dataset.queryId = q.id;
+  search();
   $('query-title').textContent =
     q.points.length === state.session?.n
       ? 'Is the whole hierarchy right?'
@@ -452,14 +484,24 @@ function drawTree() {
   $('collapse-value').textContent = thr.toFixed(2);
   const root = collapsed(state.tree, thr);
   const box = $('whole-tree');
-  for (const d of box.querySelectorAll('details[open]')) state.openKeys.add(d.dataset.key);
-  for (const d of box.querySelectorAll('details:not([open])')) state.openKeys.delete(d.dataset.key);
+  // Keep what the person opened across redraws (a new tree after an answer):
+  // a clade open (closed) before stays open (closed), and every new clade
+  // that holds a leaf the outline showed opens, so those leaves stay in view.
+  if (box.querySelector('details')) {
+    state.openKeys = new Set([...box.querySelectorAll('details[open]')].map((d) => d.dataset.key));
+    state.closedKeys = new Set([...box.querySelectorAll('details:not([open])')].map((d) => d.dataset.key));
+    state.seenLeaves = new Set([...box.querySelectorAll('li.wleaf')]
+      .filter((li) => !li.closest('details:not([open])'))
+      .map((li) => li.dataset.name));
+  }
   const build = (n, depth) => {
     const li = document.createElement('li');
     if (!n.children) {
       li.className = 'wleaf';
       li.dataset.name = n.name;
-      li.textContent = n.name;
+      const im = thumbnail(n.name, 24);
+      if (im) li.append(im, ' ');
+      li.append(n.name);
       tip(li, n.name);
       return li;
     }
@@ -467,8 +509,11 @@ function drawTree() {
     const key = keyOf(n);
     d.dataset.key = key;
     d.dataset.support = n.support;
-    d.open = state.openKeys.has(key) || (depth < 2 && !state.openKeys.size);
     const names = leavesOf(n).map((l) => l.name);
+    if (state.openKeys.has(key)) d.open = true;
+    else if (state.closedKeys.has(key)) d.open = false;
+    else if (state.seenLeaves) d.open = names.some((x) => state.seenLeaves.has(x));
+    else d.open = depth < 2;
     const sum = document.createElement('summary');
     if (n.support !== undefined) {
       const sup = document.createElement('span');
@@ -491,15 +536,16 @@ function drawTree() {
   const ul = document.createElement('ul');
   ul.append(build(root, 0));
   box.replaceChildren(ul);
-  search();
   if (state.session && state.session.n <= 20) {
     $('sampler-tree').replaceChildren(dendrogram(root, {
       rowH: 22,
+      thumb: 20,
       width: 320,
       nodeLabel: (n) => (n.support === undefined ? null : n.support.toFixed(2)),
       nodeClass: (n) => 'slabel ' + supClass(n.support),
     }));
   }
+  search();
 }
 
 function search() {
@@ -516,6 +562,27 @@ function search() {
     }
   }
   $('search-count').textContent = q ? `${hits} found` : '';
+  // The same hits marked in the dendrograms (the query, the exact panel, the
+  // sampler's small tree).
+  for (const g of document.querySelectorAll('#query-tree g.leaf, #exact-tree g.leaf, #sampler-tree g.leaf')) {
+    g.classList.toggle('hit', q !== '' && g.dataset.name.toLowerCase().includes(q));
+  }
+  // The hits' pictures in a strip (the first 60); a click shows the leaf.
+  const strip = $('search-hits');
+  strip.replaceChildren();
+  if (q && state.imageOf.size) {
+    for (const li of [...box.querySelectorAll('li.wleaf.hit')].slice(0, 60)) {
+      const name = li.dataset.name;
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'hit-thumb';
+      b.title = name;
+      b.append(thumbnail(name, 40) || '', name);
+      b.addEventListener('click', () => li.scrollIntoView({ block: 'center' }));
+      strip.append(b);
+    }
+  }
+  strip.hidden = strip.childElementCount === 0;
 }
 
 // ------------------------------------------------------------------ exact panel
@@ -554,8 +621,10 @@ async function loadExact() {
   if (state.exactKey === key) return;
   state.exactKey = key;
   $('exact-tree').replaceChildren(dendrogram(e.map, {
-    rowH: 22, width: 320, nodeLabel: (n) => (n.p === undefined ? null : n.p.toFixed(2)),
+    rowH: 22,
+    thumb: 20, width: 320, nodeLabel: (n) => (n.p === undefined ? null : n.p.toFixed(2)),
   }));
+  search();
 }
 
 // ------------------------------------------------------------------ export
@@ -589,14 +658,49 @@ function onKey(e) {
   }
   const inButton = t instanceof HTMLButtonElement || t instanceof HTMLElement && t.tagName === 'SUMMARY';
   if (/^[0-9]$/.test(e.key) && state.query) {
-    const k = (Number(e.key) + 9) % 10;
     const leaves = leavesOf(state.query.root);
-    if (k < leaves.length) { pick(leaves[k].name); e.preventDefault(); }
+    e.preventDefault();
+    if (leaves.length <= 10) {
+      const k = (Number(e.key) + 9) % 10;
+      if (k < leaves.length) pick(leaves[k].name);
+    } else {
+      typeNumber(e.key, leaves);
+    }
   } else if (e.key === 'a' || e.key === 'A') { accept(); e.preventDefault(); }
   else if (e.key === 'u' || e.key === 'U') { undo(); e.preventDefault(); }
   else if (e.key === 'Enter' && !inButton && state.sel.length === 3) { sendTriplet(); e.preventDefault(); }
-  else if (e.key === 'Escape') { state.sel = []; renderSelection(); }
+  else if (e.key === 'Escape') { clearKeyBuf(); state.sel = []; renderSelection(); }
   else if (e.key === '/') { $('search').focus(); e.preventDefault(); }
+}
+
+// Above 10 items a key picks by number: the digits typed within 0.9 s make
+// the number (1 then 2: item 12); it is taken as soon as no longer number
+// fits, else when the pause ends.
+function typeNumber(d, leaves) {
+  clearTimeout(state.keyTimer);
+  const buf = state.keyBuf + d;
+  const id = state.query.id;
+  const commit = () => {
+    clearKeyBuf();
+    if (!state.query || state.query.id !== id) return;
+    const k = Number(buf);
+    if (k >= 1 && k <= leaves.length) pick(leaves[k - 1].name);
+    else say(`There is no item ${buf} (1 to ${leaves.length}).`, 'error');
+  };
+  if (Number(buf) * 10 > leaves.length || buf.length >= String(leaves.length).length) {
+    state.keyBuf = buf;
+    commit();
+    return;
+  }
+  state.keyBuf = buf;
+  $('keybuf').textContent = `item ${buf}…`;
+  state.keyTimer = setTimeout(commit, 900);
+}
+
+function clearKeyBuf() {
+  clearTimeout(state.keyTimer);
+  state.keyBuf = '';
+  $('keybuf').textContent = '';
 }
 
 // ------------------------------------------------------------------ start

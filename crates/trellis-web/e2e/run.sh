@@ -3,8 +3,10 @@
 # builds the `trellis` binary (release), installs Debian's chromium, nodejs and npm
 # when missing (apt-get, as root; otherwise fails with a message), installs
 # playwright-core from the committed lockfile with `npm ci` when it is missing,
-# and runs e2e/test.mjs on the bundled Iris data. The screenshots go to
-# docs/figures/interactive-web.png and docs/figures/interactive-web-exact.png.
+# and runs e2e/test.mjs on the bundled Iris data and the digits example
+# (examples/digits, beside it). The screenshots go to
+# docs/figures/interactive-web.png, docs/figures/interactive-web-exact.png and
+# docs/figures/interactive-digits.png.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"

@@ -15,7 +15,11 @@
 // server on the same session exits 2 while the first works on, the page
 // clears its "server does not answer" banner once a restarted server answers,
 // and the exact panel changes after a triplet (conditioned on it: its MAP
-// tree satisfies it).
+// tree satisfies it). Then, on the digits example (examples/digits, served
+// with --images image): the pictures load in the query, the outline and the
+// search strip, a triplet is answered by clicking pictures (screenshot
+// docs/figures/interactive-digits.png), the outline keeps an opened leaf in
+// view after an answer, and typed numbers pick items of a 100-leaf query.
 
 import { spawn } from 'node:child_process';
 import net from 'node:net';
@@ -63,16 +67,18 @@ function freePort() {
   });
 }
 
-function serverArgs(points, database, port) {
+// `extra` replaces the default --sigma when it has its own.
+function serverArgs(points, database, port, extra = []) {
+  const sigma = extra.includes('--sigma') ? [] : ['--sigma', '1/9'];
   return [
-    'interactive', 'serve', '--points', points, '--sigma', '1/9', '--db', database,
-    '--port', String(port), '--seed', '1', '--strategy', 'random',
+    'interactive', 'serve', '--points', points, ...sigma, '--db', database,
+    '--port', String(port), '--seed', '1', '--strategy', 'random', ...extra,
   ];
 }
 
 // Runs a server that must refuse to start; resolves to { code, stderr }.
-function refusedServer(points = POINTS, database = db) {
-  const proc = spawn(BIN, serverArgs(points, database, 0), { stdio: ['ignore', 'pipe', 'pipe'] });
+function refusedServer(points = POINTS, database = db, extra = []) {
+  const proc = spawn(BIN, serverArgs(points, database, 0, extra), { stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   let out = '';
   proc.stderr.on('data', (d) => { err += d; });
@@ -81,8 +87,8 @@ function refusedServer(points = POINTS, database = db) {
 }
 
 // Starts the server; resolves to { proc, url } once the URL is printed.
-function startServer(points = POINTS, database = db, port = 0) {
-  const proc = spawn(BIN, serverArgs(points, database, port), { stdio: ['ignore', 'pipe', 'pipe'] });
+function startServer(points = POINTS, database = db, port = 0, extra = []) {
+  const proc = spawn(BIN, serverArgs(points, database, port, extra), { stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   proc.stderr.on('data', (d) => { err += d; });
   return new Promise((resolve, reject) => {
@@ -477,6 +483,117 @@ try {
     assert.equal(labels.length, 11, 'a support on every clade of the sampler\'s tree');
     await page.mouse.move(0, 0);
     await page.screenshot({ path: SCREENSHOT.replace(/\.png$/, '-exact.png') });
+  });
+
+  // Issue 24, item 5: the digits example, items as pictures (--images).
+  await stopServer(server);
+  const DIGITS = path.join(path.dirname(POINTS), 'digits', 'points.csv');
+  const digitsArgs = ['--images', 'image', '--sigma', 'var/2'];
+
+  await check('--images naming no column refuses to start (exit 2, the column named)', async () => {
+    const r = await refusedServer(DIGITS, path.join(work, 'digits-bad.sqlite'), ['--images', 'picture']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.equal(r.stdout, '');
+    assert.ok(r.stderr.includes('--images picture') && r.stderr.includes('no column named "picture"'), r.stderr);
+  });
+
+  server = await startServer(DIGITS, path.join(work, 'digits.sqlite'), 0, digitsArgs);
+  log(`digits at ${server.url}`);
+  // Every <img> matched has loaded (complete, a positive natural width).
+  const loaded = (sel) => page.waitForFunction((s) => {
+    const ims = [...document.querySelectorAll(s)];
+    return ims.length > 0 && ims.every((im) => im.complete && im.naturalWidth > 0);
+  }, sel, { timeout: 30000 });
+
+  await check('digits: the query shows each item\'s picture, loaded from /api/item/{i}/image', async () => {
+    await page.goto(server.url);
+    await page.waitForSelector('#query-tree g.leaf img.thumb');
+    await assertText(page, '#npoints', '100');
+    await loaded('#query-tree g.leaf img.thumb');
+    const shown = await shownLeaves(page);
+    assert.equal(await page.locator('#query-tree g.leaf img.thumb').count(), shown.length, 'one picture per leaf');
+    const s = await api(server, '/api/session');
+    const srcs = await page.locator('#query-tree g.leaf img.thumb').evaluateAll((ims) => ims.map((im) => [im.alt, im.naturalWidth, new URL(im.src).pathname]));
+    for (const [name, w, src] of srcs) {
+      assert.equal(w, 32, 'the 32x32 PNG');
+      assert.equal(src, `/api/item/${s.names.indexOf(name)}/image`);
+    }
+  });
+
+  await check('digits: answered by clicking pictures; the tree and the search show pictures', async () => {
+    const shown = await shownLeaves(page);
+    const old = await queryId(page);
+    for (const name of shown.slice(0, 3)) {
+      await page.locator(`#query-tree g.leaf[data-name="${name}"] img.thumb`).click();
+    }
+    await assertText(page, '#selection', `${shown[0]} and ${shown[1]} belong together, apart from ${shown[2]}`);
+    await page.keyboard.press('Enter');
+    await assertText(page, '#message', 'Stored');
+    await waitNewQuery(page, old);
+    await loaded('#query-tree g.leaf img.thumb');
+    await page.waitForFunction(() => document.querySelectorAll('#whole-tree li.wleaf img.thumb').length === 100);
+    await page.locator('#search').fill('d1');
+    await page.waitForSelector('#search-hits:not([hidden]) img.thumb');
+    const hits = await page.locator('#whole-tree li.wleaf.hit').count();
+    assert.ok(hits > 0);
+    // The hits are marked in the query's dendrogram too.
+    const inQuery = (await shownLeaves(page)).filter((n) => n.includes('d1'));
+    const marked = await page.locator('#query-tree g.leaf.hit').evaluateAll((gs) => gs.map((g) => g.dataset.name));
+    assert.deepEqual(marked.sort(), inQuery.sort());
+    assert.equal(await page.locator('#search-hits img.thumb').count(), Math.min(hits, 60));
+    await loaded('#search-hits img.thumb');
+    await page.locator('#search').fill('');
+    await page.waitForSelector('#search-hits', { state: 'hidden' });
+    await page.mouse.move(0, 0);
+    await page.screenshot({ path: SCREENSHOT.replace(/interactive-web\.png$/, 'interactive-digits.png') });
+  });
+
+  // Issue 24, item 4: the outline keeps what the person opened across
+  // answers; above 10 items, keys pick any item by its number.
+  await check('the outline keeps an opened leaf in view after an answer (no collapse)', async () => {
+    const target = await page.evaluate(() => {
+      const box = document.querySelector('#whole-tree');
+      const lis = [...box.querySelectorAll('li.wleaf')];
+      const deep = lis.reduce((a, li) => {
+        let d = 0;
+        for (let x = li.closest('details'); x; x = x.parentElement.closest('details')) d++;
+        return d > a.d ? { li, d } : a;
+      }, { li: null, d: -1 });
+      for (const d of box.querySelectorAll('details')) d.open = false;
+      for (let x = deep.li.closest('details'); x; x = x.parentElement.closest('details')) x.open = true;
+      window.__outline = box.firstElementChild;
+      return deep.li.dataset.name;
+    });
+    const visible = () => page.evaluate(() => [...document.querySelectorAll('#whole-tree li.wleaf')]
+      .filter((li) => !li.closest('details:not([open])')).map((li) => li.dataset.name));
+    const before = await visible();
+    assert.ok(before.includes(target) && before.length < 100, before.join(' '));
+    const old = await queryId(page);
+    await page.locator('#accept').click();
+    await waitNewQuery(page, old);
+    await page.waitForFunction(() => document.querySelector('#whole-tree').firstElementChild !== window.__outline,
+      null, { timeout: 30000 });
+    const after = await visible();
+    assert.ok(after.includes(target), `${target} still shown after the answer: ${after.join(' ')}`);
+    assert.ok(after.length < 100, 'the outline did not open everything');
+  });
+
+  await check('above 10 items, typed numbers pick any item (1 2 is item 12; a pause ends a number)', async () => {
+    const old = await queryId(page);
+    await page.locator('#strategy').selectOption('smart');
+    await waitNewQuery(page, old);
+    const leaves = await shownLeaves(page);
+    assert.equal(leaves.length, 100);
+    const keys = await page.locator('#query-tree g.leaf text.key').allTextContents();
+    assert.deepEqual(keys, leaves.map((_, k) => String(k + 1)), 'every leaf shows its number');
+    await page.locator('#query-tree').click({ position: { x: 5, y: 5 } });
+    for (const k of ['1', '2', '9', '9']) await page.keyboard.press(k);
+    await assertText(page, '#selection', `${leaves[11]} and ${leaves[98]} belong together`);
+    await page.keyboard.press('7'); // 70-79 could follow: taken after the pause
+    await assertText(page, '#keybuf', 'item 7');
+    await assertText(page, '#selection', `apart from ${leaves[6]}.`);
+    await page.keyboard.press('Escape');
+    await assertText(page, '#selection', 'Nothing picked.');
   });
 
   await check('no errors in the page (the refused triplet\'s 409 and the stopped server aside)', async () => {

@@ -21,6 +21,7 @@ use trellis::ddt::{
 };
 use trellis::io::{NamesColumn, ReadOptions};
 
+use crate::images::Image;
 use crate::store::{Event, Identity, Lease, Store};
 
 /// Iterations the sampler runs while it holds the session (about a millisecond
@@ -31,8 +32,13 @@ const BATCH: u64 = 200;
 #[derive(Clone, Debug)]
 pub struct Config {
     /// The points: CSV with a header, the first column the names; optional `text`
-    /// and `image` columns are shown on hover, every other column is a feature.
+    /// and `image` columns are shown on hover, every other column (but the
+    /// [`Config::images`] column) is a feature.
     pub points: PathBuf,
+    /// A CSV column of image paths, relative to the CSV's directory (`--images`):
+    /// not a feature; each file is checked and read at start
+    /// ([`crate::images`]) and shown as the point's thumbnail.
+    pub images: Option<String>,
     /// The SQLite database.
     pub db: PathBuf,
     /// The session's name (default: the data file's name).
@@ -76,6 +82,7 @@ impl Config {
     pub fn new(points: PathBuf) -> Config {
         Config {
             points,
+            images: None,
             db: PathBuf::from("trellis-sessions.sqlite"),
             session: None,
             port: 8000,
@@ -102,6 +109,8 @@ pub struct Data {
     pub points: Dataset,
     pub hover: Vec<String>,
     pub images: Option<Vec<String>>,
+    /// The `--images` column's paths, as written in the CSV (unchecked).
+    pub image_paths: Option<Vec<String>>,
     pub sha256: String,
 }
 
@@ -109,6 +118,12 @@ impl Data {
     /// Reads and hashes the data file (at most the library's input limit: a
     /// share of the memory available).
     pub fn read(path: &Path) -> Result<Data> {
+        Data::read_with(path, None)
+    }
+
+    /// As [`Data::read`], with `images` the column of image paths (see
+    /// [`Config::images`]; an error when the CSV has no such column).
+    pub fn read_with(path: &Path, images: Option<&str>) -> Result<Data> {
         let bytes = trellis::io::read_bytes(path, trellis::io::input_limit(None))?;
         let sha256 = Sha256::digest(&bytes)
             .iter()
@@ -116,7 +131,8 @@ impl Data {
             .collect::<String>();
         let text = String::from_utf8(bytes)
             .map_err(|_| anyhow!("{} is not UTF-8 text", path.display()))?;
-        let mut data = Data::parse(&text).with_context(|| path.display().to_string())?;
+        let mut data =
+            Data::parse_with(&text, images).with_context(|| path.display().to_string())?;
         data.sha256 = sha256;
         Ok(data)
     }
@@ -125,10 +141,55 @@ impl Data {
     /// (`trellis::io`, RFC 4180): the first column holds the names, `text`
     /// and `image` columns are kept as text.
     pub fn parse(text: &str) -> Result<Data> {
+        Data::parse_with(text, None)
+    }
+
+    /// As [`Data::parse`], with `images` the column of image paths, kept as
+    /// text and never a feature (an error when the header has no such column).
+    pub fn parse_with(text: &str, images: Option<&str>) -> Result<Data> {
+        // The reader takes the text columns' names for the program's life:
+        // the `--images` name (a few bytes, once per start) is leaked for it.
+        let columns: &'static [&'static str] = match images {
+            Some(c) if !["text", "image"].iter().any(|t| t.eq_ignore_ascii_case(c)) => {
+                Box::leak(vec!["text", "image", &*Box::leak(c.into())].into_boxed_slice())
+            }
+            _ => &["text", "image"],
+        };
         let options = ReadOptions::points()
             .with_names(NamesColumn::Column(0))
-            .with_text_columns(&["text", "image"]);
-        let mut table = trellis::io::parse_table(text, &options)?;
+            .with_text_columns(columns);
+        let mut table = match (trellis::io::parse_table(text, &options), images) {
+            (Ok(t), _) => t,
+            // A column of paths read as numbers: say which column is missing.
+            (Err(e), Some(c))
+                if !header_fields(text)
+                    .iter()
+                    .any(|h| h.eq_ignore_ascii_case(c)) =>
+            {
+                return Err(anyhow::Error::from(e).context(format!(
+                    "--images {c}: the CSV has no column named {c:?} (its header: {})",
+                    header_fields(text).join(", ")
+                )));
+            }
+            (Err(e), _) => return Err(e.into()),
+        };
+        let image_paths = match images {
+            None => None,
+            Some(c) => {
+                let k = table
+                    .text
+                    .iter()
+                    .position(|t| t.name.eq_ignore_ascii_case(c))
+                    .ok_or_else(|| {
+                        anyhow!(
+                            "--images {c}: the CSV has no column named {c:?} other than the \
+                             names (its header: {})",
+                            header_fields(text).join(", ")
+                        )
+                    })?;
+                Some(table.text.remove(k).values)
+            }
+        };
         let mut column = |name: &str| {
             let k = table
                 .text
@@ -143,9 +204,13 @@ impl Data {
                 .collect()
         });
         let points = Dataset::from_table(table)?;
+        // With pictures, the picture is the hover: the feature values (pixels,
+        // say) are not listed.
+        let pictures = image_paths.is_some();
         let hover = (0..points.len())
             .map(|i| match &texts {
                 Some(t) if !t[i].is_empty() => t[i].clone(),
+                _ if pictures => String::new(),
                 _ => features
                     .iter()
                     .zip(points.row(i))
@@ -170,9 +235,31 @@ impl Data {
             points,
             hover,
             images,
+            image_paths,
             sha256: String::new(),
         })
     }
+}
+
+/// The fields of a CSV's first record (RFC 4180 quotes; for messages only).
+fn header_fields(text: &str) -> Vec<String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let (mut fields, mut field, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = text.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                chars.next();
+                field.push('"');
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => fields.push(std::mem::take(&mut field).trim().to_string()),
+            '\r' | '\n' if !quoted => break,
+            _ => field.push(ch),
+        }
+    }
+    fields.push(field.trim().to_string());
+    fields
 }
 
 /// An error answer of the API: status and JSON body.
@@ -244,6 +331,8 @@ pub struct App {
     index: HashMap<String, usize>,
     hover: Vec<String>,
     images: Option<Vec<String>>,
+    /// The `--images` files, one per point, checked and read at start.
+    files: Option<Vec<Image>>,
     session_name: String,
     session_id: i64,
     iters_per_answer: u64,
@@ -337,7 +426,26 @@ impl App {
     /// Opens the data, the store and the session (replaying its answers) and
     /// starts the sampler and, for small data, the exact posterior.
     pub fn start(config: &Config) -> Result<(Arc<App>, Workers)> {
-        let data = Data::read(&config.points)?;
+        let data = Data::read_with(&config.points, config.images.as_deref())?;
+        let files = match (&config.images, &data.image_paths) {
+            (Some(column), Some(paths)) => Some(crate::images::load(
+                &config.points,
+                column,
+                paths,
+                data.points.names(),
+            )?),
+            _ => None,
+        };
+        // The page's image of each point: the route of its file, or an
+        // inline `image` column.
+        let images = match &files {
+            Some(f) => Some(
+                (0..f.len())
+                    .map(|i| format!("/api/item/{i}/image"))
+                    .collect(),
+            ),
+            None => data.images,
+        };
         let mut points = data.points;
         let model = model_of(config, &mut points)?;
         let names: Vec<String> = points.names().to_vec();
@@ -451,7 +559,8 @@ impl App {
             names,
             index,
             hover: data.hover,
-            images: data.images,
+            images,
+            files,
             session_name: name,
             session_id: stored.id,
             iters_per_answer: config.iters_per_answer,
@@ -601,6 +710,12 @@ impl App {
             "tree": q.to_newick(&self.names),
             "strategy": q.strategy().name(),
         }))
+    }
+
+    /// `GET /api/item/{index}/image`: the picture of point `index` (only with
+    /// `--images`; `None`: no such point or no images).
+    pub fn image(&self, index: usize) -> Option<&Image> {
+        self.files.as_ref()?.get(index)
     }
 
     /// Whether the server is shutting down.

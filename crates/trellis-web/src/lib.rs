@@ -7,8 +7,9 @@
 //! person's answers (accept, or a triplet), which are committed to SQLite
 //! before they are confirmed. The page (`assets/`: HTML, CSS and hand-written
 //! JavaScript with its own SVG dendrogram layout, no third-party code) is
-//! embedded in the binary; the server reads no file but the data file at start
-//! and writes none but its database (besides an empty file, created and
+//! embedded in the binary; the server reads no file but the data file and,
+//! with `--images`, the image files it names (checked and read once, at
+//! start: [`images`]) and writes none but its database (besides an empty file, created and
 //! removed at once, that checks the database's directory can be written, a
 //! copy of a write-ahead log that a crash left damaged, and the session's lock
 //! file, which holds the one-writer lease and is removed on a clean stop:
@@ -18,10 +19,12 @@
 //!
 //! - [`app`]: the core (data, session, sampler thread, exact posterior);
 //! - [`http`]: routes and the request guard;
+//! - [`images`]: the items' pictures (`--images`);
 //! - [`store`]: the SQLite store.
 
 pub mod app;
 pub mod http;
+pub mod images;
 pub mod store;
 
 use std::future::Future;

@@ -13,6 +13,7 @@ use trellis::ddt::Strategy;
 use trellis_web::{Config, Running};
 
 mod issue22_bodies;
+mod issue24_images;
 mod issue24_web;
 
 /// A raw HTTP/1.1 request; returns the status, the headers (lower-case names)
