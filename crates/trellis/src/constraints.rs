@@ -29,7 +29,7 @@
 //!
 //! A tree may hold a set of clusters only if the clusters are allowed and
 //! the triplets across them are consistent
-//! ([`Model::extendable`](crate::Model::extendable)): greedy agglomeration
+//! ([`crate::Model::extendable`]): greedy agglomeration
 //! asks before each merge, so it never reaches a dead end (clusters every
 //! pair of which is forbidden to merge).
 //!
