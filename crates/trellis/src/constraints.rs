@@ -251,7 +251,7 @@ impl<M: Model> Model for Restricted<M, TripletRule> {
     /// infinities of opposite signs. Factors of mixed signs, or a zero or
     /// non-finite one, have no such `m`: then no separable form.
     fn separable(&self) -> Option<Separable<'_, Self::Summary>> {
-        let Separable { factors, terms } = self.inner.separable()?;
+        let Separable { factors, terms, .. } = self.inner.separable()?;
         let used = factors.get(1..)?;
         let marker = if used.iter().all(|&f| f > 0.0 && f.is_finite()) {
             f64::NEG_INFINITY
@@ -269,6 +269,8 @@ impl<M: Model> Model for Restricted<M, TripletRule> {
                     terms(&s.inner)
                 }
             }),
+            // The forbidden clusters are no sums over pairs.
+            pairs: None,
         })
     }
 }

@@ -130,7 +130,9 @@ pub mod summary;
 
 pub use base::count;
 pub use base::io;
-pub use base::memory::{MAX_POINTS, Workload, available_memory, check_memory, memory_needed};
+pub use base::memory::{
+    MAX_POINTS, Workload, available_memory, check_memory, memory_needed, pass_bytes,
+};
 pub use base::random;
 pub use base::run::{Options, Progress, ProgressFn};
 pub use base::set::{
@@ -145,8 +147,8 @@ pub use dense::{KernelPath, Marginals, Sampler, Trellis, num_positive_trees};
 pub use error::{Error, ErrorKind, Result};
 pub use models::{
     Cluster, CorrelationClustering, Dasgupta, Distances, Energy, General, Hcc, LinkageKind,
-    LinkagePotential, LinkageSummary, Model, Search, Separable, Summarize, Terms, tree_cost,
-    tree_log_potential,
+    LinkagePotential, LinkageSummary, Model, PairSums, Search, Separable, Summarize, Terms,
+    tree_cost, tree_log_potential,
 };
 
 /// The README's code examples, compiled and run as doctests.

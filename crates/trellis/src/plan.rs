@@ -71,10 +71,15 @@
 //! included), plus, for `linkage-complete` and `linkage-single`, the heap
 //! bytes of their summaries (`8n + 16` bytes per subset, see
 //! [`Summarize::summary_heap_bytes`](crate::Summarize::summary_heap_bytes)).
-//! It is an upper bound of what is resident: the single-quantity passes of
-//! the blocked kernel ([`Trellis::log_z_only`](crate::Trellis::log_z_only),
-//! [`Trellis::map_only`](crate::Trellis::map_only)) hold fewer tables than
-//! the full inside pass the check is made for.
+//! `logz` and `map` of `hcc` (without triplets) are single passes of the
+//! blocked kernel over one 8-byte entry per subset, their terms rebuilt
+//! block by block from the weights
+//! ([`Trellis::log_z_only`](crate::Trellis::log_z_only),
+//! [`Trellis::map_only`](crate::Trellis::map_only)): their memory is
+//! `pass_bytes` (8 bytes plus a few MiB; 8.4 bytes per subset at `n = 24`, measured peak
+//! resident), unless β is so large that the weights leave the kernel's
+//! range; that rare run falls back to the full inside pass and checks its
+//! own, larger memory before it allocates.
 //!
 //! # Accuracy
 //!
@@ -481,7 +486,13 @@ fn estimate_on(
         } else {
             0
         };
-    let memory_bytes = memory_needed(n, task.workload(structure)).saturating_add(heap);
+    let single_pass =
+        model == ModelName::Hcc && !constrained && matches!(task, Task::LogZ | Task::Map);
+    let memory_bytes = if single_pass {
+        memory::pass_bytes(n)
+    } else {
+        memory_needed(n, task.workload(structure)).saturating_add(heap)
+    };
     let (kernel, passes) = passes(n, model, task);
     let splits: f64 = passes.iter().map(|(units, _)| units).sum();
     let core_ns: f64 =

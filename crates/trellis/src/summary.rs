@@ -473,6 +473,7 @@ impl Model for CladeCredibility<'_> {
         Some(Separable {
             factors: vec![1.0; self.n + 1],
             terms: Box::new(move |&s| (0.0, self.term(s))),
+            pairs: None,
         })
     }
 }

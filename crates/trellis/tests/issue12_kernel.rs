@@ -143,8 +143,20 @@ fn weights_beyond_the_blocked_range_fall_back_to_the_exact_kernel() {
                 general.log_z(),
                 tol,
             );
+            // hcc has MAP trees that tie exactly (every cluster whose pairs
+            // are all positive adds 0 to the cost), and its tables round the
+            // sums of the weights in another order than the summaries do:
+            // the tree must be a MAP tree, not the general kernel's one.
             let map = Trellis::map_only(&hcc, &on(path)).unwrap();
-            assert_eq!(map.tree, general.map().tree, "{what}");
+            let best = general.map().log_potential;
+            let map_tol = 1e-12 * best.abs().max(1.0);
+            close(&what, map.log_potential, best, map_tol);
+            close(
+                &what,
+                general.tree_log_potential(&map.tree).unwrap(),
+                best,
+                map_tol,
+            );
             let t = Trellis::with_options(&hcc, &on(path)).unwrap();
             close(&what, t.log_z(), general.log_z(), tol);
         }

@@ -511,6 +511,7 @@ impl Model for TableModel {
         Some(Separable {
             factors: self.sigma.iter().map(|&s| self.scale * s).collect(),
             terms: Box::new(move |s: &Mask| (parent[*s as usize], child[*s as usize])),
+            pairs: None,
         })
     }
 }

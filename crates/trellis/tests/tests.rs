@@ -46,6 +46,10 @@
 //!   homogeneous in the distances, Euclidean distances and similarities of
 //!   points near 1e200, approximate A* on the weights `map` accepts) and the
 //!   refusals that name the overflowing quantity and the divisor;
+//! - `issue25_passes`: `logz` and `map` of hcc over one 8-byte entry per
+//!   subset (terms rebuilt from the weights) against brute force, the full
+//!   inside pass (bit for bit) and the general kernel at β up to 1e300, and
+//!   their memory check;
 //! - `issue24_support`: clade support of the DDT session's trees against a
 //!   direct count over the window, the sliding window, the Newick labels;
 //! - `issue26_summary`: the exact posterior summaries (MCC tree, majority-rule
@@ -90,6 +94,7 @@ mod issue22_range;
 mod issue22_sparse;
 mod issue24_constraints;
 mod issue24_support;
+mod issue25_passes;
 mod issue26_summary;
 mod linkage_models;
 mod numerics;

@@ -33,6 +33,17 @@ pub(crate) const INSIDE_KEPT_BYTES: u64 = 8 + 8;
 /// Outside pass (log outside, two scaled working tables).
 pub(crate) const OUTSIDE_BYTES: u64 = 8 + 16 + 16;
 
+/// Bytes of a blocked pass over one 8-byte entry per subset whose terms are
+/// rebuilt block by block (`logz` and `map` of a pair-form model): the
+/// table, the high parts' terms (16 bytes per block) and the working blocks
+/// of one parallel batch (saturating at `u64::MAX`).
+pub fn pass_bytes(n: usize) -> u64 {
+    if n >= 60 {
+        return u64::MAX;
+    }
+    (8u64 << n) + (16u64 << n.saturating_sub(10)) + (8 << 20)
+}
+
 /// What a run will compute, for [`memory_needed`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Workload {

@@ -46,6 +46,23 @@ pub(crate) fn update_indexed<T: Send>(table: &mut [T], f: impl Fn(usize, &mut T)
     }
 }
 
+/// `f(i, chunk)` for the chunks of `chunk` entries of `table`, in parallel.
+pub(crate) fn update_chunks<T: Send>(
+    table: &mut [T],
+    chunk: usize,
+    f: impl Fn(usize, &mut [T]) + Sync + Send,
+) {
+    #[cfg(feature = "parallel")]
+    table
+        .par_chunks_mut(chunk)
+        .enumerate()
+        .for_each(|(i, c)| f(i, c));
+    #[cfg(not(feature = "parallel"))]
+    for (i, c) in table.chunks_mut(chunk).enumerate() {
+        f(i, c);
+    }
+}
+
 /// `f(item)` for every item, each its own parallel task (for few, costly
 /// items).
 pub(crate) fn update_each<T: Send>(items: &mut [T], f: impl Fn(&mut T) + Sync + Send) {

@@ -84,6 +84,7 @@ pub(crate) use crate::base::kernel_path::KernelPath;
 use crate::base::par;
 use crate::base::run::Ticker;
 use crate::base::set::{Mask, for_each_split, total_splits};
+use crate::dense::pairs::{PairBlocks, Term};
 use crate::dense::potentials::SeparableTables;
 use crate::error::Result;
 
@@ -403,13 +404,91 @@ fn spread<S: Semiring, V: Quad>(
     }
 }
 
+/// The separable terms `P` and `C` a pass finishes its cells with.
+#[derive(Clone, Copy)]
+pub(crate) enum Terms<'a> {
+    /// Tables by mask.
+    Tables(SeparableTables<'a>),
+    /// Rebuilt block by block from a pair-form model (`pairs.rs`), with
+    /// the model's constant factor `f`.
+    Pairs { factor: f64, blocks: &'a PairBlocks },
+}
+
+impl<'a> Terms<'a> {
+    /// The constant factor `f`.
+    pub(crate) fn factor(&self) -> f64 {
+        match self {
+            Terms::Tables(sep) => sep.factors[1],
+            Terms::Pairs { factor, .. } => *factor,
+        }
+    }
+
+    /// `(P(s), C(s))`.
+    pub(crate) fn at(&self, s: Mask) -> (f64, f64) {
+        match self {
+            Terms::Tables(sep) => (sep.parent[s as usize], sep.child[s as usize]),
+            Terms::Pairs { blocks, .. } => (blocks.at(Term::Parent, s), blocks.at(Term::Child, s)),
+        }
+    }
+
+    /// `P` and `C` of block `high`, from the tables or rebuilt into `scratch`.
+    #[inline]
+    fn block<'t>(
+        &self,
+        high: usize,
+        bits: usize,
+        scratch: &'t mut [Vec<f64>; 2],
+    ) -> (&'t [f64], &'t [f64])
+    where
+        'a: 't,
+    {
+        match *self {
+            Terms::Tables(sep) => (
+                chunks(sep.parent, high, bits),
+                chunks(sep.child, high, bits),
+            ),
+            Terms::Pairs { blocks, .. } => {
+                let [p, c] = scratch;
+                p.resize(1 << bits, 0.0);
+                c.resize(1 << bits, 0.0);
+                blocks.fill(Term::Parent, high, p);
+                blocks.fill(Term::Child, high, c);
+                (&p[..], &c[..])
+            }
+        }
+    }
+}
+
+/// `P` and `C` of block `high` for a pass with terms, or two empty slices.
+#[inline(always)]
+fn block_terms<'t>(
+    terms: Option<Terms<'t>>,
+    high: usize,
+    bits: usize,
+    scratch: &'t mut [Vec<f64>; 2],
+) -> (&'t [f64], &'t [f64]) {
+    match terms {
+        Some(t) => t.block(high, bits, scratch),
+        None => (&[], &[]),
+    }
+}
+
+/// Entry `x` of a block's terms (0 for a pass without terms).
+#[inline(always)]
+fn term(block: &[f64], x: usize) -> f64 {
+    block.get(x).copied().unwrap_or(0.0)
+}
+
 /// Everything one block needs besides the table.
 struct BlockJob<'a, F> {
     bits: usize,
+    /// The separable terms the cells are finished with (none for the flat
+    /// and outside passes, whose `finish` reads its own tables).
+    terms: Option<Terms<'a>>,
     /// The finished table entries (blocks of smaller high popcount are final).
     table: &'a [f64],
     /// The cell's value from its accumulated splits (`acc` is the zero for a
-    /// single point).
+    /// single point) and its terms `P`, `C`.
     finish: &'a F,
     /// The recurrence.
     shape: Shape<'a>,
@@ -445,7 +524,7 @@ fn chunks(table: &[f64], h: usize, bits: usize) -> &[f64] {
 /// One block `high ≠ 0`: cross pairs, then in-block pairs and the finish.
 /// Writes the final entries to `out` and the accumulated splits to `raw`.
 #[inline(always)]
-fn block<S: Semiring, V: Quad, F: Fn(Mask, f64) -> f64>(
+fn block<S: Semiring, V: Quad, F: Fn(Mask, f64, f64, f64) -> f64>(
     job: &BlockJob<'_, F>,
     high: usize,
     out: &mut [f64],
@@ -454,6 +533,8 @@ fn block<S: Semiring, V: Quad, F: Fn(Mask, f64) -> f64>(
     let bits = job.bits;
     let size = 1usize << bits;
     let table = job.table;
+    let mut scratch = [Vec::new(), Vec::new()];
+    let (bp, bc) = block_terms(job.terms, high, bits, &mut scratch);
     let mut acc = vec![[S::ZERO; LANES]; size / LANES];
     let zero = std::hint::black_box(S::ZERO);
     // (No closures here: everything must inline into the caller compiled
@@ -479,7 +560,12 @@ fn block<S: Semiring, V: Quad, F: Fn(Mask, f64) -> f64>(
         }
         for x in 0..size {
             raw[x] = acc[x / LANES][x % LANES];
-            out[x] = (job.finish)(((high << bits) | x) as Mask, raw[x]);
+            out[x] = (job.finish)(
+                ((high << bits) | x) as Mask,
+                raw[x],
+                term(bp, x),
+                term(bc, x),
+            );
         }
         return;
     }
@@ -536,7 +622,7 @@ fn block<S: Semiring, V: Quad, F: Fn(Mask, f64) -> f64>(
                 yl = (yl - 1) & t;
             }
             raw[x] = a;
-            out[x] = (job.finish)(((high << bits) | x) as Mask, a);
+            out[x] = (job.finish)(((high << bits) | x) as Mask, a, term(bp, x), term(bc, x));
         }
         let chunk: Chunk = out[xu * LANES..(xu + 1) * LANES]
             .try_into()
@@ -547,8 +633,9 @@ fn block<S: Semiring, V: Quad, F: Fn(Mask, f64) -> f64>(
 
 /// Block 0: the plain recurrence over the low bits (the empty set included
 /// for the flat trellis).
-fn block_zero<S: Semiring, F: Fn(Mask, f64) -> f64>(
+fn block_zero<S: Semiring, F: Fn(Mask, f64, f64, f64) -> f64>(
     bits: usize,
+    terms: Option<Terms<'_>>,
     finish: &F,
     shape: Shape<'_>,
     out: &mut [f64],
@@ -561,6 +648,8 @@ fn block_zero<S: Semiring, F: Fn(Mask, f64) -> f64>(
         }
         Shape::Tree => {}
     }
+    let mut scratch = [Vec::new(), Vec::new()];
+    let (bp, bc) = block_terms(terms, 0, bits, &mut scratch);
     for x in 1..1usize << bits {
         let mut a = S::ZERO;
         match shape {
@@ -589,13 +678,13 @@ fn block_zero<S: Semiring, F: Fn(Mask, f64) -> f64>(
             }
         }
         raw[x] = a;
-        out[x] = finish(x as Mask, a);
+        out[x] = finish(x as Mask, a, term(bp, x), term(bc, x));
     }
 }
 
 /// [`block`] on one vector path.
 #[inline]
-fn run_block<S: Semiring, F: Fn(Mask, f64) -> f64>(
+fn run_block<S: Semiring, F: Fn(Mask, f64, f64, f64) -> f64>(
     path: KernelPath,
     job: &BlockJob<'_, F>,
     high: usize,
@@ -618,7 +707,7 @@ fn run_block<S: Semiring, F: Fn(Mask, f64) -> f64>(
 /// The CPU must have AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn block_avx2<S: Semiring, F: Fn(Mask, f64) -> f64>(
+unsafe fn block_avx2<S: Semiring, F: Fn(Mask, f64, f64, f64) -> f64>(
     job: &BlockJob<'_, F>,
     high: usize,
     out: &mut [f64],
@@ -640,9 +729,9 @@ pub(crate) fn block_bits(n: usize) -> usize {
 /// Blocks per parallel batch (each batch is followed by a progress report).
 const BATCH_BLOCKS: usize = 256;
 
-/// Runs one pass over the whole table in semiring `S`: `finish(s, acc)` makes
-/// the entry of subset `s` from its accumulated splits (the zero for a single
-/// point) and `keep(s, acc, value)` sees every entry once, in block order;
+/// Runs one pass over the whole table in semiring `S`: `finish(s, acc, P(s),
+/// C(s))` makes the entry of subset `s` from its accumulated splits (the zero
+/// for a single point) and its `terms` (0 without) and `keep(s, acc, value)` sees every entry once, in block order;
 /// it returns false to stop the pass (the result is then `Ok(false)`).
 /// Advances `ticker` by the splits done.
 fn pass<S: Semiring, F, K>(
@@ -650,12 +739,13 @@ fn pass<S: Semiring, F, K>(
     bits: usize,
     path: KernelPath,
     shape: Shape<'_>,
+    terms: Option<Terms<'_>>,
     finish: &F,
     mut keep: K,
     ticker: &mut Ticker<'_>,
 ) -> Result<(Vec<f64>, bool)>
 where
-    F: Fn(Mask, f64) -> f64 + Sync,
+    F: Fn(Mask, f64, f64, f64) -> f64 + Sync,
     K: FnMut(Mask, f64, f64) -> bool,
 {
     // The feature-enabled copies run only where the CPU has the feature.
@@ -668,7 +758,7 @@ where
     let highs = n - bits;
     let mut table = vec![S::ZERO; 1usize << n];
     let mut raw = vec![S::ZERO; size];
-    block_zero::<S, F>(bits, finish, shape, &mut table[..size], &mut raw);
+    block_zero::<S, F>(bits, terms, finish, shape, &mut table[..size], &mut raw);
     let first = match shape {
         Shape::Tree => 1,
         Shape::Flat { .. } | Shape::Outside { .. } => 0,
@@ -719,6 +809,7 @@ where
             {
                 let job = BlockJob {
                     bits,
+                    terms,
                     table: &table[..],
                     finish,
                     shape,
@@ -767,25 +858,30 @@ where
 /// The MAP keys `K(S)` of every subset (see the module docs), and with `map`
 /// given, `log M(S) = f P(S) + max_L [K(L) + K(S∖L)]` stored in it (the same
 /// floating-point values the level-order kernel computes).
+///
+/// `map` needs [`Terms::Tables`] (the full inside pass has them).
 pub(crate) fn keys(
     n: usize,
-    sep: SeparableTables<'_>,
+    terms: Terms<'_>,
     path: KernelPath,
     mut map: Option<&mut [f64]>,
     ticker: &mut Ticker<'_>,
 ) -> Result<Vec<f64>> {
-    let f = sep.factors[1];
-    let (parent, child) = (sep.parent, sep.child);
-    let finish = |s: Mask, acc: f64| {
-        let s = s as usize;
+    let f = terms.factor();
+    let finish = |s: Mask, acc: f64, p: f64, c: f64| {
         if s.is_power_of_two() {
-            f * child[s]
+            f * c
         } else {
-            f * child[s] + (f * parent[s] + acc)
+            f * c + (f * p + acc)
         }
     };
+    let parent = match (&map, terms) {
+        (None, _) => None,
+        (Some(_), Terms::Tables(sep)) => Some(sep.parent),
+        (Some(_), Terms::Pairs { .. }) => unreachable!("the MAP values are kept with tables"),
+    };
     let keep = |s: Mask, acc: f64, _: f64| {
-        if let Some(map) = map.as_deref_mut() {
+        if let (Some(map), Some(parent)) = (map.as_deref_mut(), parent) {
             let s = s as usize;
             map[s] = if s.is_power_of_two() {
                 0.0
@@ -795,8 +891,16 @@ pub(crate) fn keys(
         }
         true
     };
-    let (table, _) =
-        pass::<MaxPlus, _, _>(n, block_bits(n), path, Shape::Tree, &finish, keep, ticker)?;
+    let (table, _) = pass::<MaxPlus, _, _>(
+        n,
+        block_bits(n),
+        path,
+        Shape::Tree,
+        Some(terms),
+        &finish,
+        keep,
+        ticker,
+    )?;
     Ok(table)
 }
 
@@ -903,32 +1007,40 @@ pub(crate) fn log_double_factorial(k: usize) -> f64 {
 /// `None` when an entry leaves `[2^-480, 2^480]`.
 pub(crate) fn weights(
     n: usize,
-    sep: SeparableTables<'_>,
+    terms: Terms<'_>,
     scale: Scale,
     path: KernelPath,
     ticker: &mut Ticker<'_>,
 ) -> Result<Option<Vec<f64>>> {
-    let f = sep.factors[1];
-    let (parent, child) = (sep.parent, sep.child);
+    let f = terms.factor();
     let Scale { a, b } = scale;
-    let finish = |s: Mask, acc: f64| {
-        let s = s as usize;
-        if s.is_power_of_two() {
-            mul_exp(1.0, f * child[s] - a - b)
+    // An entry outside the window is marked NaN and stops the pass. A zero
+    // is exact when the cluster is forbidden (its own term is `e^{-∞}`, see
+    // `constraints.rs`) or no split of it is allowed (`acc` sums products
+    // of entries in the window, which cannot underflow).
+    let finish = |s: Mask, acc: f64, p: f64, c: f64| {
+        let v = if s.is_power_of_two() {
+            mul_exp(1.0, f * c - a - b)
         } else {
-            mul_exp(acc, f * (child[s] + parent[s]) + b)
+            mul_exp(acc, f * (c + p) + b)
+        };
+        if in_window(v) || (v == 0.0 && (acc == 0.0 || f * (c + p) == f64::NEG_INFINITY)) {
+            v
+        } else {
+            f64::NAN
         }
     };
-    // A zero is exact when the cluster is forbidden (its own term is
-    // `e^{-∞}`, see `constraints.rs`) or no split of it is allowed (`acc`
-    // sums products of entries in the window, which cannot underflow).
-    let keep = |s: Mask, acc: f64, v: f64| {
-        let s = s as usize;
-        in_window(v)
-            || (v == 0.0 && (acc == 0.0 || f * (child[s] + parent[s]) == f64::NEG_INFINITY))
-    };
-    let (table, ok) =
-        pass::<SumProduct, _, _>(n, block_bits(n), path, Shape::Tree, &finish, keep, ticker)?;
+    let keep = |_: Mask, _: f64, v: f64| !v.is_nan();
+    let (table, ok) = pass::<SumProduct, _, _>(
+        n,
+        block_bits(n),
+        path,
+        Shape::Tree,
+        Some(terms),
+        &finish,
+        keep,
+        ticker,
+    )?;
     Ok(ok.then_some(table))
 }
 
@@ -973,7 +1085,7 @@ pub(crate) fn outside(
     if !in_window(root) {
         return Ok(false);
     }
-    let finish = |t: Mask, acc: f64| mul_exp(acc, own(full ^ t as usize));
+    let finish = |t: Mask, acc: f64, _: f64, _: f64| mul_exp(acc, own(full ^ t as usize));
     let keep = |t: Mask, acc: f64, h: f64| {
         let s = full ^ t as usize;
         if s == 0 || s == full {
@@ -992,7 +1104,8 @@ pub(crate) fn outside(
         true
     };
     let shape = Shape::Outside { weights, root };
-    let (_, ok) = pass::<SumProduct, _, _>(n, block_bits(n), path, shape, &finish, keep, ticker)?;
+    let (_, ok) =
+        pass::<SumProduct, _, _>(n, block_bits(n), path, shape, None, &finish, keep, ticker)?;
     Ok(ok)
 }
 
@@ -1009,9 +1122,9 @@ pub(crate) fn flat_keys(
         energies: log_energies,
         empty: 0.0,
     };
-    let finish = |_: Mask, acc: f64| acc;
+    let finish = |_: Mask, acc: f64, _: f64, _: f64| acc;
     let keep = |_: Mask, _: f64, _: f64| true;
-    Ok(pass::<MaxPlus, _, _>(n, block_bits(n), path, shape, &finish, keep, ticker)?.0)
+    Ok(pass::<MaxPlus, _, _>(n, block_bits(n), path, shape, None, &finish, keep, ticker)?.0)
 }
 
 /// The flat trellis's weights `Z(S) e^{-(a|S| + b)}` of every subset from
@@ -1028,10 +1141,10 @@ pub(crate) fn flat_weights(
         energies: scaled_energies,
         empty: ldexp(1.0, -scale.exponents().1),
     };
-    let finish = |_: Mask, acc: f64| acc;
+    let finish = |_: Mask, acc: f64, _: f64, _: f64| acc;
     let keep = |_: Mask, _: f64, v: f64| in_window(v);
     let (table, ok) =
-        pass::<SumProduct, _, _>(n, block_bits(n), path, shape, &finish, keep, ticker)?;
+        pass::<SumProduct, _, _>(n, block_bits(n), path, shape, None, &finish, keep, ticker)?;
     Ok(ok.then_some(table))
 }
 
@@ -1069,11 +1182,11 @@ pub(crate) fn energies_in_range(scaled_energies: &[f64]) -> bool {
 
 /// `log Z(S)` from the weight of `S` at `scale`.
 #[inline]
-pub(crate) fn log_z_of(weight: f64, s: Mask, f: f64, child: &[f64], scale: Scale) -> f64 {
+pub(crate) fn log_z_of(weight: f64, s: Mask, f: f64, child: f64, scale: Scale) -> f64 {
     if weight == 0.0 {
         return f64::NEG_INFINITY;
     }
-    weight.ln() + scale.a * s.count_ones() as f64 + scale.b - f * child[s as usize]
+    weight.ln() + scale.a * s.count_ones() as f64 + scale.b - f * child
 }
 
 /// The left part of the best split of `s` (`|s| ≥ 2`) by `value(L, R)`: the
@@ -1135,9 +1248,19 @@ mod tests {
     ) -> Vec<f64> {
         let options = crate::Options::default();
         let mut ticker = Ticker::new(&options, "test", 1).unwrap();
-        pass::<S, _, _>(n, bits, path, shape, &finish, |_, _, _| true, &mut ticker)
-            .unwrap()
-            .0
+        let finish = |s: Mask, a: f64, _: f64, _: f64| finish(s, a);
+        pass::<S, _, _>(
+            n,
+            bits,
+            path,
+            shape,
+            None,
+            &finish,
+            |_, _, _| true,
+            &mut ticker,
+        )
+        .unwrap()
+        .0
     }
 
     fn value(s: Mask, salt: u32) -> f64 {

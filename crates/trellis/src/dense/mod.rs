@@ -63,6 +63,7 @@ pub(crate) mod blocked;
 pub(crate) mod kernel;
 pub(crate) mod levels;
 mod outside;
+pub(crate) mod pairs;
 pub(crate) mod potentials;
 mod sample;
 
@@ -81,9 +82,11 @@ use crate::base::run::{Options, Ticker};
 use crate::base::scaled::{RelativeSum, Scaled, ZERO_EXP, relative_of};
 use crate::base::set::{Mask, for_each_split, full, lowest, splits_of_size, total_splits};
 use crate::base::tree::{ScoredTree, Tree};
+use crate::dense::blocked::Terms;
 use crate::dense::kernel::{Cell, Factors, Fast, level_max_exp, sweep, sweep_fast};
 use crate::dense::levels::{solve_level, update_by_size};
-use crate::dense::potentials::{Potentials, SeparableTables};
+use crate::dense::pairs::PairBlocks;
+use crate::dense::potentials::{Potentials, SeparableTables, scaled_range_holds};
 use crate::error::{Error, ErrorKind, Result};
 use crate::models::Model;
 
@@ -155,6 +158,33 @@ fn check_memory<M: Model + ?Sized>(model: &M, options: &Options<'_>) -> Result<(
     )
 }
 
+/// The pair form of a separable model with a constant factor whose terms
+/// stay within the range of the scaled kernels, with its factor: the
+/// blocked passes of `logz` and `map` then rebuild `P` and `C` block by
+/// block (`pairs.rs`) and hold one 8-byte entry per subset. Refuses such a
+/// pass when its memory exceeds the limit (checked before anything of size
+/// `2^n` is made); `None` for any other model.
+fn pair_blocks<M: Model + ?Sized>(
+    model: &M,
+    options: &Options<'_>,
+) -> Result<Option<(f64, PairBlocks)>> {
+    let n = model.num_points();
+    let Some(sep) = model.separable() else {
+        return Ok(None);
+    };
+    let Some(pairs) = sep.pairs else {
+        return Ok(None);
+    };
+    let used = &sep.factors[1..=n];
+    if pairs.n != n || used.windows(2).any(|w| w[0] != w[1]) {
+        return Ok(None);
+    }
+    memory::check_dense(n, memory::pass_bytes(n), options.memory_limit)?;
+    let blocks = PairBlocks::new(&pairs, blocked::block_bits(n));
+    let (p, c) = blocks.extremes();
+    Ok(scaled_range_holds(n, &sep.factors, p, c).then_some((sep.factors[1], blocks)))
+}
+
 /// The tree below `cluster` whose every split is `best(S)`.
 fn map_tree_by(cluster: Mask, best: &impl Fn(Mask) -> Mask) -> Tree {
     if cluster.count_ones() == 1 {
@@ -223,15 +253,15 @@ fn map_general<M: Model + ?Sized>(
 fn greedy_scale<M: Model + ?Sized>(
     model: &M,
     n: usize,
-    sep: SeparableTables<'_>,
+    terms: Terms<'_>,
 ) -> Result<blocked::Scale> {
-    let f = sep.factors[1];
-    let singles = (0..n).map(|i| f * sep.child[1 << i]);
+    let f = terms.factor();
+    let singles = (0..n).map(|i| f * terms.at(1 << i).1);
     let (lo, hi) = singles.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), k| {
         (lo.min(k), hi.max(k))
     });
     let greedy = crate::baselines::greedy(model)?.log_potential;
-    let whole = f * sep.child[full(n) as usize] + greedy + blocked::log_double_factorial(n) / 2.0;
+    let whole = f * terms.at(full(n)).1 + greedy + blocked::log_double_factorial(n) / 2.0;
     let first = (lo + hi) / 2.0;
     let a = (whole - first) / (n - 1) as f64;
     Ok(blocked::Scale { a, b: first - a })
@@ -303,21 +333,28 @@ impl<M: Model> Trellis<M> {
     /// tree and value as `Trellis::new(model)?.map()`.
     pub fn map_only(model: &M, options: &Options<'_>) -> Result<ScoredTree> {
         let n = model.num_points();
-        check_memory(model, options)?;
         if n >= 2 {
-            let potentials = Potentials::new(model);
-            if let Some(sep) = potentials.scaled().filter(|s| s.constant_factor()) {
+            let map_of = |terms: Terms<'_>| -> Result<ScoredTree> {
                 let path = KernelPath::choose(options.kernel)?;
                 let mut ticker = Ticker::new(options, "inside", total_splits(n) as u64)?;
-                let keys = blocked::keys(n, sep, path, None, &mut ticker)?;
+                let keys = blocked::keys(n, terms, path, None, &mut ticker)?;
                 let split = |l: Mask, r: Mask| keys[l as usize] + keys[r as usize];
                 let best = |s: Mask| blocked::best_split(s, split);
                 let root = full(n);
                 let l = best(root);
-                return Ok(ScoredTree {
+                Ok(ScoredTree {
                     tree: map_tree_by(root, &best),
-                    log_potential: sep.factors[n] * sep.parent[root as usize] + split(l, root ^ l),
-                });
+                    log_potential: terms.factor() * terms.at(root).0 + split(l, root ^ l),
+                })
+            };
+            if let Some((factor, blocks)) = pair_blocks(model, options)? {
+                let blocks = &blocks;
+                return map_of(Terms::Pairs { factor, blocks });
+            }
+            check_memory(model, options)?;
+            let potentials = Potentials::new(model);
+            if let Some(sep) = potentials.scaled().filter(|s| s.constant_factor()) {
+                return map_of(Terms::Tables(sep));
             }
             if let Potentials::General(_) = potentials {
                 return map_general(model, &potentials, options);
@@ -333,31 +370,43 @@ impl<M: Model> Trellis<M> {
     /// model, or weights the blocked kernel cannot hold, the full inside pass.
     pub fn log_z_only(model: &M, options: &Options<'_>) -> Result<f64> {
         let n = model.num_points();
-        check_memory(model, options)?;
         if n >= 2 {
-            let potentials = Potentials::new(model);
-            if let Some(sep) = potentials.scaled().filter(|s| s.constant_factor()) {
+            let log_z_of = |terms: Terms<'_>| -> Result<Option<f64>> {
                 let path = KernelPath::choose(options.kernel)?;
                 let mut ticker = Ticker::new(options, "inside", total_splits(n) as u64)?;
                 let root = full(n);
-                let f = sep.factors[1];
-                let log_z = |w: &[f64], scale| {
-                    blocked::log_z_of(w[root as usize], root, f, sep.child, scale)
-                };
-                let guess = greedy_scale(model, n, sep)?;
+                let (f, child) = (terms.factor(), terms.at(root).1);
+                let log_z =
+                    |w: &[f64], scale| blocked::log_z_of(w[root as usize], root, f, child, scale);
+                let guess = greedy_scale(model, n, terms)?;
                 // The greedy tree may have zero potential (constraints): no guess.
                 if guess.a.is_finite() && guess.b.is_finite() {
-                    if let Some(w) = blocked::weights(n, sep, guess, path, &mut ticker)? {
-                        return Ok(log_z(&w, guess));
+                    if let Some(w) = blocked::weights(n, terms, guess, path, &mut ticker)? {
+                        return Ok(Some(log_z(&w, guess)));
                     }
                 }
-                let keys = blocked::keys(n, sep, path, None, &mut ticker)?;
+                let keys = blocked::keys(n, terms, path, None, &mut ticker)?;
                 if let Some(scale) =
                     blocked::Scale::from_keys(n, &keys, blocked::log_double_factorial)
                 {
                     drop(keys);
-                    if let Some(w) = blocked::weights(n, sep, scale, path, &mut ticker)? {
-                        return Ok(log_z(&w, scale));
+                    if let Some(w) = blocked::weights(n, terms, scale, path, &mut ticker)? {
+                        return Ok(Some(log_z(&w, scale)));
+                    }
+                }
+                Ok(None)
+            };
+            if let Some((factor, blocks)) = pair_blocks(model, options)? {
+                let blocks = &blocks;
+                if let Some(log_z) = log_z_of(Terms::Pairs { factor, blocks })? {
+                    return Ok(log_z);
+                }
+            } else {
+                check_memory(model, options)?;
+                let potentials = Potentials::new(model);
+                if let Some(sep) = potentials.scaled().filter(|s| s.constant_factor()) {
+                    if let Some(log_z) = log_z_of(Terms::Tables(sep))? {
+                        return Ok(log_z);
                     }
                 }
             }
@@ -726,18 +775,18 @@ fn inside_blocked(
         return Ok(None);
     }
     let path = KernelPath::choose(options.kernel)?;
-    let keys = blocked::keys(n, sep, path, Some(&mut *map), ticker)?;
+    let keys = blocked::keys(n, Terms::Tables(sep), path, Some(&mut *map), ticker)?;
     let Some(scale) = blocked::Scale::from_keys(n, &keys, blocked::log_double_factorial) else {
         return Ok(None);
     };
     drop(keys);
-    let Some(weights) = blocked::weights(n, sep, scale, path, ticker)? else {
+    let Some(weights) = blocked::weights(n, Terms::Tables(sep), scale, path, ticker)? else {
         return Ok(None);
     };
     let f = sep.factors[1];
     par::update_indexed(rel, |s, r| {
         if s > 0 {
-            let log_z = blocked::log_z_of(weights[s], s as Mask, f, sep.child, scale);
+            let log_z = blocked::log_z_of(weights[s], s as Mask, f, sep.child[s], scale);
             // A cluster of zero weight (forbidden by constraints) has
             // `log M = log Z = -∞` and, as in the other kernels, `r = 0`.
             *r = if map[s] == f64::NEG_INFINITY {

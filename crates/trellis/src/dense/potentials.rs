@@ -10,8 +10,10 @@
 
 use crate::base::par;
 use crate::base::set::{Mask, Points, full};
+use crate::dense::blocked::block_bits;
 use crate::dense::kernel::SEPARABLE_LOG_LIMIT;
-use crate::models::{Cluster, Model, Summarize};
+use crate::dense::pairs::PairBlocks;
+use crate::models::{Cluster, Model, Separable, Summarize};
 
 /// The summary of every subset of the model's points, indexed by mask
 /// (entry 0, the empty set, holds a placeholder).
@@ -67,6 +69,22 @@ impl<S: Clone + Send + Sync> Potentials<S> {
     /// Tabulates a model (`O(2^n)` merges).
     pub(crate) fn new<M: Model<Summary = S> + ?Sized>(model: &M) -> Potentials<S> {
         let n = model.num_points();
+        if let Some(Separable {
+            factors,
+            pairs: Some(pairs),
+            ..
+        }) = model.separable()
+        {
+            // The same values the blocked passes rebuild block by block.
+            let (parent, child) = PairBlocks::new(&pairs, block_bits(n)).tables();
+            let scaled = within_scaled_range(n, &factors, &parent, &child);
+            return Potentials::Separable {
+                factors,
+                parent,
+                child,
+                scaled,
+            };
+        }
         let summaries = tabulate(model);
         match model.separable() {
             Some(sep) => {
@@ -93,7 +111,10 @@ impl<S: Clone + Send + Sync> Potentials<S> {
     /// Bytes per subset kept after tabulation, and at the peak of it.
     pub(crate) fn bytes_per_subset<M: Model<Summary = S> + ?Sized>(model: &M) -> (u64, u64) {
         let summary = std::mem::size_of::<S>() as u64 + model.summary_heap_bytes();
-        if model.separable().is_some() {
+        let separable = model.separable();
+        if separable.as_ref().is_some_and(|s| s.pairs.is_some()) {
+            (16, 16)
+        } else if separable.is_some() {
             (16, summary + 16)
         } else {
             (summary, summary)
@@ -217,7 +238,19 @@ fn within_scaled_range(n: usize, factors: &[f64], parent: &[f64], child: &[f64])
             .fold(0.0f64, |m, x| m.max(x.abs()))
     };
     let all = full(n) as usize;
-    let bound_psi = max_abs(factors) * (max_abs(&parent[1..=all]) + 2.0 * max_abs(&child[1..=all]));
+    scaled_range_holds(
+        n,
+        factors,
+        max_abs(&parent[1..=all]),
+        max_abs(&child[1..=all]),
+    )
+}
+
+/// The bound of [`within_scaled_range`] from `max |P(S)|` and `max |C(S)|`
+/// over the non-empty subsets.
+pub(crate) fn scaled_range_holds(n: usize, factors: &[f64], max_p: f64, max_c: f64) -> bool {
+    let max_f = factors.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let bound_psi = max_f * (max_p + 2.0 * max_c);
     let log_trees = (n as f64) * (2.0 * n as f64).ln();
     let bound = (n as f64 + 2.0) * bound_psi + log_trees;
     bound.is_finite() && bound < SEPARABLE_LOG_LIMIT

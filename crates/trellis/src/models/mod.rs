@@ -240,6 +240,28 @@ pub struct Separable<'m, S> {
     pub factors: Vec<f64>,
     /// `(P(S), C(S))` of a cluster from its summary.
     pub terms: Terms<'m, S>,
+    /// When both terms are sums over the pairs of a cluster (hierarchical
+    /// correlation clustering, Dasgupta's cost), those pair values: the
+    /// dense kernels then rebuild `P` and `C` block by block from the
+    /// `n × n` pairs instead of tabulating `2^n` summaries, and the passes
+    /// of `logz` and `map` hold one 8-byte entry per subset. `None` for any
+    /// other form.
+    pub pairs: Option<PairSums>,
+}
+
+/// `P(S) = Σ_{i<j∈S} parent[i·n + j]` and `C(S) = Σ_{i<j∈S} child[i·n + j]`
+/// (so `P` and `C` of a single point are 0): the pair form of a
+/// [`Separable`] model. Both matrices are `n × n`, row-major, symmetric;
+/// the diagonal is ignored. `terms` of the same model must give these sums
+/// (up to rounding).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PairSums {
+    /// The number of points.
+    pub n: usize,
+    /// The pair values of `P`.
+    pub parent: Vec<f64>,
+    /// The pair values of `C`.
+    pub child: Vec<f64>,
 }
 
 impl<S> std::fmt::Debug for Separable<'_, S> {

@@ -73,7 +73,7 @@ use crate::base::range;
 use crate::base::set::Points;
 use crate::base::weights::Weights;
 use crate::error::{Error, ErrorKind, Result};
-use crate::models::{Cluster, Energy, Model, Search, Separable, Summarize};
+use crate::models::{Cluster, Energy, Model, PairSums, Search, Separable, Summarize};
 
 /// Checks an inverse temperature.
 pub(crate) fn check_beta(beta: f64) -> Result<()> {
@@ -202,6 +202,28 @@ pub struct HccSummary {
     pub neg: f64,
 }
 
+/// The pair form of a separable model whose `P` and `C` sum `parent(w_ij)`
+/// and `child(w_ij)` over the pairs of a cluster.
+fn pair_sums(w: &Weights, parent: impl Fn(f64) -> f64, child: impl Fn(f64) -> f64) -> PairSums {
+    let n = w.n();
+    let at = |f: &dyn Fn(f64) -> f64| -> Vec<f64> {
+        (0..n * n)
+            .map(|k| {
+                if k / n == k % n {
+                    0.0
+                } else {
+                    f(w.get(k / n, k % n))
+                }
+            })
+            .collect()
+    };
+    PairSums {
+        n,
+        parent: at(&parent),
+        child: at(&child),
+    }
+}
+
 /// Hierarchical correlation clustering: `log ψ(L, R) = -β · cost(L, R)` with
 /// the cost of the module docs. Weights of either sign; any number of points.
 #[derive(Clone, Debug)]
@@ -274,6 +296,8 @@ impl Model for Hcc {
         Some(Separable {
             factors: vec![-self.beta; self.weights.n() + 1],
             terms: Box::new(|s: &HccSummary| (s.pos, s.neg - s.pos)),
+            // `Pos` sums `max(w, 0)`; `Neg - Pos` sums `max(-w, 0) - max(w, 0) = -w`.
+            pairs: Some(pair_sums(&self.weights, |w| w.max(0.0), |w| -w)),
         })
     }
 }
@@ -396,6 +420,7 @@ impl Model for Dasgupta {
                 .map(|k| -self.beta * k as f64)
                 .collect(),
             terms: Box::new(|s: &DasguptaSummary| (s.inside, -s.inside)),
+            pairs: Some(pair_sums(&self.weights, |w| w, |w| -w)),
         })
     }
 }
