@@ -147,14 +147,12 @@ impl Data {
     /// As [`Data::parse`], with `images` the column of image paths, kept as
     /// text and never a feature (an error when the header has no such column).
     pub fn parse_with(text: &str, images: Option<&str>) -> Result<Data> {
-        // The reader takes the text columns' names for the program's life:
-        // the `--images` name (a few bytes, once per start) is leaked for it.
-        let columns: &'static [&'static str] = match images {
-            Some(c) if !["text", "image"].iter().any(|t| t.eq_ignore_ascii_case(c)) => {
-                Box::leak(vec!["text", "image", &*Box::leak(c.into())].into_boxed_slice())
+        let mut columns = vec!["text", "image"];
+        if let Some(c) = images {
+            if !columns.iter().any(|t| t.eq_ignore_ascii_case(c)) {
+                columns.push(c);
             }
-            _ => &["text", "image"],
-        };
+        }
         let options = ReadOptions::points()
             .with_names(NamesColumn::Column(0))
             .with_text_columns(columns);
