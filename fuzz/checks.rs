@@ -126,7 +126,7 @@ pub fn csv_names(data: &[u8]) {
         for header in [true, false] {
             let mut options = ReadOptions::points()
                 .with_names(names)
-                .with_text_columns(&["text"]);
+                .with_text_columns(["text"]);
             options.header = header;
             if let Ok(table) = trellis::io::parse_table(text, &options) {
                 check_table(&table);

@@ -1,7 +1,11 @@
 // Trellis interactive page. Plain JavaScript, no libraries: it talks to the
 // JSON API of `trellis interactive serve` only and draws dendrograms as SVG
 // with its own layout (leaves in order, a node midway between its children,
-// x by height = 1 - t).
+// x by the height h = 1 - t on the chosen axis: merge rank, time or log).
+//
+// Large trees: every leaf gets a row of at least ROW_MIN pixels and labels
+// keep their font size; the query's box scrolls, and zoom (buttons, + and -,
+// Ctrl/Cmd + wheel; "fit") scales the rows and the width, never the text.
 'use strict';
 
 const $ = (id) => document.getElementById(id);
@@ -25,6 +29,22 @@ const state = {
   wasSampling: null,
   lastAnswer: null, // id of the last answer in force (POST /api/undo names it)
   offline: false, // the last request found no server
+  zoom: null, // the query dendrogram's zoom (null: fit to the box)
+  axis: 'rank', // the dendrograms' horizontal axis: rank, time or log
+  exactKind: 'mcc', // the exact panel's tree: mcc or map
+};
+
+// The smallest row of a dendrogram leaf (its label is 14 px), and the zoom
+// limits of the query's dendrogram.
+const ROW_MIN = 18;
+const ZOOM_MAX = 6;
+const ZOOM_STEP = 1.25;
+
+// One line under the controls explaining the horizontal axis.
+const AXIS_HELP = {
+  rank: 'Horizontal axis: merge order. Each merge is one step, ordered by its divergence time t (late merges on the right); the times themselves are not to scale.',
+  time: 'Horizontal axis: the height 1 − t to scale (t the divergence time). Merges late in the diffusion (t near 1) crowd next to the leaves.',
+  log: 'Horizontal axis: log(1 + h/h₀) of the height h = 1 − t, h₀ the lowest merge, which spreads the merges late in the diffusion (t near 1).',
 };
 
 const OFFLINE = 'the server does not answer (is it running?)';
@@ -137,36 +157,75 @@ function thumbnail(name, px) {
   return im;
 }
 
+// Where a node sits on the horizontal axis, in [0, 1] (0: the leaves, 1: the
+// root), for a tree whose nodes have heights h = 1 - t:
+// - time: h / h(root), to scale;
+// - log: log(1 + h/h0) / log(1 + h(root)/h0), h0 the lowest positive merge
+//   height, which spreads merges near height 0;
+// - rank: the rank of the node's height among the distinct merge heights,
+//   over their number: every merge one step, in the order of the heights.
+// Every axis keeps a parent at or left of its children. O(m log m) for m
+// internal nodes.
+function axisOf(root, axis) {
+  const internal = [];
+  (function walk(n) {
+    if (!n.children) return;
+    internal.push(n.height);
+    n.children.forEach(walk);
+  })(root);
+  const maxH = root.height > 0 ? root.height : 1;
+  if (axis === 'rank') {
+    const distinct = [...new Set(internal)].sort((a, b) => a - b);
+    const rank = new Map(distinct.map((h, i) => [h, (i + 1) / distinct.length]));
+    return (n) => (n.children ? rank.get(n.height) : 0);
+  }
+  if (axis === 'log') {
+    const positive = internal.filter((h) => h > 0);
+    const h0 = positive.length ? Math.min(...positive) : maxH;
+    const top = Math.log1p(maxH / h0);
+    return (n) => (n.height > 0 ? Math.log1p(n.height / h0) / top : 0);
+  }
+  return (n) => Math.max(0, n.height) / maxH;
+}
+
 // A horizontal dendrogram: the root on the left, leaves on the right with labels
 // (and each leaf's thumbnail when the items have pictures).
-// opts: { rowH, width, pick (leaf click handler), numbered, nodeLabel, thumb (px) }
+// opts: { rowH, width, zoom, axis, pick (leaf click handler), numbered,
+//         nodeLabel, thumb (px) }
+// The zoom scales the row height (never below ROW_MIN) and, above 1, the
+// width; labels keep their font size.
 function dendrogram(root, opts = {}) {
   const leaves = leavesOf(root);
   const thumb = state.imageOf.size ? (opts.thumb || 0) : 0;
-  const rowH = Math.max(opts.rowH || 26, thumb ? thumb + 6 : 0);
+  const zoom = opts.zoom || 1;
+  const rowH = Math.max(Math.round((opts.rowH || 26) * zoom), ROW_MIN, thumb ? thumb + 6 : 0);
   const pad = 10;
   const labelW = Math.min(260 + thumb, Math.max(...leaves.map((l) => textWidth((opts.numbered ? '0  ' : '') + l.name, 14))) + 16 + (thumb ? thumb + 6 : 0));
-  const width = Math.max(opts.width || 520, labelW + 160);
+  const base = Math.max(opts.width || 520, labelW + 160);
+  const width = Math.round(labelW + (base - labelW) * Math.max(1, zoom));
   const height = leaves.length * rowH + 2 * pad;
-  const maxH = root.height > 0 ? root.height : 1;
   const left = pad + 16;
   const right = width - labelW;
-  const X = (h) => right - (right - left) * (h / maxH);
+  const pos = axisOf(root, opts.axis || 'time');
+  const X = (n) => right - (right - left) * pos(n);
   leaves.forEach((l, k) => { l.y = pad + rowH * (k + 0.5); l.k = k; });
   (function place(n) {
     if (!n.children) return;
     n.children.forEach(place);
     n.y = (n.children[0].y + n.children[n.children.length - 1].y) / 2;
   })(root);
-  const svg = el('svg', { width, height, viewBox: `0 0 ${width} ${height}`, class: 'dendrogram' });
-  svg.append(el('line', { x1: pad, x2: X(root.height), y1: root.y, y2: root.y, class: 'link stem' }));
+  const svg = el('svg', {
+    width, height, viewBox: `0 0 ${width} ${height}`, class: 'dendrogram',
+    'data-row': rowH, 'data-axis': opts.axis || 'time',
+  });
+  svg.append(el('line', { x1: pad, x2: X(root), y1: root.y, y2: root.y, class: 'link stem' }));
   (function links(n) {
     if (!n.children) return;
-    const x = X(n.height);
+    const x = X(n);
     const ys = n.children.map((c) => c.y);
-    svg.append(el('line', { x1: x, x2: x, y1: Math.min(...ys), y2: Math.max(...ys), class: 'link' }));
+    svg.append(el('line', { x1: x, x2: x, y1: Math.min(...ys), y2: Math.max(...ys), class: 'link merge' }));
     for (const c of n.children) {
-      svg.append(el('line', { x1: x, x2: X(c.height), y1: c.y, y2: c.y, class: 'link' }));
+      svg.append(el('line', { x1: x, x2: X(c), y1: c.y, y2: c.y, class: 'link' }));
       links(c);
     }
     const lab = opts.nodeLabel && opts.nodeLabel(n);
@@ -181,7 +240,7 @@ function dendrogram(root, opts = {}) {
     const g = el('g', {
       class: 'leaf' + (opts.pick ? ' pickable' : ''),
       'data-name': l.name,
-      transform: `translate(${X(0) + 2},${l.y})`,
+      transform: `translate(${right + 2},${l.y})`,
       tabindex: opts.pick ? 0 : null,
       role: opts.pick ? 'button' : null,
       'aria-label': l.name,
@@ -332,8 +391,7 @@ function showQuery(q) {
   state.sel = [];
   const box = $('query-tree');
   box.classList.remove('waiting');
-  const many = q.points.length > 40;
-  box.replaceChildren(dendrogram(q.root, { pick, numbered: true, rowH: many ? 20 : 28, thumb: many ? 28 : 44 }));
+  drawQuery(undefined, false);
   box.dataset.queryId = q.id;
   search();
   $('query-title').textContent =
@@ -341,6 +399,77 @@ function showQuery(q) {
       ? 'Is the whole hierarchy right?'
       : `Is this part of the hierarchy right? (${q.points.length} items, ${q.strategy})`;
   renderSelection();
+}
+
+// The query's dendrogram options before zoom: 28 px rows (20 above 40 items).
+function queryBase() {
+  const many = state.query.points.length > 40;
+  return { rowH: many ? 20 : 28, thumb: many ? 28 : 44 };
+}
+
+// The zoom that fits the query's rows in the box's height (its CSS maximum,
+// 70% of the window), between the legible minimum and 1.
+function fitZoom() {
+  const n = state.query.points.length;
+  const { rowH } = queryBase();
+  const avail = window.innerHeight * 0.7 - 24;
+  return Math.min(1, Math.max(ROW_MIN / rowH, avail / (n * rowH)));
+}
+
+// Draws the query's dendrogram at the current zoom and axis; with `keep`,
+// `anchor` (a point in the box, {x, y} from its top left; default its
+// centre) stays over the same part of the tree.
+function drawQuery(anchor, keep = true) {
+  const q = state.query;
+  if (!q) return;
+  const box = $('query-tree');
+  const min = ROW_MIN / queryBase().rowH;
+  // A zoom kept from a query of another size: within this one's limits.
+  if (state.zoom !== null) state.zoom = Math.min(ZOOM_MAX, Math.max(min, state.zoom));
+  const zoom = state.zoom === null ? fitZoom() : state.zoom;
+  const old = box.querySelector('svg');
+  const ax = anchor ? anchor.x : box.clientWidth / 2;
+  const ay = anchor ? anchor.y : box.clientHeight / 2;
+  const size = (svg) => [Number(svg.getAttribute('width')), Number(svg.getAttribute('height'))];
+  const [ow, oh] = old ? size(old) : [1, 1];
+  const fx = (box.scrollLeft + ax) / ow;
+  const fy = (box.scrollTop + ay) / oh;
+  const svg = dendrogram(q.root, {
+    pick, numbered: true, ...queryBase(), zoom, axis: state.axis,
+    width: Math.max(520, box.clientWidth - 4),
+  });
+  box.replaceChildren(svg);
+  if (old && keep) {
+    const [w, h] = size(svg);
+    box.scrollLeft = fx * w - ax;
+    box.scrollTop = fy * h - ay;
+  }
+  $('zoom-level').textContent = `${Math.round(zoom * 100)}%${state.zoom === null ? ' (fit)' : ''}`;
+  $('zoom-out').disabled = zoom <= min + 1e-9;
+  $('zoom-in').disabled = zoom >= ZOOM_MAX - 1e-9;
+  renderSelection();
+  search();
+}
+
+// Zooms the query's dendrogram by `factor` (null: fit), keeping `anchor` in place.
+function zoomBy(factor, anchor) {
+  if (!state.query) return;
+  if (factor === null) {
+    state.zoom = null;
+  } else {
+    const now = state.zoom === null ? fitZoom() : state.zoom;
+    const min = ROW_MIN / queryBase().rowH;
+    state.zoom = Math.min(ZOOM_MAX, Math.max(min, now * factor));
+  }
+  drawQuery(anchor);
+}
+
+function setAxis(axis) {
+  state.axis = axis;
+  $('axis').value = axis;
+  $('axis-help').textContent = AXIS_HELP[axis];
+  drawQuery();
+  drawTree();
 }
 
 function pick(name) {
@@ -541,6 +670,7 @@ function drawTree() {
       rowH: 22,
       thumb: 20,
       width: 320,
+      axis: state.axis,
       nodeLabel: (n) => (n.support === undefined ? null : n.support.toFixed(2)),
       nodeClass: (n) => 'slabel ' + supClass(n.support),
     }));
@@ -588,7 +718,9 @@ function search() {
 // ------------------------------------------------------------------ exact panel
 
 async function loadExact() {
-  const r = await api('/api/exact');
+  const kind = state.exactKind;
+  const r = await api(`/api/exact?tree=${kind}`);
+  if (kind !== state.exactKind) return; // toggled meanwhile: a newer request follows
   if (!r.ok) return;
   const e = r.data;
   if (e.status === 'unavailable') { state.exactDone = true; return; }
@@ -614,13 +746,19 @@ async function loadExact() {
   state.exactDone = e.status === 'ready';
   $('exact-model').textContent = `${e.model}, conditioned on the ${tr(e.triplets_used)} in force: log Z = ${e.log_z.toFixed(3)}. ` +
     'Every cluster\'s probability is exact (the cluster trellis sums over all hierarchies that satisfy the triplets).';
+  const cap = $('exact-caption');
+  cap.dataset.kind = e.tree;
+  cap.textContent = e.tree === 'map'
+    ? 'Exact MAP tree (the single most probable hierarchy), each cluster labelled with its marginal probability'
+    : `Exact MCC tree (maximum clade credibility: the tree whose clusters have the largest product of exact marginals, log ${(e.log_credibility ?? 0).toFixed(2)}), each cluster labelled with its marginal as support`;
   status.textContent = e.status === 'recomputing'
     ? `Recomputing under the ${tr(inForce)} now in force; shown: the posterior under ${tr(e.triplets_used)}.`
     : `Up to date: conditioned on all ${tr(e.triplets_used)} in force.`;
-  const key = `${e.status}|${e.triplets_used}|${e.log_z}`;
+  const key = `${e.tree}|${e.status}|${e.triplets_used}|${e.log_z}`;
   if (state.exactKey === key) return;
   state.exactKey = key;
-  $('exact-tree').replaceChildren(dendrogram(e.map, {
+  $('exact-tree').dataset.kind = e.tree;
+  $('exact-tree').replaceChildren(dendrogram(e.summary, {
     rowH: 22,
     thumb: 20, width: 320, nodeLabel: (n) => (n.p === undefined ? null : n.p.toFixed(2)),
   }));
@@ -671,6 +809,9 @@ function onKey(e) {
   else if (e.key === 'Enter' && !inButton && state.sel.length === 3) { sendTriplet(); e.preventDefault(); }
   else if (e.key === 'Escape') { clearKeyBuf(); state.sel = []; renderSelection(); }
   else if (e.key === '/') { $('search').focus(); e.preventDefault(); }
+  else if (e.key === '+' || e.key === '=') { zoomBy(ZOOM_STEP); e.preventDefault(); }
+  else if (e.key === '-' || e.key === '_') { zoomBy(1 / ZOOM_STEP); e.preventDefault(); }
+  else if (e.key === 'f' || e.key === 'F') { zoomBy(null); e.preventDefault(); }
 }
 
 // Above 10 items a key picks by number: the digits typed within 0.9 s make
@@ -714,6 +855,31 @@ function start() {
   $('search').addEventListener('input', search);
   $('refresh').addEventListener('click', loadTree);
   $('collapse').addEventListener('input', drawTree);
+  $('zoom-in').addEventListener('click', () => zoomBy(ZOOM_STEP));
+  $('zoom-out').addEventListener('click', () => zoomBy(1 / ZOOM_STEP));
+  $('zoom-fit').addEventListener('click', () => zoomBy(null));
+  $('axis').addEventListener('change', (e) => setAxis(e.target.value));
+  // Ctrl (or Cmd) + wheel zooms the query's dendrogram about the pointer;
+  // the wheel alone scrolls it.
+  $('query-tree').addEventListener('wheel', (e) => {
+    if (!(e.ctrlKey || e.metaKey) || !state.query) return;
+    e.preventDefault();
+    const r = $('query-tree').getBoundingClientRect();
+    zoomBy(e.deltaY < 0 ? ZOOM_STEP : 1 / ZOOM_STEP, { x: e.clientX - r.left, y: e.clientY - r.top });
+  }, { passive: false });
+  for (const radio of document.querySelectorAll('input[name="exact-kind"]')) {
+    radio.addEventListener('change', (e) => {
+      state.exactKind = e.target.value;
+      state.exactKey = null;
+      loadExact();
+    });
+  }
+  let resized = null;
+  window.addEventListener('resize', () => {
+    clearTimeout(resized);
+    resized = setTimeout(() => { if (state.zoom === null) drawQuery(); }, 200);
+  });
+  setAxis(state.axis);
   $('export-newick').addEventListener('click', () => download('/api/tree?format=newick', `${state.session.session}-tree.nwk`));
   $('export-json').addEventListener('click', () => download('/api/tree?format=json', `${state.session.session}-tree.json`));
   $('export-triplets').addEventListener('click', () => download('/api/export', `${state.session.session}-triplets.txt`, tripletLines));

@@ -5,7 +5,8 @@
 # playwright-core from the committed lockfile with `npm ci` when it is missing,
 # and runs e2e/test.mjs on the bundled Iris data and the digits example
 # (examples/digits, beside it). The screenshots go to
-# docs/figures/interactive-web.png, docs/figures/interactive-web-exact.png and
+# docs/figures/interactive-web.png, docs/figures/interactive-web-exact.png,
+# docs/figures/interactive-large.png (the 150-leaf query) and
 # docs/figures/interactive-digits.png.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"

@@ -20,6 +20,14 @@
 // search strip, a triplet is answered by clicking pictures (screenshot
 // docs/figures/interactive-digits.png), the outline keeps an opened leaf in
 // view after an answer, and typed numbers pick items of a 100-leaf query.
+//
+// Issue 24 item 4 and issue 26: the 150-leaf query (Iris, smart strategy)
+// keeps 14 px labels on rows of at least 18 px in a scrolled box, zooms
+// (buttons, keys, Ctrl + wheel, fit) without shrinking the labels, and the
+// axis option (merge order, log height, time) moves the merges; screenshot
+// docs/figures/interactive-large.png. The exact panel shows the MCC tree with
+// each cluster's marginal as support, and the MAP tree after the toggle,
+// each as /api/exact?tree=mcc|map says.
 
 import { spawn } from 'node:child_process';
 import net from 'node:net';
@@ -294,6 +302,130 @@ try {
     assert.equal((await shownLeaves(page)).length, 10);
   });
 
+  await check('150 items: legible rows in a scrolled box, zoom and fit keep the labels\' size', async () => {
+    const old = await queryId(page);
+    await page.locator('#strategy').selectOption('smart');
+    await waitNewQuery(page, old);
+    assert.equal((await shownLeaves(page)).length, 150);
+    // Rows and labels: every leaf label 14 px, leaves at least 18 px apart,
+    // no two labels overlapping; the box scrolls instead of growing.
+    const layout = () => page.evaluate(() => {
+      const box = document.querySelector('#query-tree');
+      const svg = box.querySelector('svg');
+      const texts = [...box.querySelectorAll('g.leaf text:not(.key)')];
+      const rects = texts.map((t) => t.getBoundingClientRect());
+      const ys = [...box.querySelectorAll('g.leaf')].map((g) => g.transform.baseVal[0].matrix.f);
+      let gap = Infinity;
+      for (let i = 1; i < ys.length; i++) gap = Math.min(gap, ys[i] - ys[i - 1]);
+      let overlap = 0;
+      for (let i = 1; i < rects.length; i++) if (rects[i].top < rects[i - 1].bottom - 0.5) overlap++;
+      return {
+        fonts: [...new Set(texts.map((t) => getComputedStyle(t).fontSize))],
+        gap,
+        overlap,
+        width: Number(svg.getAttribute('width')),
+        height: Number(svg.getAttribute('height')),
+        row: Number(svg.dataset.row),
+        boxH: box.clientHeight,
+        scrollH: box.scrollHeight,
+        zoom: document.querySelector('#zoom-level').textContent,
+      };
+    });
+    const fit = await layout();
+    log(`150 leaves at fit: ${JSON.stringify(fit)}`);
+    assert.deepEqual(fit.fonts, ['14px']);
+    assert.ok(fit.gap >= 18 && fit.row >= 18, `rows ${fit.gap} px`);
+    assert.equal(fit.overlap, 0, 'no label overlaps the next');
+    assert.ok(fit.boxH <= 0.7 * 900 + 1 && fit.scrollH > fit.boxH, `a scrolled box: ${fit.boxH} of ${fit.scrollH}`);
+    assert.ok(fit.zoom.includes('fit'), fit.zoom);
+    // Zooming out stops at the legible minimum: labels keep their size.
+    await page.locator('#zoom-out').click({ force: true });
+    const out = await layout();
+    assert.deepEqual(out.fonts, ['14px']);
+    assert.ok(out.gap >= 18, `rows ${out.gap} px after zooming out`);
+    assert.ok(await page.locator('#zoom-out').isDisabled(), 'no zooming out below legible rows');
+    // Zooming in scales rows and width; the labels stay 14 px.
+    await page.locator('#zoom-in').click();
+    await page.locator('#zoom-in').click();
+    const zin = await layout();
+    assert.ok(zin.width > fit.width && zin.row > fit.row && zin.height > fit.height, JSON.stringify(zin));
+    assert.deepEqual(zin.fonts, ['14px']);
+    // Keys: + zooms in, F fits again.
+    await page.locator('body').focus();
+    await page.keyboard.press('+');
+    const plus = await layout();
+    assert.ok(plus.width > zin.width && plus.row >= zin.row, JSON.stringify(plus));
+    await page.keyboard.press('f');
+    assert.deepEqual(await layout(), fit);
+    // Ctrl + wheel over the tree zooms in; the wheel alone scrolls.
+    const box = page.locator('#query-tree');
+    const bb = await box.boundingBox();
+    await page.mouse.move(bb.x + bb.width / 2, bb.y + bb.height / 2);
+    await page.keyboard.down('Control');
+    await page.mouse.wheel(0, -100);
+    await page.keyboard.up('Control');
+    await page.waitForFunction((w) => Number(document.querySelector('#query-tree svg').getAttribute('width')) > w, fit.width);
+    const wheel = await layout();
+    assert.ok(wheel.row > fit.row && !wheel.zoom.includes('fit'), JSON.stringify(wheel));
+    await page.locator('#zoom-fit').click();
+    assert.deepEqual(await layout(), fit);
+  });
+
+  await check('150 items: the axis option moves the merges (merge order spreads the near-zero heights)', async () => {
+    // The merges' x, and how many parent-child merges are drawn less than 2 px
+    // apart (a nesting the eye cannot see).
+    const merges = () => page.evaluate(() => {
+      const svg = document.querySelector('#query-tree svg');
+      const xs = [...svg.querySelectorAll('line.merge')].map((l) => Number(l.getAttribute('x1')));
+      const leafX = Math.max(...[...svg.querySelectorAll('line.link:not(.merge):not(.stem)')].map((l) => Number(l.getAttribute('x2'))));
+      const nested = [...svg.querySelectorAll('line.link:not(.merge):not(.stem)')]
+        .map((l) => [Number(l.getAttribute('x1')), Number(l.getAttribute('x2'))])
+        .filter(([, x2]) => x2 < leafX - 0.01);
+      return {
+        axis: svg.dataset.axis,
+        xs,
+        lowest: leafX - Math.max(...xs), // the latest merge's distance from the leaves
+        nested: nested.length,
+        close: nested.filter(([x1, x2]) => x2 - x1 < 2).length,
+      };
+    });
+    assert.equal(await page.locator('#axis').inputValue(), 'rank', 'merge order by default');
+    await assertText(page, '#axis-help', 'merge order');
+    const rank = await merges();
+    assert.equal(rank.axis, 'rank');
+    assert.equal(rank.xs.length, 149);
+    await page.locator('#axis').selectOption('time');
+    await assertText(page, '#axis-help', 'to scale');
+    const time = await merges();
+    assert.equal(time.axis, 'time');
+    await page.locator('#axis').selectOption('log');
+    await assertText(page, '#axis-help', 'log(1 + h/h₀)');
+    const logs = await merges();
+    log(`merges nested less than 2 px from their parent, of ${rank.nested}: merge order ${rank.close}, time ${time.close}, log ${logs.close}; ` +
+      `the latest merge from the leaves: ${rank.lowest.toFixed(1)}, ${time.lowest.toFixed(1)}, ${logs.lowest.toFixed(1)} px`);
+    assert.equal(rank.nested, 148, 'a link to every internal node but the root');
+    assert.notDeepEqual(time.xs, rank.xs, 'the axis moves the merges');
+    assert.notDeepEqual(logs.xs, time.xs);
+    // Iris has duplicate flowers, whose merges sit next to the leaves to
+    // scale; in merge order each merge is a step of about 4 px at this width.
+    assert.equal(rank.close, 0, 'no merge drawn on top of its parent in merge order');
+    assert.ok(rank.close < time.close, 'fewer merges drawn on top of their parent in merge order than to scale');
+    assert.ok(logs.lowest > time.lowest, 'the log axis moves the latest merges away from the leaves');
+    await page.locator('#axis').selectOption('rank');
+    await page.mouse.move(0, 0);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: SCREENSHOT.replace(/interactive-web\.png$/, 'interactive-large.png') });
+    // Keyboard picking still works on the 150-leaf query: 1 2 0 is item 120.
+    const leaves = await shownLeaves(page);
+    await page.locator('body').focus();
+    for (const k of ['1', '2', '0']) await page.keyboard.press(k);
+    await assertText(page, '#selection', `${leaves[119]} belongs together with`);
+    await page.keyboard.press('Escape');
+    const before = await queryId(page);
+    await page.locator('#strategy').selectOption('random');
+    await waitNewQuery(page, before);
+  });
+
   await check('undo names its answer: a stale id is refused (409), nothing is undone', async () => {
     const s = await api(server, '/api/session');
     assert.ok(Number.isInteger(s.last_answer), JSON.stringify(s));
@@ -447,11 +579,53 @@ try {
     assert.equal(await page.locator('#exact-tree g.leaf').count(), 12);
     assert.equal(await page.locator('#sampler-tree g.leaf').count(), 12);
     const ps = await page.locator('#exact-tree text.plabel').allTextContents();
-    assert.equal(ps.length, 11, 'a marginal on every cluster of the MAP tree');
+    assert.equal(ps.length, 11, 'a marginal on every cluster of the MCC tree');
     assert.ok(ps.every((p) => Number(p) >= 0 && Number(p) <= 1), ps.join(' '));
     assert.ok(ps.includes('1.00'), 'the root');
     await assertText(page, '#exact-model', 'log Z');
     await assertText(page, '#exact-status', 'conditioned on all 0 triplets in force');
+  });
+
+  // The clusters of a JSON tree with their marginals, as sorted strings.
+  const jsonClusters = (tree) => {
+    const out = [];
+    const walk = (n) => {
+      if (!n.children) return [n.name];
+      const all = n.children.flatMap(walk);
+      out.push(`${[...all].sort().join(' ')}: ${n.p.toFixed(2)}`);
+      return all;
+    };
+    walk(tree);
+    return out.sort();
+  };
+
+  await check('the exact panel shows the MCC tree with support, and the MAP tree after the toggle', async () => {
+    await page.waitForFunction(() => document.querySelector('#exact-tree').dataset.kind === 'mcc');
+    await assertText(page, '#exact-caption', 'Exact MCC tree (maximum clade credibility');
+    assert.ok(await page.locator('input[name="exact-kind"][value="mcc"]').isChecked());
+    const mcc = await api(server, '/api/exact');
+    assert.equal(mcc.tree, 'mcc');
+    assert.ok(Number.isFinite(mcc.log_credibility));
+    // The drawn tree is the API's MCC tree: its leaf order, and a label on
+    // every cluster with the cluster's marginal.
+    const order = (n) => (n.children ? n.children.flatMap(order) : [n.name]);
+    const drawnOrder = () => page.locator('#exact-tree g.leaf').evaluateAll((gs) => gs.map((g) => g.dataset.name));
+    assert.deepEqual(await drawnOrder(), order(mcc.summary));
+    const pics = await page.locator('#exact-tree text.plabel').allTextContents();
+    assert.equal(pics.length, 11, 'a support label on every cluster');
+    assert.deepEqual(pics.slice().sort(), jsonClusters(mcc.summary).map((c) => c.split(': ')[1]).sort());
+    await page.locator('input[name="exact-kind"][value="map"]').check();
+    await page.waitForFunction(() => document.querySelector('#exact-tree').dataset.kind === 'map');
+    await assertText(page, '#exact-caption', 'Exact MAP tree');
+    const map = await api(server, '/api/exact?tree=map');
+    assert.equal(map.tree, 'map');
+    assert.deepEqual(map.summary, map.map);
+    const mapPs = await page.locator('#exact-tree text.plabel').allTextContents();
+    assert.deepEqual(mapPs.slice().sort(), jsonClusters(map.summary).map((c) => c.split(': ')[1]).sort());
+    assert.deepEqual(await drawnOrder(), order(map.summary));
+    await page.locator('input[name="exact-kind"][value="mcc"]').check();
+    await page.waitForFunction(() => document.querySelector('#exact-tree').dataset.kind === 'mcc');
+    assert.deepEqual(await drawnOrder(), order(mcc.summary));
   });
 
   await check('the exact panel changes after a triplet: conditioned on it, its MAP tree satisfies it', async () => {

@@ -147,14 +147,12 @@ impl Data {
     /// As [`Data::parse`], with `images` the column of image paths, kept as
     /// text and never a feature (an error when the header has no such column).
     pub fn parse_with(text: &str, images: Option<&str>) -> Result<Data> {
-        // The reader takes the text columns' names for the program's life:
-        // the `--images` name (a few bytes, once per start) is leaked for it.
-        let columns: &'static [&'static str] = match images {
-            Some(c) if !["text", "image"].iter().any(|t| t.eq_ignore_ascii_case(c)) => {
-                Box::leak(vec!["text", "image", &*Box::leak(c.into())].into_boxed_slice())
+        let mut columns = vec!["text", "image"];
+        if let Some(c) = images {
+            if !columns.iter().any(|t| t.eq_ignore_ascii_case(c)) {
+                columns.push(c);
             }
-            _ => &["text", "image"],
-        };
+        }
         let options = ReadOptions::points()
             .with_names(NamesColumn::Column(0))
             .with_text_columns(columns);
@@ -284,6 +282,36 @@ fn bad(message: impl Into<String>) -> ApiError {
 
 fn internal(e: anyhow::Error) -> ApiError {
     ApiError::new(500, format!("{e:#}"))
+}
+
+/// Which exact tree `GET /api/exact` carries as its `"summary"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ExactTree {
+    /// The maximum-clade-credibility tree: the binary tree maximising the
+    /// product of its clusters' exact marginals (`trellis::summary`).
+    #[default]
+    Mcc,
+    /// The maximum a posteriori tree.
+    Map,
+}
+
+impl ExactTree {
+    /// `mcc` or `map`, as in `?tree=`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ExactTree::Mcc => "mcc",
+            ExactTree::Map => "map",
+        }
+    }
+
+    /// The kind named `mcc` or `map`; `None` for another name.
+    pub fn parse(name: &str) -> Option<ExactTree> {
+        match name {
+            "mcc" => Some(ExactTree::Mcc),
+            "map" => Some(ExactTree::Map),
+            _ => None,
+        }
+    }
 }
 
 /// The exact posterior panel: the last finished computation, and which
@@ -978,13 +1006,17 @@ impl App {
         })
     }
 
-    /// `GET /api/exact`: `"status"` is `ready` (conditioned on the triplets in
-    /// force: `"triplets_used"` equals `"triplets_in_force"`), `recomputing`
-    /// (the previous result, on `"triplets_used"` triplets, while the
-    /// triplets in force are being conditioned on), `computing` (no result
-    /// yet), `contradiction` (the triplets cannot all hold), `failed` or
-    /// `unavailable` (with a `"reason"`).
-    pub fn exact_json(&self) -> Value {
+    /// `GET /api/exact?tree=mcc|map`: `"status"` is `ready` (conditioned on
+    /// the triplets in force: `"triplets_used"` equals `"triplets_in_force"`),
+    /// `recomputing` (the previous result, on `"triplets_used"` triplets,
+    /// while the triplets in force are being conditioned on), `computing` (no
+    /// result yet), `contradiction` (the triplets cannot all hold), `failed`
+    /// or `unavailable` (with a `"reason"`). A result carries `"tree"` (the
+    /// `kind` asked for) and `"summary"`, that tree: the maximum-clade-
+    /// credibility tree ([`ExactTree::Mcc`], the default) or the MAP tree,
+    /// each cluster with its exact marginal `"p"`; `"map"` (the MAP tree,
+    /// always) and `"log_credibility"` (the MCC tree's) beside it.
+    pub fn exact_json(&self, kind: ExactTree) -> Value {
         let st = lock(&self.exact);
         if let Some(why) = &st.unavailable {
             return json!({ "status": "unavailable", "reason": why });
@@ -996,6 +1028,20 @@ impl App {
             (Some(Ok(v)), fresh) => {
                 let mut v = v.clone();
                 v["status"] = json!(if fresh { "ready" } else { "recomputing" });
+                let summary = match kind {
+                    ExactTree::Mcc => v
+                        .as_object_mut()
+                        .and_then(|o| o.remove("mcc"))
+                        .unwrap_or(Value::Null),
+                    ExactTree::Map => {
+                        if let Some(o) = v.as_object_mut() {
+                            o.remove("mcc");
+                        }
+                        v["map"].clone()
+                    }
+                };
+                v["tree"] = json!(kind.name());
+                v["summary"] = summary;
                 v
             }
             (Some(Err((status, why))), true) => json!({ "status": status, "reason": why }),
@@ -1150,8 +1196,9 @@ fn exact_unavailable(n: usize, config: &Config) -> Option<String> {
 /// (`trellis::models::recipe_weights`, as `trellis demo`) restricted to the
 /// hierarchies in which every triplet holds
 /// ([`trellis::constraints::Constrained`]; none: the model itself): the MAP
-/// tree with each cluster's marginal probability, and the most probable
-/// clusters. Cancelled (an error) between batches of work once `stop`
+/// tree and the maximum-clade-credibility tree (`Posterior::mcc_tree`: one
+/// more max-plus pass over the trellis, on the log marginals), each cluster
+/// with its marginal probability, and the most probable clusters. Cancelled (an error) between batches of work once `stop`
 /// returns true.
 fn exact_posterior(
     rows: Vec<Vec<f64>>,
@@ -1184,7 +1231,19 @@ fn exact_posterior(
         .cloned()
         .zip(post.support(&map_clusters, &options)?)
         .collect();
+    let mcc = post.mcc_tree(&options)?;
+    let mcc_tree = mcc
+        .to_binary()
+        .ok_or_else(|| anyhow::anyhow!("the MCC tree is not binary"))?;
+    let mcc_support: HashMap<Vec<usize>, f64> = mcc
+        .clades()
+        .iter()
+        .map(|c| (c.members.clone(), c.p))
+        .collect();
     let n = names.len();
+    /// A tree as JSON: internal nodes `{"height", "p", "children"}` (the
+    /// height by cluster size, `p` the marginal; the root's 1), leaves
+    /// `{"name", "height": 0}`.
     fn go(t: &Tree, support: &HashMap<Vec<usize>, f64>, n: usize, names: &[String]) -> Value {
         match t {
             Tree::Leaf(i) => json!({ "name": names[*i], "height": 0.0 }),
@@ -1218,6 +1277,8 @@ fn exact_posterior(
         "n": n,
         "log_z": post.log_z()?,
         "map": go(&map, &support, n, names),
+        "mcc": go(&mcc_tree, &mcc_support, n, names),
+        "log_credibility": mcc.log_credibility(),
         "clusters": clusters,
         "triplets_used": triplets.len(),
         "triplets": used,

@@ -20,7 +20,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
-use crate::app::{ApiError, App};
+use crate::app::{ApiError, App, ExactTree};
 
 /// Largest request body accepted (bytes).
 pub const BODY_LIMIT: usize = 16 * 1024;
@@ -262,8 +262,32 @@ async fn export(State(app): State<Arc<App>>) -> Response {
     axum::Json(app.export()).into_response()
 }
 
-async fn exact(State(app): State<Arc<App>>) -> Response {
-    axum::Json(app.exact_json()).into_response()
+#[derive(serde::Deserialize)]
+struct ExactParams {
+    tree: Option<String>,
+}
+
+/// `GET /api/exact?tree=mcc|map` (default `mcc`): see [`App::exact_json`].
+async fn exact(
+    State(app): State<Arc<App>>,
+    params: Result<Query<ExactParams>, QueryRejection>,
+) -> Response {
+    let Ok(Query(params)) = params else {
+        return error(400, "unknown query parameters; use ?tree=mcc or ?tree=map");
+    };
+    let kind = match params.tree.as_deref() {
+        None => ExactTree::Mcc,
+        Some(name) => match ExactTree::parse(name) {
+            Some(k) => k,
+            None => {
+                return error(
+                    400,
+                    &format!("unknown tree {name:?}; use mcc (maximum clade credibility) or map"),
+                );
+            }
+        },
+    };
+    axum::Json(app.exact_json(kind)).into_response()
 }
 
 /// `GET /api/item/{index}/image`: the picture of point `index` (0-based, the

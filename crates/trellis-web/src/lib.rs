@@ -32,7 +32,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 
 use anyhow::{Context, Result};
 
-pub use app::{App, Config};
+pub use app::{App, Config, ExactTree};
 
 /// Serves until Ctrl-C (SIGINT) or SIGTERM; calls `ready` with the address once
 /// the socket accepts connections. Every confirmed answer is already stored;

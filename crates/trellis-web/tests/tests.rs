@@ -15,6 +15,7 @@ use trellis_web::{Config, Running};
 mod issue22_bodies;
 mod issue24_images;
 mod issue24_web;
+mod issue26_exact;
 
 /// A raw HTTP/1.1 request; returns the status, the headers (lower-case names)
 /// and the body.

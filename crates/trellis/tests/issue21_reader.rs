@@ -106,7 +106,7 @@ fn issue21_rfc4180_details() {
 fn issue21_text_columns_are_kept_by_header_name() {
     let options = ReadOptions::points()
         .with_names(NamesColumn::Column(0))
-        .with_text_columns(&["text", "image"]);
+        .with_text_columns(["text", "image"]);
     let t = parse_table(
         "name,f1,Text,f2\na,1,\"hello, world\",2\nb,3,bye,4\n",
         &options,

@@ -82,7 +82,7 @@ pub enum NamesColumn {
 }
 
 /// How a matrix file is read: see the module docs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReadOptions {
     /// Whether the first CSV row may be a header (it is one only when none of
     /// its fields is a number).
@@ -96,7 +96,7 @@ pub struct ReadOptions {
     /// the first match outside the names column): a column of free text or
     /// image paths beside the features. Ignored without a header row, and
     /// when the header has no such column.
-    pub text_columns: &'static [&'static str],
+    pub text_columns: Vec<String>,
 }
 
 impl ReadOptions {
@@ -106,7 +106,7 @@ impl ReadOptions {
             header: false,
             names: NamesColumn::None,
             max_bytes: None,
-            text_columns: &[],
+            text_columns: Vec::new(),
         }
     }
 
@@ -117,7 +117,7 @@ impl ReadOptions {
             header: true,
             names: NamesColumn::Auto,
             max_bytes: None,
-            text_columns: &[],
+            text_columns: Vec::new(),
         }
     }
 
@@ -128,9 +128,13 @@ impl ReadOptions {
     }
 
     /// The same options with columns kept as text (see
-    /// [`ReadOptions::text_columns`]).
-    pub fn with_text_columns(mut self, columns: &'static [&'static str]) -> ReadOptions {
-        self.text_columns = columns;
+    /// [`ReadOptions::text_columns`]), given by any strings (copied).
+    pub fn with_text_columns<I, S>(mut self, columns: I) -> ReadOptions
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.text_columns = columns.into_iter().map(|c| c.as_ref().to_owned()).collect();
         self
     }
 
@@ -611,7 +615,7 @@ fn parse_csv_table(text: &str, options: &ReadOptions) -> std::result::Result<Tab
     };
     // Columns kept as text (by header name), never features.
     let mut text_columns: Vec<usize> = Vec::new();
-    for want in options.text_columns {
+    for want in &options.text_columns {
         let found = header
             .then(|| {
                 first
