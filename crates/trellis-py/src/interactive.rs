@@ -328,6 +328,7 @@ impl Sampler {
                         stage: "mcmc",
                         done: done as u64,
                         total: iterations as u64,
+                        resumed: 0,
                     };
                     if p(progress).is_break() {
                         break;

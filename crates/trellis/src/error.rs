@@ -159,6 +159,23 @@ pub enum ErrorKind {
         /// Number of points among which the triplets conflict.
         points: usize,
     },
+    /// A checkpoint file that cannot be used: it belongs to another run (its
+    /// header names other points, model, β or input, or another kernel
+    /// version) or its checksum does not match its contents. Never used.
+    Checkpoint {
+        /// The file.
+        path: PathBuf,
+        /// What does not match.
+        detail: String,
+    },
+    /// A checkpoint file that could not be written (a failed write: exit
+    /// code 1 in the command-line tool).
+    CheckpointWrite {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
     /// Something the input asks for would need more memory than the limit
     /// (checked before it is allocated).
     TooLarge {
@@ -404,6 +421,19 @@ impl fmt::Display for Error {
                 "the triplet constraints cannot all hold in one tree: ({{{a}, {b}}}, {c}) \
                  conflicts with the others among the same {points} points"
             ),
+            ErrorKind::Checkpoint { path, detail } => write!(
+                f,
+                "cannot resume from the checkpoint {}: {detail}; use another --checkpoint \
+                 directory or delete this one",
+                path.display()
+            ),
+            ErrorKind::CheckpointWrite { path, source } => {
+                write!(
+                    f,
+                    "cannot write the checkpoint {}: {source}",
+                    path.display()
+                )
+            }
             ErrorKind::TooLarge {
                 what,
                 needed,

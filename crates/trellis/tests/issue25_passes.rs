@@ -152,3 +152,183 @@ fn issue25_memory_is_checked_for_the_single_pass_before_allocating() {
     assert!(Trellis::log_z_only(&hcc, &capped(need)).is_ok());
     assert!(Trellis::map_only(&hcc, &capped(need)).is_ok());
 }
+
+/// A fresh directory under the system's temporary directory.
+fn fresh_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("trellis-issue25-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// The level files of `dir` whose name starts with `pass`, sorted.
+fn level_files(dir: &std::path::Path, pass: &str) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ckpt"))
+        .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with(pass))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn issue25_checkpoints_resume_to_the_identical_answer() {
+    use std::ops::ControlFlow;
+    use std::sync::Mutex;
+    use trellis::Progress;
+    let n = 17;
+    let hcc = Hcc::new(&lib_weights(&random_weights(n, 3000, 1.0)), 2.0).unwrap();
+    for path in paths() {
+        let want_z = Trellis::log_z_only(&hcc, &on(path)).unwrap();
+        let want_map = Trellis::map_only(&hcc, &on(path)).unwrap();
+        // Stop after the k-th progress report, then run to the end.
+        for stop in [1usize, 2, 4, 6] {
+            let dir = fresh_dir(&format!("resume-{path}-{stop}"));
+            for task in ["logz", "map"] {
+                let reports = Mutex::new(Vec::<Progress<'static>>::new());
+                let cancel = |p: Progress<'_>| {
+                    let mut r = reports.lock().unwrap();
+                    r.push(Progress {
+                        stage: "inside",
+                        ..p
+                    });
+                    if r.len() > stop {
+                        ControlFlow::Break(())
+                    } else {
+                        ControlFlow::Continue(())
+                    }
+                };
+                let options = Options {
+                    checkpoint: Some(&dir),
+                    progress: Some(&cancel),
+                    ..on(path)
+                };
+                let first = match task {
+                    "logz" => Trellis::log_z_only(&hcc, &options).map(|_| ()),
+                    _ => Trellis::map_only(&hcc, &options).map(|_| ()),
+                };
+                let e = first.unwrap_err();
+                assert!(matches!(e.kind(), ErrorKind::Cancelled), "{e}");
+                let pass = if task == "logz" { "weights" } else { "keys" };
+                let saved = level_files(&dir, pass).len();
+                let seen = Mutex::new(0u64);
+                let watch = |p: Progress<'_>| {
+                    *seen.lock().unwrap() = p.resumed;
+                    ControlFlow::Continue(())
+                };
+                let options = Options {
+                    checkpoint: Some(&dir),
+                    progress: Some(&watch),
+                    ..on(path)
+                };
+                let what = format!("{task} {path} stopped after report {stop}");
+                match task {
+                    "logz" => {
+                        let z = Trellis::log_z_only(&hcc, &options).unwrap();
+                        assert_eq!(z.to_bits(), want_z.to_bits(), "{what}");
+                    }
+                    _ => {
+                        let m = Trellis::map_only(&hcc, &options).unwrap();
+                        assert_eq!(m.tree, want_map.tree, "{what}");
+                        assert_eq!(m.log_potential.to_bits(), want_map.log_potential.to_bits());
+                    }
+                }
+                // Levels saved before the stop were read, not recomputed.
+                assert_eq!(
+                    *seen.lock().unwrap() > 0,
+                    saved > 0,
+                    "{what}: {saved} files"
+                );
+            }
+            // A finished run's levels answer a rerun on their own.
+            let options = Options {
+                checkpoint: Some(&dir),
+                ..on(path)
+            };
+            assert_eq!(
+                Trellis::log_z_only(&hcc, &options).unwrap().to_bits(),
+                want_z.to_bits()
+            );
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+}
+
+#[test]
+fn issue25_damaged_or_foreign_checkpoints_are_refused() {
+    let n = 15;
+    let w = lib_weights(&random_weights(n, 3100, 1.0));
+    let hcc = Hcc::new(&w, 2.0).unwrap();
+    let dir = fresh_dir("refuse");
+    let options = Options {
+        checkpoint: Some(&dir),
+        ..Options::default()
+    };
+    Trellis::log_z_only(&hcc, &options).unwrap();
+    let files = level_files(&dir, "weights");
+    assert!(files.len() >= 3, "{files:?}");
+    let refused = |what: &str, want: &str| {
+        let e = Trellis::log_z_only(&hcc, &options).unwrap_err();
+        assert!(
+            matches!(e.kind(), ErrorKind::Checkpoint { .. }) && e.to_string().contains(want),
+            "{what}: {e}"
+        );
+    };
+    // Another β (the same weights) or other weights: another run.
+    let other = Hcc::new(&w, 2.5).unwrap();
+    let e = Trellis::log_z_only(&other, &options).unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::Checkpoint { .. }) && e.to_string().contains("another run"),
+        "{e}"
+    );
+    let e = Trellis::map_only(&other, &options).unwrap_err();
+    assert!(e.to_string().contains("another run"), "{e}");
+    // One flipped bit in an entry.
+    let file = &files[1];
+    let mut bytes = std::fs::read(file).unwrap();
+    let good = bytes.clone();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x10;
+    std::fs::write(file, &bytes).unwrap();
+    refused("a flipped bit", "checksum");
+    // Truncated.
+    std::fs::write(file, &good[..good.len() - 9]).unwrap();
+    refused("truncated", "bytes");
+    // Not a checkpoint at all.
+    std::fs::write(file, b"hello").unwrap();
+    refused("not a checkpoint", "truncated");
+    std::fs::write(file, &good).unwrap();
+    Trellis::log_z_only(&hcc, &options).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn issue25_checkpoints_are_refused_where_no_pass_keeps_them() {
+    use trellis::constraints::Constrained;
+    use trellis::ddt::Triplet;
+    let n = 9;
+    let w = lib_weights(&random_weights(n, 3200, 1.0));
+    let hcc = Hcc::new(&w, 1.0).unwrap();
+    let dir = fresh_dir("nowhere");
+    let options = Options {
+        checkpoint: Some(&dir),
+        ..Options::default()
+    };
+    // The full inside pass (marginals, samples) and a restricted model.
+    let e = Trellis::with_options(&hcc, &options).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Parameter { .. }), "{e}");
+    let restricted = Constrained::new(&hcc, vec![Triplet::new(0, 1, 2).unwrap()]).unwrap();
+    let e = Trellis::log_z_only(&restricted, &options).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Parameter { .. }), "{e}");
+    // A directory that cannot be made: a failed write, not a refusal.
+    let file = fresh_dir("a-file");
+    std::fs::write(&file, b"").unwrap();
+    let options = Options {
+        checkpoint: Some(&file),
+        ..Options::default()
+    };
+    let e = Trellis::log_z_only(&hcc, &options).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::CheckpointWrite { .. }), "{e}");
+    std::fs::remove_file(&file).unwrap();
+}

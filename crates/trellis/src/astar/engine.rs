@@ -627,6 +627,7 @@ impl<'m, M: Search + ?Sized, S: SetRepr> Engine<'m, M, S> {
                     stage: "search",
                     done: self.progress_base + self.explored,
                     total: self.progress_total.unwrap_or(self.max_explored),
+                    resumed: 0,
                 };
                 if f(p) == ControlFlow::Break(()) {
                     return Err(Error::new(ErrorKind::Cancelled));

@@ -23,6 +23,8 @@ pub struct Progress<'a> {
     pub done: u64,
     /// Units in all (an upper bound when the total is not known in advance).
     pub total: u64,
+    /// Units of `done` read from a checkpoint rather than computed.
+    pub resumed: u64,
 }
 
 /// A progress callback: return [`ControlFlow::Break`] to cancel.
@@ -45,6 +47,16 @@ pub struct Options<'a> {
     /// ([`KernelPath`](crate::base::kernel_path::KernelPath)); `None` takes the one named by the
     /// `TRELLIS_KERNEL` environment variable, else the fastest the CPU has.
     pub kernel: Option<crate::base::kernel_path::KernelPath>,
+    /// A directory where the single passes of `logz` and `map` (of a model
+    /// in pair form: hierarchical correlation clustering) keep their
+    /// finished levels: a run killed part-way resumes from them and gives
+    /// the identical answer (see `dense/checkpoint.rs`). `None`: no
+    /// checkpoints. Read by [`Trellis::log_z_only`](crate::Trellis::log_z_only)
+    /// and [`Trellis::map_only`](crate::Trellis::map_only); the full inside
+    /// pass ([`Trellis::with_options`](crate::Trellis::with_options)), which
+    /// they fall back to for other models, refuses it. Other computations do
+    /// not read it.
+    pub checkpoint: Option<&'a std::path::Path>,
 }
 
 impl std::fmt::Debug for Options<'_> {
@@ -54,6 +66,7 @@ impl std::fmt::Debug for Options<'_> {
             .field("time_limit", &self.time_limit)
             .field("progress", &self.progress.is_some())
             .field("kernel", &self.kernel)
+            .field("checkpoint", &self.checkpoint)
             .finish()
     }
 }
@@ -84,6 +97,7 @@ pub(crate) struct Ticker<'a> {
     f: Option<ProgressFn<'a>>,
     stage: &'static str,
     done: u64,
+    resumed: u64,
     total: u64,
     deadline: Option<(Instant, Duration)>,
 }
@@ -100,6 +114,7 @@ impl<'a> Ticker<'a> {
             f: options.progress,
             stage,
             done: 0,
+            resumed: 0,
             total,
             deadline: options
                 .time_limit
@@ -115,12 +130,19 @@ impl<'a> Ticker<'a> {
         self.report()
     }
 
+    /// Records `units` more done by reading them from a checkpoint.
+    pub(crate) fn resume(&mut self, units: u64) -> Result<()> {
+        self.resumed = self.resumed.saturating_add(units);
+        self.advance(units)
+    }
+
     fn report(&self) -> Result<()> {
         if let Some(f) = self.f {
             let p = Progress {
                 stage: self.stage,
                 done: self.done.min(self.total),
                 total: self.total,
+                resumed: self.resumed.min(self.total),
             };
             if f(p).is_break() {
                 return Err(Error::new(ErrorKind::Cancelled));

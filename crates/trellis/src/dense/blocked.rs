@@ -84,9 +84,11 @@ pub(crate) use crate::base::kernel_path::KernelPath;
 use crate::base::par;
 use crate::base::run::Ticker;
 use crate::base::set::{Mask, for_each_split, total_splits};
+use crate::dense::checkpoint::PassCheckpoint;
 use crate::dense::pairs::{PairBlocks, Term};
 use crate::dense::potentials::SeparableTables;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use std::path::Path;
 
 /// Lanes of one chunk: the lowest 3 low bits.
 const LANES: usize = 8;
@@ -740,6 +742,7 @@ fn pass<S: Semiring, F, K>(
     path: KernelPath,
     shape: Shape<'_>,
     terms: Option<Terms<'_>>,
+    checkpoint: Option<&PassCheckpoint>,
     finish: &F,
     mut keep: K,
     ticker: &mut Ticker<'_>,
@@ -838,21 +841,54 @@ where
             Ok(true)
         };
         // High parts of popcount p in increasing order (Gosper's hack).
+        let mut level = Vec::new();
         let mut high: u64 = (1u64 << p) - 1;
         while high < 1u64 << highs {
-            batch.push(high as usize);
-            if batch.len() == BATCH_BLOCKS && !flush(&mut batch, &mut table)? {
-                return Ok((table, false));
-            }
+            level.push(high as usize);
             let c = high & high.wrapping_neg();
             let r = high + c;
             high = (((r ^ high) >> 2) / c) | r;
         }
-        if !batch.is_empty() && !flush(&mut batch, &mut table)? {
-            return Ok((table, false));
+        // A level read from a checkpoint passed `keep` when it was made
+        // (it is saved only then), and `keep` of a checkpointed pass has
+        // no side effects: it is not asked again.
+        if let Some(ck) = checkpoint {
+            if ck.load(p, &level, &mut table)? {
+                ticker.resume(work * level.len() as u64)?;
+                continue;
+            }
+        }
+        for chunk in level.chunks(BATCH_BLOCKS) {
+            batch.extend_from_slice(chunk);
+            if !flush(&mut batch, &mut table)? {
+                return Ok((table, false));
+            }
+        }
+        if let Some(ck) = checkpoint {
+            ck.save(p, &level, &table)?;
         }
     }
     Ok((table, true))
+}
+
+/// The checkpoint of pass `pass` in `dir`, when there is a directory.
+/// Only the terms rebuilt from pairs have a fingerprint that is cheap to
+/// take (the `n × n` pairs); tables are never checkpointed.
+fn checkpoint(
+    dir: Option<&Path>,
+    pass: &str,
+    terms: Terms<'_>,
+    n: usize,
+) -> Result<Option<PassCheckpoint>> {
+    match (dir, terms) {
+        (None, _) => Ok(None),
+        (Some(dir), Terms::Pairs { factor, blocks }) => {
+            PassCheckpoint::new(dir, pass, factor, blocks, n, block_bits(n)).map(Some)
+        }
+        (Some(_), Terms::Tables(_)) => Err(Error::parameter(
+            "checkpoints are kept by the single passes of a model in pair form (hcc logz and map)",
+        )),
+    }
 }
 
 /// The MAP keys `K(S)` of every subset (see the module docs), and with `map`
@@ -860,11 +896,15 @@ where
 /// floating-point values the level-order kernel computes).
 ///
 /// `map` needs [`Terms::Tables`] (the full inside pass has them).
+///
+/// With `dir`, the pass keeps its finished levels there and resumes from
+/// them (`checkpoint.rs`; [`Terms::Pairs`] only).
 pub(crate) fn keys(
     n: usize,
     terms: Terms<'_>,
     path: KernelPath,
     mut map: Option<&mut [f64]>,
+    dir: Option<&Path>,
     ticker: &mut Ticker<'_>,
 ) -> Result<Vec<f64>> {
     let f = terms.factor();
@@ -897,6 +937,7 @@ pub(crate) fn keys(
         path,
         Shape::Tree,
         Some(terms),
+        checkpoint(dir, "keys", terms, n)?.as_ref(),
         &finish,
         keep,
         ticker,
@@ -1010,6 +1051,7 @@ pub(crate) fn weights(
     terms: Terms<'_>,
     scale: Scale,
     path: KernelPath,
+    dir: Option<&Path>,
     ticker: &mut Ticker<'_>,
 ) -> Result<Option<Vec<f64>>> {
     let f = terms.factor();
@@ -1037,6 +1079,13 @@ pub(crate) fn weights(
         path,
         Shape::Tree,
         Some(terms),
+        checkpoint(
+            dir,
+            &format!("weights-a{}-b{}", scale.a.to_bits(), scale.b.to_bits()),
+            terms,
+            n,
+        )?
+        .as_ref(),
         &finish,
         keep,
         ticker,
@@ -1104,8 +1153,17 @@ pub(crate) fn outside(
         true
     };
     let shape = Shape::Outside { weights, root };
-    let (_, ok) =
-        pass::<SumProduct, _, _>(n, block_bits(n), path, shape, None, &finish, keep, ticker)?;
+    let (_, ok) = pass::<SumProduct, _, _>(
+        n,
+        block_bits(n),
+        path,
+        shape,
+        None,
+        None,
+        &finish,
+        keep,
+        ticker,
+    )?;
     Ok(ok)
 }
 
@@ -1124,7 +1182,18 @@ pub(crate) fn flat_keys(
     };
     let finish = |_: Mask, acc: f64, _: f64, _: f64| acc;
     let keep = |_: Mask, _: f64, _: f64| true;
-    Ok(pass::<MaxPlus, _, _>(n, block_bits(n), path, shape, None, &finish, keep, ticker)?.0)
+    Ok(pass::<MaxPlus, _, _>(
+        n,
+        block_bits(n),
+        path,
+        shape,
+        None,
+        None,
+        &finish,
+        keep,
+        ticker,
+    )?
+    .0)
 }
 
 /// The flat trellis's weights `Z(S) e^{-(a|S| + b)}` of every subset from
@@ -1143,8 +1212,17 @@ pub(crate) fn flat_weights(
     };
     let finish = |_: Mask, acc: f64, _: f64, _: f64| acc;
     let keep = |_: Mask, _: f64, v: f64| in_window(v);
-    let (table, ok) =
-        pass::<SumProduct, _, _>(n, block_bits(n), path, shape, None, &finish, keep, ticker)?;
+    let (table, ok) = pass::<SumProduct, _, _>(
+        n,
+        block_bits(n),
+        path,
+        shape,
+        None,
+        None,
+        &finish,
+        keep,
+        ticker,
+    )?;
     Ok(ok.then_some(table))
 }
 

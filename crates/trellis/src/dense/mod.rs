@@ -60,6 +60,7 @@
 //! enumeration order (decreasing `L`) wins.
 
 pub(crate) mod blocked;
+mod checkpoint;
 pub(crate) mod kernel;
 pub(crate) mod levels;
 mod outside;
@@ -156,6 +157,18 @@ fn check_memory<M: Model + ?Sized>(model: &M, options: &Options<'_>) -> Result<(
         peak.saturating_mul(1u64 << n.min(63)),
         options.memory_limit,
     )
+}
+
+/// Refuses a checkpoint directory for a computation that keeps none.
+fn refuse_checkpoint(options: &Options<'_>, what: &str) -> Result<()> {
+    match options.checkpoint {
+        Some(_) => Err(Error::parameter(format!(
+            "this run needs {what} (a model not in pair form, triplets, a task beyond log Z \
+             and the MAP tree, or weights beyond the single pass's range), which keeps no \
+             checkpoints; run it without a checkpoint directory"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The pair form of a separable model with a constant factor whose terms
@@ -277,6 +290,7 @@ impl<M: Model> Trellis<M> {
     /// `"inside"`, counting splits; it may cancel).
     pub fn with_options(model: M, options: &Options<'_>) -> Result<Trellis<M>> {
         let n = model.num_points();
+        refuse_checkpoint(options, "the full inside pass")?;
         check_memory(&model, options)?;
         let potentials = Potentials::new(&model);
         // The blocked kernel runs two passes (MAP, then the weights).
@@ -337,7 +351,7 @@ impl<M: Model> Trellis<M> {
             let map_of = |terms: Terms<'_>| -> Result<ScoredTree> {
                 let path = KernelPath::choose(options.kernel)?;
                 let mut ticker = Ticker::new(options, "inside", total_splits(n) as u64)?;
-                let keys = blocked::keys(n, terms, path, None, &mut ticker)?;
+                let keys = blocked::keys(n, terms, path, None, options.checkpoint, &mut ticker)?;
                 let split = |l: Mask, r: Mask| keys[l as usize] + keys[r as usize];
                 let best = |s: Mask| blocked::best_split(s, split);
                 let root = full(n);
@@ -357,6 +371,7 @@ impl<M: Model> Trellis<M> {
                 return map_of(Terms::Tables(sep));
             }
             if let Potentials::General(_) = potentials {
+                refuse_checkpoint(options, "the general kernel's MAP pass")?;
                 return map_general(model, &potentials, options);
             }
         }
@@ -381,16 +396,20 @@ impl<M: Model> Trellis<M> {
                 let guess = greedy_scale(model, n, terms)?;
                 // The greedy tree may have zero potential (constraints): no guess.
                 if guess.a.is_finite() && guess.b.is_finite() {
-                    if let Some(w) = blocked::weights(n, terms, guess, path, &mut ticker)? {
+                    if let Some(w) =
+                        blocked::weights(n, terms, guess, path, options.checkpoint, &mut ticker)?
+                    {
                         return Ok(Some(log_z(&w, guess)));
                     }
                 }
-                let keys = blocked::keys(n, terms, path, None, &mut ticker)?;
+                let keys = blocked::keys(n, terms, path, None, options.checkpoint, &mut ticker)?;
                 if let Some(scale) =
                     blocked::Scale::from_keys(n, &keys, blocked::log_double_factorial)
                 {
                     drop(keys);
-                    if let Some(w) = blocked::weights(n, terms, scale, path, &mut ticker)? {
+                    if let Some(w) =
+                        blocked::weights(n, terms, scale, path, options.checkpoint, &mut ticker)?
+                    {
                         return Ok(Some(log_z(&w, scale)));
                     }
                 }
@@ -775,12 +794,12 @@ fn inside_blocked(
         return Ok(None);
     }
     let path = KernelPath::choose(options.kernel)?;
-    let keys = blocked::keys(n, Terms::Tables(sep), path, Some(&mut *map), ticker)?;
+    let keys = blocked::keys(n, Terms::Tables(sep), path, Some(&mut *map), None, ticker)?;
     let Some(scale) = blocked::Scale::from_keys(n, &keys, blocked::log_double_factorial) else {
         return Ok(None);
     };
     drop(keys);
-    let Some(weights) = blocked::weights(n, Terms::Tables(sep), scale, path, ticker)? else {
+    let Some(weights) = blocked::weights(n, Terms::Tables(sep), scale, path, None, ticker)? else {
         return Ok(None);
     };
     let f = sep.factors[1];

@@ -141,6 +141,18 @@ impl PairBlocks {
         (self.high[term as usize][high] + self.low[term as usize][x]) + cross
     }
 
+    /// Feeds what determines every term (`n`, the block width and both pair
+    /// matrices, bit for bit) to `update`: a checkpoint's fingerprint.
+    pub(crate) fn fingerprint(&self, update: &mut dyn FnMut(&[u8])) {
+        update(&(self.n as u64).to_le_bytes());
+        update(&(self.bits as u64).to_le_bytes());
+        for t in &self.pairs {
+            for v in t {
+                update(&v.to_bits().to_le_bytes());
+            }
+        }
+    }
+
     /// Both terms of every subset, `(P, C)` by mask: the tables of the
     /// kernels that read tables.
     pub(crate) fn tables(&self) -> (Vec<f64>, Vec<f64>) {
