@@ -280,6 +280,7 @@ def test_get_set_params_without_sklearn_conventions():
         "max_memory": None,
         "seed": 0,
         "n_jobs": None,
+        "summary": "map",
     }
     assert est.set_params(beta=2.0) is est and est.beta == 2.0
     with pytest.raises(ValueError):
