@@ -426,6 +426,30 @@ pub(crate) fn run<T: Serialize + Send>(
     jet: impl Fn(&Jet, &Posterior, usize) -> Result<T> + Sync,
     weights: impl FnOnce(&NamedWeights, &Posterior) -> Result<String>,
 ) -> Result<String> {
+    let planned = task(need, workload);
+    run_planned(
+        args, sparse, feedback, workload, need, planned, beta, progress, output, prepare, jet,
+        weights,
+    )
+}
+
+/// [`run`] with the planner's task given: what the command computes after
+/// the trellis (e.g. `summary`'s MCC pass), for its estimate.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_planned<T: Serialize + Send>(
+    args: &ModelArgs,
+    sparse: &SparseArgs,
+    feedback: &TripletArgs,
+    workload: Workload,
+    need: Need,
+    planned: Task,
+    beta: f64,
+    progress: bool,
+    output: impl Fn(usize) -> u128,
+    prepare: impl FnOnce(Option<&[String]>) -> Result<()>,
+    jet: impl Fn(&Jet, &Posterior, usize) -> Result<T> + Sync,
+    weights: impl FnOnce(&NamedWeights, &Posterior) -> Result<String>,
+) -> Result<String> {
     let dense = sparse.sparse.is_none();
     if !dense {
         crate::input::refuse_time_limit(args, "--sparse")?;
@@ -447,7 +471,7 @@ pub(crate) fn run<T: Serialize + Send>(
         Input::Jets(file) => {
             sparse.check_jets(file, args)?;
             if dense {
-                plan_jets(args, file, task(need, workload))?;
+                plan_jets(args, file, planned)?;
             }
             let total = file
                 .jets
@@ -484,8 +508,7 @@ pub(crate) fn run<T: Serialize + Send>(
                 Some(path) => read_triplets(path, &w, limit)?,
                 None => Vec::new(),
             };
-            let task = task(need, workload);
-            let post = weights_posterior(args, sparse, &w, beta, progress, task, triplets)?;
+            let post = weights_posterior(args, sparse, &w, beta, progress, planned, triplets)?;
             weights(&w, &post)
         }
     }

@@ -7,10 +7,11 @@ use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use trellis::Workload;
+use trellis::plan::Task;
 use trellis::posterior::{Need, Posterior};
 use trellis::summary::{Clade, SupportTree};
 
-use crate::commands::{note, outside, run, to_json, with_sparsity};
+use crate::commands::{note, outside, run_planned, to_json, with_sparsity};
 use crate::output::{self, ClusterJson};
 use crate::sparse::SparseArgs;
 use crate::{ModelArgs, TripletArgs};
@@ -112,12 +113,19 @@ pub fn summary(a: &SummaryArgs, progress: bool) -> Result<String> {
         }
         (_, t) => t.unwrap_or(0.5),
     };
-    run(
+    // The planner counts the summary's own pass (the MCC tree's max-plus
+    // pass) with the marginals'.
+    let planned = match a.kind {
+        SummaryKind::Mcc => Task::Mcc,
+        SummaryKind::Consensus => Task::Consensus,
+    };
+    run_planned(
         &a.model,
         &a.sparse,
         &a.feedback,
         Workload::Marginals,
         Need::All,
+        planned,
         a.model.beta,
         progress,
         |_| 0,

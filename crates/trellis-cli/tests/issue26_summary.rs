@@ -445,6 +445,16 @@ fn issue26_refusals_exit_2() {
         "between 0.5 and 1",
     );
     check(&["--kind", "mcc", "--threshold", "0.6"], "--kind consensus");
+    // The planner estimates the summary's own work (issue 26): a time
+    // limit below any estimate is refused up front, naming the summary.
+    check(
+        &["--kind", "mcc", "--time-limit", "0.001"],
+        "exact maximum-clade-credibility tree over 5 points",
+    );
+    check(
+        &["--kind", "consensus", "--time-limit", "0.001"],
+        "exact majority-rule consensus tree over 5 points",
+    );
     check(&["--kind", "median"], "invalid value");
     check(
         &["--kind", "mcc", "--json", "--newick"],

@@ -280,6 +280,7 @@ def test_get_set_params_without_sklearn_conventions():
         "max_memory": None,
         "seed": 0,
         "n_jobs": None,
+        "summary": "map",
     }
     assert est.set_params(beta=2.0) is est and est.beta == 2.0
     with pytest.raises(ValueError):
@@ -632,18 +633,21 @@ def test_flat_approx_marginals_are_the_families():
 # -- scikit-learn ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("cls", ["TrellisHierarchical", "TrellisFlat"])
-def test_check_estimator_with_defaults(cls):
+@pytest.mark.parametrize(
+    "cls, params", [("TrellisHierarchical", ""), ("TrellisHierarchical", 'summary="mcc"'), ("TrellisFlat", "")]
+)
+def test_check_estimator_with_defaults(cls, params):
     """scikit-learn's own checks, every one run and passed, default
-    parameters. In a fresh interpreter with SCIPY_ARRAY_API=1 (read when
-    SciPy is first imported) so that the array API check runs instead of
-    being skipped; check_estimator raises on the first failing check."""
+    parameters (and the hierarchy's MCC summary). In a fresh interpreter with
+    SCIPY_ARRAY_API=1 (read when SciPy is first imported) so that the array
+    API check runs instead of being skipped; check_estimator raises on the
+    first failing check."""
     pytest.importorskip("sklearn")
     code = f"""
 import json
 from sklearn.utils.estimator_checks import check_estimator
 import trellis
-results = check_estimator(trellis.{cls}())
+results = check_estimator(trellis.{cls}({params}))
 print(json.dumps([[r["check_name"], r["status"]] for r in results]))
 """
     env = dict(os.environ, SCIPY_ARRAY_API="1")

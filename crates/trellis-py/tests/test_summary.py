@@ -228,3 +228,95 @@ def test_summaries_equal_the_cli(tmp_path, run_cli):
     assert expected == pytest.approx(out["expected_loss"], rel=1e-12)
     clusters = [[i for i in range(n) if labels[i] == k] for k in range(labels.max() + 1)]
     assert clusters == out["clusters"]
+
+
+# -- TrellisHierarchical(summary=...) -----------------------------------------
+
+
+def tree_cost(t, w):
+    return sum(hcc_cost(w, l, r) for l, r in splits(t))
+
+
+@pytest.mark.parametrize("n, beta, seed", [(5, 2.0, 40), (6, 0.5, 41), (7, 4.0, 42)])
+def test_sklearn_mcc_tree_matches_brute_force(n, beta, seed):
+    """TrellisHierarchical(summary="mcc") reports the MCC tree: the most
+    credible of all (2n-3)!! trees by the brute-force marginals, with its
+    linkage, children, cost and labels; summary="map" keeps the MAP tree."""
+    w = weights(n, seed)
+    trees, marginal = brute_marginals(w, beta)
+    scored = sorted(((credibility(t, n, marginal), t) for t in trees), key=lambda x: -x[0])
+    best = scored[0][0]
+    est = trellis.TrellisHierarchical(method="exact", summary="mcc", similarity="precomputed", beta=beta)
+    assert est.fit(w) is est
+    assert est.summary_ == "mcc" and est.method_ == "exact"
+    nested = est.tree_.to_nested()
+    assert credibility(nested, n, marginal) == pytest.approx(best, abs=1e-9)
+    if scored[1][0] < best - 1e-9:  # a unique optimum: the very tree
+        assert leaves_sets(nested) == leaves_sets(scored[0][1])
+    assert est.tree_.log_credibility == pytest.approx(best, abs=1e-9)
+    for c, p in est.tree_.support.items():
+        assert p == pytest.approx(marginal[c], abs=1e-9)
+    np.testing.assert_array_equal(est.linkage_matrix_, est.tree_.to_linkage())
+    np.testing.assert_array_equal(est.children_, est.linkage_matrix_[:, :2])
+    np.testing.assert_array_equal(est.distances_, est.linkage_matrix_[:, 2])
+    assert est.cost_ == pytest.approx(tree_cost(nested, w), abs=1e-9)
+    # The posterior and its marginals are the exact method's, whatever the summary.
+    post = trellis.exact_hierarchy(w, beta=beta)
+    assert est.log_z_ == post.log_z
+    assert est.cluster_marginals_ == post.cluster_marginals()
+    # "auto" asks the planner for the MCC task and runs it exactly (few points).
+    auto = trellis.TrellisHierarchical(summary="mcc", similarity="precomputed", beta=beta).fit(w)
+    assert auto.method_ == "exact" and auto.tree_ == est.tree_
+    # n_clusters=2 cuts the MCC tree at its root.
+    two = trellis.TrellisHierarchical(
+        method="exact", summary="mcc", similarity="precomputed", beta=beta, n_clusters=2
+    ).fit(w)
+    groups = {}
+    for i, label in enumerate(two.labels_.tolist()):
+        groups.setdefault(label, set()).add(i)
+    assert sorted(map(sorted, groups.values())) == sorted(map(sorted, [leaves(c) for c in nested]))
+    # The MAP summary (the default) reports the MAP tree, no more credible.
+    m = trellis.TrellisHierarchical(method="exact", similarity="precomputed", beta=beta).fit(w)
+    assert m.summary_ == "map" and m.tree_ == post.map_tree
+    assert credibility(m.tree_.to_nested(), n, marginal) <= best + 1e-9
+
+
+def leaves_sets(t):
+    return sorted(sorted(l | r) for l, r in splits(t))
+
+
+def test_sklearn_summary_is_validated_at_fit():
+    """A bad summary, or summary="mcc" with a method that has no posterior,
+    raises ValueError (InputError) at fit, not in the constructor."""
+    x = np.random.default_rng(5).normal(size=(6, 2))
+    for bad in ["median", "MCC", 1, None]:
+        est = trellis.TrellisHierarchical(summary=bad)  # stores it only
+        with pytest.raises(ValueError, match="summary must be one of 'map', 'mcc'"):
+            est.fit(x)
+    for method in ["astar", "approx", "greedy", "beam"]:
+        with pytest.raises(InputError, match="needs the exact posterior"):
+            trellis.TrellisHierarchical(summary="mcc", method=method).fit(x)
+        # The MAP summary takes every method.
+        assert trellis.TrellisHierarchical(method=method).fit(x).summary_ == "map"
+
+
+def test_sklearn_mcc_beyond_the_budget_falls_back_with_a_warning():
+    x = np.random.default_rng(6).normal(size=(8, 2))
+    est = trellis.TrellisHierarchical(summary="mcc", max_exact_seconds=1e-9)
+    with pytest.warns(UserWarning, match="not the MCC tree"):
+        est.fit(x)
+    assert est.method_ == "approx" and est.summary_ == "map"
+    assert est.tree_ == trellis.astar(trellis.similarity(x, "rbf", center=True), approx=True, seed=0).tree
+
+
+def test_plan_counts_the_summaries():
+    mcc = trellis.plan(20, task="mcc", n_jobs=2)
+    marginals = trellis.plan(20, task="marginals", n_jobs=2)
+    consensus = trellis.plan(20, task="consensus", n_jobs=2)
+    inside = (3**20 - 2**21 + 1) / 2
+    assert mcc["splits"] == marginals["splits"] + inside
+    assert mcc["seconds"] > marginals["seconds"] and mcc["memory_bytes"] > marginals["memory_bytes"]
+    assert consensus["seconds"] == marginals["seconds"] and consensus["task"] == "consensus"
+    assert "maximum-clade-credibility" in mcc["summary"]
+    with pytest.raises(InputError, match="hierarchies"):
+        trellis.plan(10, model="cc", task="mcc")

@@ -19,7 +19,11 @@
 //!   energies, MAP per draw; §5.3.1) against the exact ones, with the number
 //!   of pairs over- and under-estimated beyond 4 Monte Carlo standard errors;
 //! - **Figs. 4 and 5**: heatmaps of the pairwise energies and of the exact
-//!   pairwise marginals.
+//!   pairwise marginals;
+//! - **the Binder-optimal partition** (issue 26, `trellis::summary`): the
+//!   partition minimising the posterior expected Binder loss (equal costs),
+//!   against the MAP partition: the expected loss of each and the pairs they
+//!   disagree on, with their exact marginals.
 //!
 //! The synthetic data: `--samples` patients in `--subtypes` subtypes (sizes
 //! in proportion 9:7:4:..., named A1, A2, ..., B1, ...), `--genes` genes with
@@ -244,6 +248,29 @@ struct Striking {
     energy_b_via: f64,
 }
 
+/// A pair that the MAP and the Binder partitions place differently.
+#[derive(Serialize)]
+struct Disagreement {
+    a: String,
+    b: String,
+    /// The exact `P(a ~ b)`.
+    marginal: f64,
+    /// Whether the MAP partition puts them together (the Binder partition
+    /// does the opposite).
+    map_together: bool,
+}
+
+/// The Binder-optimal partition against the MAP partition.
+#[derive(Serialize)]
+struct Binder {
+    clusters: Vec<Vec<String>>,
+    /// Its posterior expected Binder loss (equal costs: expected pairs wrong).
+    expected_loss: f64,
+    /// The MAP partition's.
+    map_expected_loss: f64,
+    disagreements: Vec<Disagreement>,
+}
+
 #[derive(Serialize)]
 struct Report {
     data: String,
@@ -254,6 +281,7 @@ struct Report {
     partitions: String,
     map_log_energy: f64,
     map_clusters: Vec<Vec<String>>,
+    binder: Binder,
     pearson_energy_marginal: f64,
     spearman_energy_marginal: f64,
     striking: Option<Striking>,
@@ -383,6 +411,7 @@ pub fn flat(args: &FlatExperimentArgs) -> Result<String> {
         .map(|q| q.perturb_and_map - q.marginal)
         .collect();
     let map = trellis.map().clusters.clone();
+    let binder = binder_report(&marginals, &map, &names)?;
     let report = Report {
         data: source,
         names: names.clone(),
@@ -395,6 +424,7 @@ pub fn flat(args: &FlatExperimentArgs) -> Result<String> {
             .iter()
             .map(|c| c.iter().map(|&i| names[i].clone()).collect())
             .collect(),
+        binder,
         pearson_energy_marginal: pearson(&e, &p),
         spearman_energy_marginal: spearman(&e, &p),
         striking,
@@ -500,6 +530,61 @@ fn heatmap(r: &Report, marginals: bool) -> Heatmap {
     }
 }
 
+/// The Binder-optimal partition (equal costs) against the MAP partition
+/// `map`: both expected losses and the pairs they place differently.
+fn binder_report(
+    marginals: &trellis::flat::FlatMarginals,
+    map: &[Vec<usize>],
+    names: &[String],
+) -> Result<Binder> {
+    let options = trellis::Options::default();
+    let b = trellis::summary::binder_partition(marginals, 1.0, 1.0, &options)?;
+    let map_expected_loss = trellis::summary::binder_loss(marginals, map, 1.0, 1.0)?;
+    let label = |parts: &[Vec<usize>]| {
+        let mut l = vec![0; names.len()];
+        for (k, c) in parts.iter().enumerate() {
+            for &i in c {
+                l[i] = k;
+            }
+        }
+        l
+    };
+    let (lm, lb) = (label(map), label(&b.clusters));
+    let mut disagreements = Vec::new();
+    for i in 0..names.len() {
+        for j in i + 1..names.len() {
+            let map_together = lm[i] == lm[j];
+            if map_together != (lb[i] == lb[j]) {
+                disagreements.push(Disagreement {
+                    a: names[i].clone(),
+                    b: names[j].clone(),
+                    marginal: marginals.pairwise(i, j)?,
+                    map_together,
+                });
+            }
+        }
+    }
+    Ok(Binder {
+        clusters: b
+            .clusters
+            .iter()
+            .map(|c| c.iter().map(|&i| names[i].clone()).collect())
+            .collect(),
+        expected_loss: b.expected_loss,
+        map_expected_loss,
+        disagreements,
+    })
+}
+
+/// `{a, b} {c}` of named clusters.
+fn braces(clusters: &[Vec<String>]) -> String {
+    clusters
+        .iter()
+        .map(|c| format!("{{{}}}", c.join(", ")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn markdown(r: &Report) -> String {
     let mut o = String::new();
     o.push_str(
@@ -525,6 +610,33 @@ fn markdown(r: &Report) -> String {
         r.map_log_energy,
         clusters.join(" ")
     ));
+    let b = &r.binder;
+    o.push_str("## The Binder-optimal partition vs the MAP partition\n\n");
+    o.push_str(&format!(
+        "- Binder-optimal partition (equal costs): {}\n- Expected Binder loss: {:.4} \
+         (MAP partition: {:.4}) pairs wrong of {}\n",
+        braces(&b.clusters),
+        b.expected_loss,
+        b.map_expected_loss,
+        r.pairs.len()
+    ));
+    if b.disagreements.is_empty() {
+        o.push_str("- The two partitions are the same.\n\n");
+    } else {
+        o.push_str("\n| a | b | exact P(a ~ b) | MAP | Binder |\n|---|---|---:|---|---|\n");
+        for d in &b.disagreements {
+            let (m, x) = if d.map_together {
+                ("together", "apart")
+            } else {
+                ("apart", "together")
+            };
+            o.push_str(&format!(
+                "| {} | {} | {:.4} | {m} | {x} |\n",
+                d.a, d.b, d.marginal
+            ));
+        }
+        o.push('\n');
+    }
     o.push_str("## Fig. 2: pairwise energy vs pairwise marginal\n\n");
     o.push_str(&format!(
         "Pearson correlation {:.3}, Spearman {:.3} over {} pairs.\n",

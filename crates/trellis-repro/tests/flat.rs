@@ -80,12 +80,57 @@ fn agrees_with_the_flat_commands() {
         // Same draws up to the last bits of the weights' round trip through text.
         assert!((x - y).abs() <= 2.0 / 300.0, "{i} ~ {j}: {x} vs {y}");
     }
+    // The Binder-optimal partition: its expected loss recomputed from the
+    // exact pairwise marginals, never above the MAP partition's, and the
+    // listed disagreements are exactly the pairs the two place differently.
+    let names: Vec<&str> = r["names"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let labels = |clusters: &serde_json::Value| {
+        let mut l = vec![usize::MAX; n];
+        for (k, c) in clusters.as_array().unwrap().iter().enumerate() {
+            for x in c.as_array().unwrap() {
+                l[names
+                    .iter()
+                    .position(|y| *y == x.as_str().unwrap())
+                    .unwrap()] = k;
+            }
+        }
+        assert!(l.iter().all(|&k| k != usize::MAX));
+        l
+    };
+    let binder = &r["binder"];
+    let (lb, lm) = (labels(&binder["clusters"]), labels(&r["map_clusters"]));
+    let loss = |l: &[usize]| {
+        let mut s = 0.0;
+        for i in 0..n {
+            for j in i + 1..n {
+                s += if l[i] == l[j] { 1.0 - p[i][j] } else { p[i][j] };
+            }
+        }
+        s
+    };
+    let (eb, em) = (
+        binder["expected_loss"].as_f64().unwrap(),
+        binder["map_expected_loss"].as_f64().unwrap(),
+    );
+    assert!((loss(&lb) - eb).abs() < 1e-9 && (loss(&lm) - em).abs() < 1e-9);
+    assert!(eb <= em + 1e-12, "Binder {eb} vs MAP {em}");
+    let differ = (0..n)
+        .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+        .filter(|&(i, j)| (lb[i] == lb[j]) != (lm[i] == lm[j]))
+        .count();
+    assert_eq!(binder["disagreements"].as_array().unwrap().len(), differ);
     // Reproducible: the same seed gives the same report (timings aside).
     let again = json(&args);
     for key in [
         "pairs",
         "marginals",
         "map_clusters",
+        "binder",
         "perturb_mean_difference",
     ] {
         assert_eq!(r[key], again[key], "{key}");

@@ -42,6 +42,15 @@
 //! | linkage, Ginkgo | general (log ψ per split) | log-space inside | max-plus inside | log-space inside | + log-space outside |
 //! | `cc` | flat blocked | weight pass | key pass | both | both (+ `O(2^n)` sweep) |
 //!
+//! The posterior summaries of [`crate::summary`] need the marginals first:
+//! [`Task::Consensus`] is the work of [`Task::Marginals`] (its `O(2^n)` scan
+//! of the marginals is counted with the per-subset work), and [`Task::Mcc`]
+//! adds one max-plus pass over the clade-credibility model, which runs on
+//! the blocked kernel (key pass) whatever the model: `inside + outside + one
+//! more inside` splits, and the model's tabulation once more per subset.
+//! Both summarise posteriors over hierarchies (the `cc` model's summary is
+//! the Binder-optimal partition, not a task here).
+//!
 //! The blocked kernel needs a separable potential whose factor does not
 //! depend on the cluster size (hierarchical correlation clustering at any
 //! β); Dasgupta's `σ(|S|) = |S|` factor keeps it on the level-order kernel.
@@ -71,15 +80,20 @@
 //! included), plus, for `linkage-complete` and `linkage-single`, the heap
 //! bytes of their summaries (`8n + 16` bytes per subset, see
 //! [`Summarize::summary_heap_bytes`](crate::Summarize::summary_heap_bytes)).
+//! For [`Task::Mcc`] the posterior keeps its model tables, the inside pass's
+//! kept tables and the log marginals (16 + 16 + 8 bytes per subset) while
+//! the MCC pass, with the memory the library checks for it
+//! ([`Workload::Inside`]), runs: the larger of that sum (112 bytes per
+//! subset) and the marginals' own peak (72).
 //! `logz` and `map` of `hcc` (without triplets) are single passes of the
 //! blocked kernel over one 8-byte entry per subset, their terms rebuilt
 //! block by block from the weights
 //! ([`Trellis::log_z_only`](crate::Trellis::log_z_only),
 //! [`Trellis::map_only`](crate::Trellis::map_only)): their memory is
-//! `pass_bytes` (8 bytes plus a few MiB; 8.4 bytes per subset at `n = 24`, measured peak
-//! resident), unless β is so large that the weights leave the kernel's
-//! range; that rare run falls back to the full inside pass and checks its
-//! own, larger memory before it allocates.
+//! `pass_bytes` (8 bytes per subset plus a few MiB; 8.4 bytes per subset
+//! at `n = 24`, measured peak resident), unless β is so large that the
+//! weights leave the kernel's range; that rare run falls back to the full
+//! inside pass and checks its own, larger memory before it allocates.
 //!
 //! # Accuracy
 //!
@@ -96,7 +110,9 @@
 
 use std::fmt;
 
-use crate::base::memory::{self, MAX_POINTS, Workload, memory_needed};
+use crate::base::memory::{
+    self, INSIDE_KEPT_BYTES, MAX_POINTS, MODEL_BYTES, Workload, memory_needed,
+};
 use crate::dense::KernelPath;
 use crate::error::{Error, ErrorKind, Result, human_bytes, human_seconds};
 use crate::models::{ModelName, Structure};
@@ -115,20 +131,30 @@ pub enum Task {
     Infer,
     /// Exact samples: the full inside pass (each sample then costs little).
     Sample,
+    /// The maximum-clade-credibility tree ([`crate::summary`]): the work of
+    /// [`Task::Marginals`], then one more max-plus pass on the blocked kernel
+    /// over the clade-credibility model, whatever the model (hierarchies
+    /// only).
+    Mcc,
+    /// The majority-rule consensus tree ([`crate::summary`]): the work of
+    /// [`Task::Marginals`] (then an `O(2^n)` scan; hierarchies only).
+    Consensus,
 }
 
 impl Task {
     /// Every task.
-    pub const ALL: [Task; 5] = [
+    pub const ALL: [Task; 7] = [
         Task::LogZ,
         Task::Map,
         Task::Marginals,
         Task::Infer,
         Task::Sample,
+        Task::Mcc,
+        Task::Consensus,
     ];
 
     /// The task's name as the doors spell it (`logz`, `map`, `marginals`,
-    /// `infer`, `sample`).
+    /// `infer`, `sample`, `mcc`, `consensus`).
     pub fn name(self) -> &'static str {
         match self {
             Task::LogZ => "logz",
@@ -136,7 +162,24 @@ impl Task {
             Task::Marginals => "marginals",
             Task::Infer => "infer",
             Task::Sample => "sample",
+            Task::Mcc => "mcc",
+            Task::Consensus => "consensus",
         }
+    }
+
+    /// Whether the task is defined for a posterior of this structure: the
+    /// summary trees ([`Task::Mcc`], [`Task::Consensus`]) summarise a
+    /// posterior over hierarchies, every other task is defined for both.
+    pub fn applies_to(self, structure: Structure) -> bool {
+        !(matches!(self, Task::Mcc | Task::Consensus) && structure == Structure::Partition)
+    }
+
+    /// Whether the task needs every cluster marginal (the outside pass).
+    fn needs_marginals(self) -> bool {
+        matches!(
+            self,
+            Task::Marginals | Task::Infer | Task::Mcc | Task::Consensus
+        )
     }
 
     /// What it computes, for messages ("log Z", "the MAP tree", …).
@@ -148,13 +191,14 @@ impl Task {
             (Task::Marginals, _) => "every cluster marginal",
             (Task::Infer, _) => "MAP, log Z and every marginal",
             (Task::Sample, _) => "exact samples",
+            (Task::Mcc, _) => "maximum-clade-credibility tree",
+            (Task::Consensus, _) => "majority-rule consensus tree",
         }
     }
 
     /// The memory estimate's workload.
     fn workload(self, structure: Structure) -> Workload {
-        let marginals = matches!(self, Task::Marginals | Task::Infer);
-        match (structure, marginals) {
+        match (structure, self.needs_marginals()) {
             (Structure::Hierarchy, false) => Workload::Inside,
             (Structure::Hierarchy, true) => Workload::Marginals,
             (Structure::Partition, false) => Workload::FlatInside,
@@ -333,6 +377,10 @@ const FLAT_KEYS_NS: f64 = 0.35;
 /// The flat blocked kernel, AVX2: the weight pass (`log Z`), per term.
 const FLAT_WEIGHTS_NS: f64 = 0.30;
 
+/// The table of log cluster marginals the outside pass leaves, per subset
+/// (kept while the MCC pass runs).
+const LOG_P_BYTES: u64 = 8;
+
 /// Splits of one inside pass of the dense trellis, `(3^n - 2^(n+1) + 1)/2`.
 fn inside_splits(n: usize) -> f64 {
     (3f64.powi(n as i32) - 2f64.powi(n as i32 + 1) + 1.0) / 2.0
@@ -348,17 +396,22 @@ fn flat_terms(n: usize) -> f64 {
     (3f64.powi(n as i32) - 1.0) / 2.0
 }
 
+/// Whether the blocked kernels take their AVX2 path (the one the run will
+/// take, see the module docs), and their time relative to it.
+fn blocked_path() -> (bool, f64) {
+    match KernelPath::choose(None).unwrap_or_else(|_| KernelPath::best()) {
+        KernelPath::Avx2 => (true, 1.0),
+        KernelPath::Portable => (false, PORTABLE_FACTOR),
+    }
+}
+
 /// The kernel a model runs on, with the passes of a task: `(name, [(units,
 /// ns per unit per core)])`.
 fn passes(n: usize, model: ModelName, task: Task) -> (&'static str, Vec<(f64, f64)>) {
     let inside = inside_splits(n);
     let outside = outside_terms(n);
-    let marginals = matches!(task, Task::Marginals | Task::Infer);
-    let path = KernelPath::choose(None).unwrap_or_else(|_| KernelPath::best());
-    let (avx2, factor) = match path {
-        KernelPath::Avx2 => (true, 1.0),
-        KernelPath::Portable => (false, PORTABLE_FACTOR),
-    };
+    let marginals = task.needs_marginals();
+    let (avx2, factor) = blocked_path();
     match model {
         ModelName::Hcc => {
             let keys = (inside, BLOCKED_KEYS_NS * factor);
@@ -372,7 +425,7 @@ fn passes(n: usize, model: ModelName, task: Task) -> (&'static str, Vec<(f64, f6
                 Task::LogZ => vec![weights],
                 Task::Map => vec![keys],
                 Task::Sample => vec![keys, weights],
-                Task::Marginals | Task::Infer => {
+                Task::Marginals | Task::Infer | Task::Mcc | Task::Consensus => {
                     vec![keys, weights, (outside, BLOCKED_OUTSIDE_NS * factor)]
                 }
             };
@@ -419,7 +472,9 @@ fn passes(n: usize, model: ModelName, task: Task) -> (&'static str, Vec<(f64, f6
             let passes = match task {
                 Task::Map => vec![(inside, per_split * map_factor)],
                 Task::LogZ | Task::Sample => vec![(inside, per_split)],
-                Task::Marginals | Task::Infer => vec![(inside, per_split), (outside, per_split)],
+                Task::Marginals | Task::Infer | Task::Mcc | Task::Consensus => {
+                    vec![(inside, per_split), (outside, per_split)]
+                }
             };
             ("general", passes)
         }
@@ -474,7 +529,13 @@ fn estimate_on(
     }
     let threads = threads.max(1);
     let structure = model.info().structure;
-    let subsets = 2f64.powi(n as i32);
+    if !task.applies_to(structure) {
+        return Err(Error::parameter(format!(
+            "the task {task} summarises a posterior over hierarchies, and the {model} model's \
+             posterior is over partitions (its summary is the Binder-optimal partition)"
+        )));
+    }
+    let mut subsets = 2f64.powi(n as i32);
     let heap = match model {
         // Complete and single linkage keep `n` distances per summary.
         ModelName::LinkageComplete | ModelName::LinkageSingle => (8 * n as u64 + 16) << n,
@@ -488,12 +549,28 @@ fn estimate_on(
         };
     let single_pass =
         model == ModelName::Hcc && !constrained && matches!(task, Task::LogZ | Task::Map);
-    let memory_bytes = if single_pass {
+    let mut memory_bytes = if single_pass {
         memory::pass_bytes(n)
     } else {
-        memory_needed(n, task.workload(structure)).saturating_add(heap)
+        memory_needed(n, task.workload(structure))
     };
-    let (kernel, passes) = passes(n, model, task);
+    let (kernel, mut passes) = passes(n, model, task);
+    if task == Task::Mcc {
+        // The clade-credibility model is tabulated and its max-plus pass
+        // runs (blocked kernel) while the posterior keeps its tables.
+        let (_, factor) = blocked_path();
+        passes.push((inside_splits(n), BLOCKED_KEYS_NS * factor));
+        subsets *= 2.0;
+        memory_bytes = memory_bytes.max(
+            ((MODEL_BYTES + INSIDE_KEPT_BYTES + LOG_P_BYTES) << n)
+                .saturating_add(memory_needed(n, Workload::Inside)),
+        );
+    }
+    let memory_bytes = if single_pass {
+        memory_bytes
+    } else {
+        memory_bytes.saturating_add(heap)
+    };
     let splits: f64 = passes.iter().map(|(units, _)| units).sum();
     let core_ns: f64 =
         subsets * PER_SUBSET_NS + passes.iter().map(|(units, ns)| units * ns).sum::<f64>();
@@ -643,4 +720,63 @@ pub fn clusters_bytes(n: usize) -> u128 {
     }
     let per_cluster = 48 + 12 * n as u128;
     per_cluster << n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summaries_count_their_passes_and_memory() {
+        for n in [2, 12, 20, 26] {
+            for model in ModelName::all() {
+                let e = |task| estimate(n, model, task, 2);
+                if model.info().structure == Structure::Partition {
+                    for task in [Task::Mcc, Task::Consensus] {
+                        let err = e(task).unwrap_err().to_string();
+                        assert!(err.contains("hierarchies"), "{err}");
+                    }
+                    continue;
+                }
+                let marginals = e(Task::Marginals).unwrap();
+                let consensus = e(Task::Consensus).unwrap();
+                let mcc = e(Task::Mcc).unwrap();
+                // Consensus: the marginals' work and memory.
+                assert_eq!(
+                    consensus,
+                    Estimate {
+                        task: Task::Consensus,
+                        ..marginals.clone()
+                    }
+                );
+                // MCC: one more inside pass of splits, on the blocked key pass.
+                assert_eq!(mcc.splits, marginals.splits + inside_splits(n));
+                let (_, factor) = blocked_path();
+                let extra = (inside_splits(n) * BLOCKED_KEYS_NS * factor
+                    + 2f64.powi(n as i32) * PER_SUBSET_NS)
+                    * 1e-9
+                    / 2.0;
+                let d = mcc.seconds - marginals.seconds;
+                assert!((d - extra).abs() <= 1e-12 * mcc.seconds, "{model} n = {n}");
+                // Memory: the posterior's kept tables (16 + 16 + 8 bytes per
+                // subset) and the MCC pass's own check, 112 bytes per subset
+                // against 72 for the marginals (plus the same summaries' heap).
+                assert_eq!(
+                    mcc.memory_bytes - marginals.memory_bytes,
+                    40u64 << n,
+                    "{model} n = {n}"
+                );
+                assert_eq!(mcc.kernel, marginals.kernel);
+            }
+        }
+        // By name, as the doors spell them.
+        assert_eq!("mcc".parse::<Task>().unwrap(), Task::Mcc);
+        assert_eq!("Consensus".parse::<Task>().unwrap(), Task::Consensus);
+        let hcc = estimate(22, ModelName::Hcc, Task::Mcc, 2).unwrap();
+        assert!(
+            hcc.to_string()
+                .starts_with("exact maximum-clade-credibility tree over 22 points"),
+            "{hcc}"
+        );
+    }
 }

@@ -280,6 +280,8 @@ fn all_partitions(n: usize) -> Vec<Vec<Mask>> {
 
 #[test]
 fn binder_partition_matches_brute_force() {
+    // Cases where the Binder partition is strictly better than the MAP one.
+    let mut better_than_map = 0;
     for n in 2..=7 {
         for seed in 0..3u64 {
             for &beta in &[0.5, 2.0, 6.0] {
@@ -308,6 +310,8 @@ fn binder_partition_matches_brute_force() {
                     .collect();
                 let top = log_e.iter().copied().fold(f64::NEG_INFINITY, f64::max);
                 let z: f64 = log_e.iter().map(|&l| (l - top).exp()).sum();
+                // The MAP partition, by brute force.
+                let map_part = &parts[log_e.iter().position(|&l| l == top).unwrap()];
                 let mut pair = vec![vec![0.0; n]; n];
                 for (p, &l) in parts.iter().zip(&log_e) {
                     let prob = (l - top).exp() / z;
@@ -360,10 +364,22 @@ fn binder_partition_matches_brute_force() {
                     let recomputed =
                         binder_loss(post.marginals().unwrap(), &got.clusters, a, b).unwrap();
                     assert_eq!(recomputed, got.expected_loss);
+                    // Never worse than the MAP partition (the Bayes estimate
+                    // under the loss), and often strictly better.
+                    let map_loss = loss(map_part);
+                    assert!(
+                        got.expected_loss <= map_loss + tol,
+                        "{what}: Binder {} vs MAP {map_loss}",
+                        got.expected_loss
+                    );
+                    if got.expected_loss < map_loss - 1e-6 {
+                        better_than_map += 1;
+                    }
                 }
             }
         }
     }
+    assert!(better_than_map > 0, "the MAP partition was always optimal");
 }
 
 #[test]

@@ -44,7 +44,12 @@ def plan(
         ``"logz"`` (log Z alone), ``"map"`` (the MAP tree alone),
         ``"marginals"`` (every cluster marginal: inside and outside pass),
         ``"infer"`` (MAP, log Z and marginals from one trellis, the same
-        work as ``"marginals"``) or ``"sample"`` (the full inside pass).
+        work as ``"marginals"``), ``"sample"`` (the full inside pass),
+        ``"mcc"`` (the maximum-clade-credibility tree: the marginals' work,
+        then one more max-plus pass on the blocked kernel, and that pass's
+        tables beside the posterior's) or ``"consensus"`` (the majority-rule
+        consensus tree: the marginals' work). ``"mcc"`` and ``"consensus"``
+        summarise hierarchies: ``InputError`` with ``model="cc"``.
     n_jobs : int or None
         Threads: ``None`` the default pool (one per core), ``-1`` every core.
     max_memory : float or None

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import warnings
 
 import numpy as np
 
@@ -67,6 +68,10 @@ FLAT_METHODS = ("auto", "exact", "approx")
 MODELS = ("hcc", "dasgupta")
 #: The models of ``TrellisFlat``.
 FLAT_MODELS = ("cc",)
+#: The trees ``TrellisHierarchical`` can report (``summary``).
+SUMMARIES = ("map", "mcc")
+#: The methods that give the exact posterior ``summary="mcc"`` needs.
+POSTERIOR_METHODS = ("auto", "exact")
 #: The default time budget of ``method="auto"`` for the exact computation.
 MAX_EXACT_SECONDS = 5.0
 
@@ -349,16 +354,16 @@ class _TrellisEstimator(_ClusterMixin, _BaseEstimator):
             return X
         return similarity(X, kind=p["similarity"], gamma=p["gamma"], center=bool(p["center"]))
 
-    def _method(self, p, n):
+    def _method(self, p, n, task="infer"):
         """The method that runs: ``p["method"]``, or for ``"auto"`` the
-        planner's choice (``"exact"`` or ``"approx"``)."""
+        planner's choice (``"exact"`` or ``"approx"``) for ``task``."""
         if p["method"] != "auto":
             return p["method"]
         try:
             est = plan(
                 n,
                 model=p["model"],
-                task="infer",
+                task=task,
                 n_jobs=p["n_jobs"],
                 max_memory=p["max_memory"],
                 time_limit=p["max_exact_seconds"],
@@ -479,7 +484,21 @@ class TrellisHierarchical(_TrellisEstimator):
         clustering among the cuts of ``tree_`` (the partitions whose
         clusters are nodes of the tree) under correlation clustering on the
         same weights and ``beta``, ``P(C) ∝ exp(beta · Σ_{c in C} Σ_{i<j in c} w_ij)``;
-        with weights that are all ``>= 0`` that is one cluster.{params}
+        with weights that are all ``>= 0`` that is one cluster.
+    summary : {"map", "mcc"}, default="map"
+        Which tree of the posterior the estimator reports as ``tree_`` (and
+        so ``labels_``, ``children_``, ``distances_``, ``linkage_matrix_``
+        and ``cost_``). ``"map"``: the most probable tree (or the best tree
+        the search ``method`` finds). ``"mcc"``: the maximum-clade-credibility
+        tree, the binary tree whose clusters' exact posterior marginals
+        have the largest product (``HierarchyPosterior.mcc_tree()``: one more
+        max-plus pass over the trellis after the marginals, ``O(3^n)``); it
+        shows the groups the posterior is sure of where the MAP tree is often
+        a caterpillar. ``"mcc"`` needs the exact posterior: ``method`` must be
+        ``"exact"`` or ``"auto"`` (``ValueError`` otherwise), and ``"auto"``
+        asks the planner for the MCC task (``trellis.plan(n, task="mcc")``);
+        when that does not fit, ``"auto"`` falls back to approximate A*'s
+        tree with a ``UserWarning``, and ``summary_`` says ``"map"``.{params}
     Attributes
     ----------
     labels_ : ndarray of shape (n_samples,)
@@ -497,11 +516,16 @@ class TrellisHierarchical(_TrellisEstimator):
     linkage_matrix_ : ndarray of shape (n_samples - 1, 4)
         SciPy's linkage matrix of ``tree_`` (valid and monotone).
     tree_ : trellis.Tree
-        The tree found, with cumulative-cost merge heights.
+        The tree found (see ``summary``), with cumulative-cost merge heights;
+        the MCC tree also carries ``support`` (each non-trivial cluster's
+        marginal) and ``log_credibility``.
     cost_ : float
         The model's cost of ``tree_``.
     method_ : str
         The method that ran (``"exact"`` or ``"approx"`` for ``"auto"``).
+    summary_ : str
+        Which tree ``tree_`` is: ``"mcc"`` (the maximum-clade-credibility
+        tree) or ``"map"`` (the MAP tree, or the search method's best tree).
     log_z_ : float
         ``log Z`` over every tree (exact method only).
     cluster_marginals_ : list of (tuple, float)
@@ -546,6 +570,7 @@ class TrellisHierarchical(_TrellisEstimator):
         max_memory=None,
         seed=0,
         n_jobs=None,
+        summary="map",
     ):
         self.model = model
         self.method = method
@@ -558,6 +583,7 @@ class TrellisHierarchical(_TrellisEstimator):
         self.max_memory = max_memory
         self.seed = seed
         self.n_jobs = n_jobs
+        self.summary = summary
 
     def _exact(self, W, model, beta, max_memory, n_jobs):
         return exact_hierarchy(W, model=model, beta=beta, max_memory=max_memory, n_jobs=n_jobs)
@@ -580,6 +606,12 @@ class TrellisHierarchical(_TrellisEstimator):
         """
         p = self._common_params()
         n_clusters = _int(self.n_clusters, "n_clusters", 1)
+        summary = self._choice(self.summary, SUMMARIES, "summary")
+        if summary == "mcc" and p["method"] not in POSTERIOR_METHODS:
+            raise InputError(
+                f"summary=\"mcc\" needs the exact posterior: method must be \"exact\" or \"auto\", "
+                f"not {p['method']!r}"
+            )
         self._forget()
         X = self._check_X(X)
         W = self._weights(X, p)
@@ -587,11 +619,23 @@ class TrellisHierarchical(_TrellisEstimator):
         if n_clusters is not None and n_clusters > n:
             raise InputError(f"n_clusters = {n_clusters} is more than the {n} points")
 
-        m = self._method(p, n)
+        m = self._method(p, n, task="mcc" if summary == "mcc" else "infer")
         model, beta, n_jobs = p["model"], p["beta"], p["n_jobs"]
+        if summary == "mcc" and m != "exact":
+            warnings.warn(
+                f"the exact posterior over {n} points is beyond max_memory, max_exact_seconds or 30 points: "
+                "tree_ is approximate A*'s tree, not the MCC tree (summary_ is \"map\")",
+                UserWarning,
+                stacklevel=2,
+            )
+            summary = "map"
         if m == "exact":
             post = self._exact(W, model, beta, p["max_memory"], n_jobs)
-            tree, cost = post.map_tree, post.map_cost
+            if summary == "mcc":
+                tree = post.mcc_tree()
+                cost = _tree_cost(tree)
+            else:
+                tree, cost = post.map_tree, post.map_cost
             self.posterior_ = post
             self._posterior_args = (W, model, beta, p["max_memory"], n_jobs)
             self.log_z_ = post.log_z
@@ -614,6 +658,7 @@ class TrellisHierarchical(_TrellisEstimator):
         self.cost_ = float(cost) if cost is not None else _tree_cost(tree)
         self.n_leaves_ = n
         self.method_ = m
+        self.summary_ = summary
         if n_clusters is None:
             self.labels_ = _TreeCuts(W, self.children_, beta).map_labels
         else:

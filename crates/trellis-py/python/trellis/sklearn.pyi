@@ -16,6 +16,8 @@ FLAT_METHODS: tuple[str, ...]
 MODELS: tuple[str, ...]
 FLAT_MODELS: tuple[str, ...]
 MAX_EXACT_SECONDS: float
+SUMMARIES: tuple[str, ...]
+POSTERIOR_METHODS: tuple[str, ...]
 
 _Similarity = Literal["rbf", "cosine", "dot", "expneg", "precomputed"]
 
@@ -31,6 +33,7 @@ class TrellisHierarchical:
     max_memory: float | None
     seed: int
     n_jobs: int | None
+    summary: str
     labels_: npt.NDArray[np.int64]
     n_clusters_: int
     children_: npt.NDArray[np.intp]
@@ -39,6 +42,7 @@ class TrellisHierarchical:
     tree_: Tree
     cost_: float
     method_: Literal["exact", "astar", "approx", "greedy", "beam"]
+    summary_: Literal["map", "mcc"]
     log_z_: float
     cluster_marginals_: list[tuple[tuple[int, ...], float]]
     posterior_: HierarchyPosterior
@@ -58,6 +62,7 @@ class TrellisHierarchical:
         max_memory: float | None = None,
         seed: int = 0,
         n_jobs: int | None = None,
+        summary: Literal["map", "mcc"] = "map",
     ) -> None: ...
     def fit(self, X: npt.ArrayLike, y: Any = None) -> Self: ...
     def fit_predict(self, X: npt.ArrayLike, y: Any = None, **kwargs: Any) -> npt.NDArray[np.int64]: ...
