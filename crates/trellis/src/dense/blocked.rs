@@ -1333,6 +1333,7 @@ mod tests {
             path,
             shape,
             None,
+            None,
             &finish,
             |_, _, _| true,
             &mut ticker,
