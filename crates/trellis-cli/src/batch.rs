@@ -13,14 +13,6 @@ use trellis::{MAX_POINTS, total_splits};
 
 use crate::progress::Bar;
 
-/// One output line: the jet's id, then the fields of the single-problem output.
-#[derive(Serialize)]
-struct Line<'a, T> {
-    id: &'a str,
-    #[serde(flatten)]
-    result: T,
-}
-
 /// Jets whose work exceeds this many splits (more than 16 leaves for the
 /// exact trellis) run one at a time.
 const BIG_WORK: u64 = 20_000_000;
@@ -58,7 +50,7 @@ pub fn per_jet<T: Serialize + Send>(
     let results = results.into_iter().map(|r| r.expect("every jet ran"));
     let mut out = String::new();
     for (jet, r) in file.jets.iter().zip(results) {
-        out += &serde_json::to_string(&Line {
+        out += &serde_json::to_string(&trellis::report::JetLine {
             id: &jet.id,
             result: r?,
         })?;

@@ -105,22 +105,9 @@ impl NamedWeights {
 
     /// A JSON result with a `"names"` field after its own when the points
     /// have names (unchanged otherwise).
-    pub fn with_names<T: serde::Serialize>(&self, result: T) -> Named<'_, T> {
-        Named {
-            result,
-            names: self.names(),
-        }
+    pub fn with_names<T: serde::Serialize>(&self, result: T) -> trellis::report::Named<'_, T> {
+        trellis::report::with_names(result, self.names())
     }
-}
-
-/// A JSON result and the points' names, if any (see
-/// [`NamedWeights::with_names`]).
-#[derive(serde::Serialize)]
-pub struct Named<'a, T> {
-    #[serde(flatten)]
-    result: T,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    names: Option<&'a [String]>,
 }
 
 impl Deref for NamedWeights {

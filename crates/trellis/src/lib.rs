@@ -125,6 +125,7 @@ pub mod ginkgo;
 pub mod models;
 pub mod plan;
 pub mod posterior;
+pub mod report;
 pub mod sparse;
 pub mod summary;
 
