@@ -331,13 +331,13 @@ fn weights_outcome(
         if triplets.is_empty() {
             search(&model, init, args, progress)?
         } else {
-            let mut trees = if args.approx { init()? } else { Vec::new() };
-            if args.approx {
+            let trees = if args.approx {
                 // Start from trees that satisfy the triplets (finite cost under them).
                 let unit = Constrained::new(model.with_beta(1.0)?, triplets.clone())?;
-                trees.retain(|t| trellis::tree_cost(&unit, t).is_ok_and(f64::is_finite));
-                trees.push(agglomerative::greedy(&unit)?.tree);
-            }
+                unit.satisfying_starts(init()?)?
+            } else {
+                Vec::new()
+            };
             let constrained = Constrained::new(model, triplets.clone())?;
             search(&constrained, || Ok(trees), args, progress)?
         }

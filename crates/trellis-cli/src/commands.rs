@@ -42,12 +42,10 @@ const MAX_COUNT_N: usize = 100_000;
 /// Runs whose estimate (the library's planner) is longer print it on stderr.
 const NOTE_SECONDS: f64 = 10.0;
 
-
 /// A result as one line of JSON (see `trellis::report`).
 pub fn to_json<T: Serialize>(value: &T) -> Result<String> {
     Ok(trellis::report::to_json(value)?)
 }
-
 
 /// A tree over a weight matrix with its cost (from the weights, any number of
 /// points, independent of β) and `log_potential = -β · cost`.
@@ -124,7 +122,6 @@ pub fn dendrogram_output(
     }
     trees::weights_newick(d, weights)
 }
-
 
 /// The linkage matrix of a jet's tree when `--linkage` asks for it: heights
 /// by the Ginkgo likelihood's cumulative split cost (made monotone) or by rank.
@@ -470,8 +467,6 @@ pub(crate) fn run<T: Serialize + Send>(
     }
 }
 
-
-
 pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
     let (args, sparse, json, newick) = (&a.model, &a.sparse, a.json, a.newick);
     let flags = &a.dendrogram;
@@ -519,10 +514,10 @@ pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
                 return trees::newick(&d, weights.names(), Some(&support));
             }
             if json {
-                return to_json(
-                    &weights
-                        .with_names(with_sparsity(weights_tree_json(args, weights, tree)?, post.sparsity())),
-                );
+                return to_json(&weights.with_names(with_sparsity(
+                    weights_tree_json(args, weights, tree)?,
+                    post.sparsity(),
+                )));
             }
             let title = if post.sparsity().is_some() {
                 "Sparse-trellis MAP hierarchy"
@@ -611,9 +606,10 @@ pub fn logz(a: &LogzArgs, progress: bool) -> Result<String> {
         |weights, post| {
             let (n, log_z) = (weights.n(), post.log_z()?);
             if json {
-                return to_json(
-                    &weights.with_names(with_sparsity(json!({"n": n, "log_z": log_z}), post.sparsity())),
-                );
+                return to_json(&weights.with_names(with_sparsity(
+                    json!({"n": n, "log_z": log_z}),
+                    post.sparsity(),
+                )));
             }
             let over = match &a.feedback.triplets {
                 Some(path) => format!("the hierarchies satisfying {}", path.display()),
@@ -631,7 +627,6 @@ pub fn logz(a: &LogzArgs, progress: bool) -> Result<String> {
         },
     )
 }
-
 
 /// Every cluster marginal (and the sub-hierarchy's) of an inference.
 fn marginals_json(
@@ -763,8 +758,9 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
             if json {
                 // {"n": .., "samples": [..]} and the sparse trellis's counts,
                 // as serde writes them, one sample at a time.
-                let tail =
-                    serde_json::to_string(&weights.with_names(with_sparsity(json!({}), post.sparsity())))?;
+                let tail = serde_json::to_string(
+                    &weights.with_names(with_sparsity(json!({}), post.sparsity())),
+                )?;
                 put(out, &format!("{{\"n\":{n},\"samples\":["))?;
                 let mut first = true;
                 each_sample(post, k, seed, deadline, &mut |t| {
@@ -838,8 +834,6 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
         },
     )
 }
-
-
 
 /// `trellis infer`: the inside pass (log Z and the MAP), then the outside
 /// pass (every cluster marginal) of one trellis at `--beta`.

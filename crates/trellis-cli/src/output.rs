@@ -64,15 +64,11 @@ pub fn put(out: &mut dyn Write, text: &str) -> anyhow::Result<()> {
         .map_err(|e| WriteError(e).into())
 }
 
-
 /// `{a, b, c}` for the points of a cluster.
 pub fn members(cluster: Mask, label: &dyn Fn(usize) -> String) -> String {
     let names: Vec<String> = trellis::members(cluster).map(label).collect();
     format!("{{{}}}", names.join(", "))
 }
-
-
-
 
 /// A matrix of probabilities, one row per line.
 pub fn matrix(rows: &[Vec<f64>]) -> String {
@@ -103,7 +99,6 @@ pub fn labelled_clusters(
         })
         .collect()
 }
-
 
 /// Runs a library stream (`stream` hands each item to a sink that may stop
 /// it) with `each`, whose first error (a failed write) stops the stream and

@@ -200,10 +200,7 @@ impl SparseArgs {
                 beam_trees(&m, k, Some(width))?
             } else {
                 let c = Constrained::new(m, triplets.to_vec())?;
-                let mut trees = beam_trees(&c, k, Some(width))?;
-                trees.retain(|t| trellis::tree_cost(&c, t).is_ok_and(f64::is_finite));
-                trees.push(trellis::baselines::greedy(&c)?.tree);
-                trees
+                c.satisfying_starts(beam_trees(&c, k, Some(width))?)?
             }
         });
         if n <= MAX_SPARSE_POINTS {

@@ -115,6 +115,7 @@
 pub mod astar;
 mod base;
 pub mod baselines;
+pub mod batch;
 pub mod constraints;
 pub mod ddt;
 mod dendrogram;
@@ -122,6 +123,7 @@ mod dense;
 mod error;
 pub mod flat;
 pub mod ginkgo;
+pub mod input;
 pub mod models;
 pub mod plan;
 pub mod posterior;

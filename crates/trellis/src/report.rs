@@ -284,9 +284,11 @@ mod tests {
             trees_realised: 3u32.into(),
             log10_sparsity: -1.0,
         };
-        let v: serde_json::Value =
-            serde_json::from_str(&json(&with_sparsity(serde_json::json!({"n": 3}), Some(counts))))
-                .unwrap();
+        let v: serde_json::Value = serde_json::from_str(&json(&with_sparsity(
+            serde_json::json!({"n": 3}),
+            Some(counts),
+        )))
+        .unwrap();
         assert_eq!(v["num_trees_realised"], "3");
         assert!((v["sparsity"].as_f64().unwrap() - 0.1).abs() < 1e-15);
         assert_eq!(v["log10_sparsity"], -1.0);
