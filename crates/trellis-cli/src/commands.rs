@@ -13,7 +13,6 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use serde_json::json;
-use trellis::constraints::Constrained;
 use trellis::ddt::Triplet;
 use trellis::ginkgo::{Ginkgo, Jet};
 use trellis::posterior::{Need, Posterior};
@@ -181,13 +180,8 @@ fn weights_posterior(
         Task::Map => Need::Map,
         _ => Need::All,
     };
-    Ok(with_cost_model!(args.model, weights, beta, |model| {
-        if triplets.is_empty() {
-            Posterior::dense(model, need, &options)?
-        } else {
-            Posterior::dense(Constrained::new(model, triplets)?, need, &options)?
-        }
-    }))
+    let model = trellis::models::CostModel::build(args.model, weights.view(), beta)?;
+    Ok(trellis::engines::dense(model, triplets, need, &options)?)
 }
 
 /// Reads `--triplets` over the points of `weights`: their names, or indices

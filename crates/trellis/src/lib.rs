@@ -121,6 +121,7 @@ pub mod ddt;
 mod dendrogram;
 mod dense;
 mod error;
+pub mod engines;
 pub mod flat;
 pub mod ginkgo;
 pub mod input;

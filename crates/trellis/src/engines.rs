@@ -1,0 +1,235 @@
+//! A posterior of a model chosen by name, on the engine a door asks for:
+//! the dense trellis (optionally restricted by triplets), or a sparse
+//! trellis built from beam-search trees (pairwise data, jets) or from
+//! Ginkgo simulator trees (jets). Every door builds its [`Posterior`] here,
+//! so the same flags give the same trees, seeds and answers everywhere.
+//!
+//! # The sparse trellis of pairwise data
+//!
+//! Beam search of width `max(K, W)` on the model at β = 1 (merges ranked by
+//! cost, whatever β is) gives its best `K` final beams; the trellis holds
+//! their clusters and the model at β runs on it. Under triplets, beam search
+//! and inference run on the restricted model and the starts are those that
+//! satisfy the triplets plus the greedy tree under them
+//! ([`Constrained::satisfying_starts`]), so the trellis realises at least
+//! one allowed tree. Clusters are `u128` sets up to
+//! [`MAX_SPARSE_POINTS`] points and wide sets beyond.
+//!
+//! # Memory
+//!
+//! [`sparse_bytes`] bounds what the `K` trees and the beam search that makes
+//! them hold, to check before anything is built. The dense trellis checks
+//! its own tables.
+
+use crate::constraints::Constrained;
+use crate::ddt::Triplet;
+use crate::error::Result;
+use crate::ginkgo::{Ginkgo, Jet, LeafOrdering, SparseJet, Variant, beam_trees, simulator_trees};
+use crate::models::{CostModel, ModelName, PairwiseData};
+use crate::posterior::{Need, Posterior};
+use crate::sparse::{MAX_SPARSE_POINTS, SparseTrellis};
+use crate::{Options, Set, SetRepr, Tree, WideSet};
+
+/// The trees a sparse trellis is built from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SparseSource {
+    /// The best final beams of beam search of this width (raised to the
+    /// number of trees if below).
+    Beam {
+        /// The beam width.
+        width: usize,
+    },
+    /// Jets only: Ginkgo simulator trees with the jet's number of leaves
+    /// and parameters, matched to its leaves by `ordering`.
+    Simulator {
+        /// How simulated leaves are matched to the jet's.
+        ordering: LeafOrdering,
+        /// The seed of the run (jet `index` of a file draws from its own
+        /// stream).
+        seed: u64,
+    },
+}
+
+/// A sparse trellis: how many trees, and where they come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SparseSpec {
+    /// The number of input trees (at least 1).
+    pub trees: usize,
+    /// Their source.
+    pub source: SparseSource,
+}
+
+/// The bytes the `spec.trees` trees of a sparse trellis over `n` points
+/// hold, with the beam search that makes them (an upper bound, to check
+/// before building; the trellis's own vertices come on top).
+pub fn sparse_bytes(n: usize, spec: &SparseSpec) -> u128 {
+    let needed = crate::plan::tree_bytes(n).saturating_mul(2 * spec.trees as u128);
+    match spec.source {
+        SparseSource::Beam { width } => {
+            needed.saturating_add(crate::plan::beam_bytes(n, spec.trees.max(width)))
+        }
+        SparseSource::Simulator { .. } => needed,
+    }
+}
+
+/// The dense trellis of a cost model built by name, restricted to the trees
+/// in which every triplet holds when there are triplets, computing what
+/// `need` says.
+///
+/// # Errors
+///
+/// Those of [`Constrained::new`] and [`Posterior::dense`].
+pub fn dense(
+    model: CostModel,
+    triplets: Vec<Triplet>,
+    need: Need,
+    options: &Options<'_>,
+) -> Result<Posterior> {
+    crate::with_cost_model!(model, |m| {
+        if triplets.is_empty() {
+            Posterior::dense(m, need, options)
+        } else {
+            Posterior::dense(Constrained::new(m, triplets)?, need, options)
+        }
+    })
+}
+
+/// The sparse trellis of model `name` at `beta` over pairwise data, from
+/// `trees` beam-search trees of width `width` (see the module docs), under
+/// `triplets` when there are some.
+///
+/// # Errors
+///
+/// The model's (a bad β or data), the triplets' (see
+/// [`Constrained::new`]), and those of building and running the trellis.
+pub fn sparse_pairwise(
+    name: ModelName,
+    data: PairwiseData<'_>,
+    beta: f64,
+    triplets: &[Triplet],
+    trees: usize,
+    width: usize,
+) -> Result<Posterior> {
+    let unit = CostModel::build(name, data, 1.0)?;
+    let trees = crate::with_cost_model!(unit, |m| {
+        if triplets.is_empty() {
+            beam_trees(&m, trees, Some(width))?
+        } else {
+            let c = Constrained::new(m, triplets.to_vec())?;
+            c.satisfying_starts(beam_trees(&c, trees, Some(width))?)?
+        }
+    });
+    let model = CostModel::build(name, data, beta)?;
+    if data.n() <= MAX_SPARSE_POINTS {
+        on_trees::<Set>(model, &trees, triplets)
+    } else {
+        on_trees::<WideSet>(model, &trees, triplets)
+    }
+}
+
+/// The model's inference on the sparse trellis of `trees`, clusters as `S`.
+fn on_trees<S: SetRepr + 'static>(
+    model: CostModel,
+    trees: &[Tree],
+    triplets: &[Triplet],
+) -> Result<Posterior> {
+    let trellis = SparseTrellis::<S>::from_trees_as(model.data().n(), trees)?;
+    crate::with_cost_model!(model, |m| {
+        if triplets.is_empty() {
+            Posterior::sparse(trellis, &m, None)
+        } else {
+            Posterior::sparse(trellis, &Constrained::new(m, triplets.to_vec())?, None)
+        }
+    })
+}
+
+/// The sparse trellis of a jet (jet `index` of its file, which seeds the
+/// simulator's stream) under the Ginkgo likelihood `variant`.
+///
+/// # Errors
+///
+/// Those of simulating, of beam search and of building and running the
+/// trellis.
+pub fn sparse_jet(jet: &Jet, variant: Variant, spec: &SparseSpec, index: usize) -> Result<Posterior> {
+    fn infer<S: SetRepr + 'static>(sj: SparseJet<S>) -> Result<Posterior> {
+        Posterior::sparse(sj.trellis, &sj.model, Some(sj.order))
+    }
+    fn build<S: SetRepr>(
+        jet: &Jet,
+        variant: Variant,
+        spec: &SparseSpec,
+        index: usize,
+    ) -> Result<SparseJet<S>> {
+        match spec.source {
+            SparseSource::Beam { width } => {
+                let trees = beam_trees(&Ginkgo::new(jet, variant), spec.trees, Some(width))?;
+                SparseJet::new(jet, variant, &trees, LeafOrdering::Given)
+            }
+            SparseSource::Simulator { ordering, seed } => {
+                let seed = crate::random::stream_seed(seed, index);
+                let trees = simulator_trees(jet, spec.trees, ordering, seed)?;
+                SparseJet::new(jet, variant, &trees, ordering)
+            }
+        }
+    }
+    if jet.len() <= MAX_SPARSE_POINTS {
+        infer(build::<Set>(jet, variant, spec, index)?)
+    } else {
+        infer(build::<WideSet>(jet, variant, spec, index)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Distances, Matrix};
+
+    fn distances(n: usize) -> Distances {
+        let rows: Vec<Vec<f64>> = (0..n)
+            .map(|i| {
+                (0..n)
+                    .map(|j| ((i as f64 - j as f64).abs() * 1.7 + ((i * j) % 3) as f64) * (i != j) as u8 as f64)
+                    .collect()
+            })
+            .collect();
+        Distances::from_matrix(&Matrix::from_rows(rows).unwrap()).unwrap()
+    }
+
+    /// A sparse trellis holds at most the trees of the full one, so its
+    /// log Z is at most the dense trellis's, and its MAP tree is in it;
+    /// under triplets the MAP tree satisfies them.
+    #[test]
+    fn sparse_is_a_lower_bound_of_dense_and_respects_triplets() {
+        let d = distances(6);
+        let data = PairwiseData::Distances(&d);
+        let name = ModelName::LinkageAverage;
+        let full = dense(
+            CostModel::build(name, data, 0.7).unwrap(),
+            Vec::new(),
+            Need::All,
+            &Options::default(),
+        )
+        .unwrap();
+        let sparse = sparse_pairwise(name, data, 0.7, &[], 5, 5).unwrap();
+        assert!(sparse.log_z().unwrap() <= full.log_z().unwrap() + 1e-9);
+        assert!(sparse.sparsity().unwrap().clusters > 0);
+        let t = vec![Triplet::new(0, 5, 1).unwrap()];
+        let under = sparse_pairwise(name, data, 0.7, &t, 5, 5).unwrap();
+        let map = under.map().unwrap().tree;
+        let restricted = dense(
+            CostModel::build(name, data, 0.7).unwrap(),
+            t,
+            Need::All,
+            &Options::default(),
+        )
+        .unwrap();
+        assert!(under.log_z().unwrap() <= restricted.log_z().unwrap() + 1e-9);
+        // ({0, 5}, 1): no cluster of the MAP tree holds 1 and just one of 0, 5.
+        assert!(
+            map.clusters()
+                .iter()
+                .all(|c| !(c.contains(&1) && (c.contains(&0) != c.contains(&5))))
+        );
+        assert!(sparse_bytes(6, &SparseSpec { trees: 5, source: SparseSource::Beam { width: 9 } }) > 0);
+    }
+}
