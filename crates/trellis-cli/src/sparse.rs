@@ -98,7 +98,10 @@ impl SparseArgs {
     fn check_memory(&self, n: usize, parallel: usize, args: &ModelArgs) -> Result<()> {
         let spec = self.spec(n)?;
         trellis::plan::check_bytes(
-            &format!("a sparse trellis from --trees {} over {n} points", spec.trees),
+            &format!(
+                "a sparse trellis from --trees {} over {n} points",
+                spec.trees
+            ),
             sparse_bytes(n, &spec).saturating_mul(parallel as u128),
             memory_limit(args),
         )
@@ -139,7 +142,12 @@ impl SparseArgs {
     /// the file seeds the simulator).
     pub(crate) fn jet(&self, jet: &Jet, args: &ModelArgs, index: usize) -> Result<Posterior> {
         let spec = self.spec(jet.len())?;
-        Ok(trellis::engines::sparse_jet(jet, variant(args), &spec, index)?)
+        Ok(trellis::engines::sparse_jet(
+            jet,
+            variant(args),
+            &spec,
+            index,
+        )?)
     }
 
     /// Checks the flags and the size of a weight matrix's sparse trellis

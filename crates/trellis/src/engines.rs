@@ -150,7 +150,12 @@ fn on_trees<S: SetRepr + 'static>(
 ///
 /// Those of simulating, of beam search and of building and running the
 /// trellis.
-pub fn sparse_jet(jet: &Jet, variant: Variant, spec: &SparseSpec, index: usize) -> Result<Posterior> {
+pub fn sparse_jet(
+    jet: &Jet,
+    variant: Variant,
+    spec: &SparseSpec,
+    index: usize,
+) -> Result<Posterior> {
     fn infer<S: SetRepr + 'static>(sj: SparseJet<S>) -> Result<Posterior> {
         Posterior::sparse(sj.trellis, &sj.model, Some(sj.order))
     }
@@ -188,7 +193,10 @@ mod tests {
         let rows: Vec<Vec<f64>> = (0..n)
             .map(|i| {
                 (0..n)
-                    .map(|j| ((i as f64 - j as f64).abs() * 1.7 + ((i * j) % 3) as f64) * (i != j) as u8 as f64)
+                    .map(|j| {
+                        ((i as f64 - j as f64).abs() * 1.7 + ((i * j) % 3) as f64)
+                            * (i != j) as u8 as f64
+                    })
                     .collect()
             })
             .collect();
@@ -230,6 +238,14 @@ mod tests {
                 .iter()
                 .all(|c| !(c.contains(&1) && (c.contains(&0) != c.contains(&5))))
         );
-        assert!(sparse_bytes(6, &SparseSpec { trees: 5, source: SparseSource::Beam { width: 9 } }) > 0);
+        assert!(
+            sparse_bytes(
+                6,
+                &SparseSpec {
+                    trees: 5,
+                    source: SparseSource::Beam { width: 9 }
+                }
+            ) > 0
+        );
     }
 }
