@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use trellis::Mask;
-pub use trellis::report::{ClusterJson, Sparsity, approx, number, share};
+pub use trellis::report::{ClusterJson, approx, number, share};
 
 /// A failed write of the output (exit code 1; a closed pipe ends quietly).
 #[derive(Debug)]

@@ -15,6 +15,15 @@
 //! one allowed tree. Clusters are `u128` sets up to
 //! [`MAX_SPARSE_POINTS`] points and wide sets beyond.
 //!
+//! # Flat clusterings
+//!
+//! [`flat_dense`] is the flat trellis over every partition, restricted by
+//! must-links and cannot-links when there are some; [`flat_tree_cuts`] the
+//! partitions that cut one hierarchy (by default the average-linkage tree of
+//! the weights' distances, linear time); [`flat_clusters`] the partitions
+//! made of a family of clusters (`u128` sets up to
+//! [`MAX_SET_POINTS`](crate::MAX_SET_POINTS) points, wide sets beyond).
+//!
 //! # Memory
 //!
 //! [`sparse_bytes`] bounds what the `K` trees and the beam search that makes
@@ -22,13 +31,15 @@
 //! its own tables.
 
 use crate::constraints::Constrained;
+use crate::constraints::ConstrainedEnergy;
 use crate::ddt::Triplet;
 use crate::error::Result;
+use crate::flat::Partition;
 use crate::ginkgo::{Ginkgo, Jet, LeafOrdering, SparseJet, Variant, beam_trees, simulator_trees};
 use crate::models::{CostModel, ModelName, PairwiseData};
-use crate::posterior::{Need, Posterior};
+use crate::posterior::{Need, PartitionPosterior, Posterior};
 use crate::sparse::{MAX_SPARSE_POINTS, SparseTrellis};
-use crate::{Options, Set, SetRepr, Tree, WideSet};
+use crate::{CorrelationClustering, Energy, Options, Points, Set, SetRepr, Tree, WideSet};
 
 /// The trees a sparse trellis is built from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -182,6 +193,79 @@ pub fn sparse_jet(
     } else {
         infer(build::<WideSet>(jet, variant, spec, index)?)
     }
+}
+
+/// The flat trellis of `energy` over every partition, computing what `need`
+/// says; with must-links or cannot-links (pairs of 0-based indices), over
+/// the partitions that respect them.
+///
+/// # Errors
+///
+/// Contradicting links (see [`ConstrainedEnergy::new`]), and those of
+/// [`PartitionPosterior::dense`].
+pub fn flat_dense<E: Energy + Send + Sync + 'static>(
+    energy: E,
+    must: &[(usize, usize)],
+    cannot: &[(usize, usize)],
+    need: Need,
+    options: &Options<'_>,
+) -> Result<PartitionPosterior> {
+    if must.is_empty() && cannot.is_empty() {
+        return PartitionPosterior::dense(energy, need, options);
+    }
+    PartitionPosterior::dense(ConstrainedEnergy::new(energy, must, cannot)?, need, options)
+}
+
+/// The posterior over the partitions that cut `tree`, or, without a tree,
+/// the average-linkage tree of the distances `max(w) - w` of the energy's
+/// weights `w`.
+///
+/// # Errors
+///
+/// A tree that is not over the energy's points, and those of the linkage.
+pub fn flat_tree_cuts(
+    energy: &CorrelationClustering,
+    weights: &crate::Weights,
+    tree: Option<&Tree>,
+) -> Result<PartitionPosterior> {
+    let tree = match tree {
+        Some(t) => t.clone(),
+        None => crate::baselines::linkage(
+            &crate::baselines::distances_from_similarities(weights),
+            weights.n(),
+            crate::baselines::Linkage::Average,
+        )?,
+    };
+    PartitionPosterior::tree_cuts(energy, &tree)
+}
+
+/// The posterior over the partitions made of the clusters listed in `text`
+/// (one cluster per line, see [`crate::io::parse_clusters`]).
+///
+/// # Errors
+///
+/// A cluster that does not parse, and those of the sparse trellis.
+pub fn flat_clusters<E: Energy + ?Sized>(text: &str, energy: &E) -> Result<PartitionPosterior> {
+    fn family<S: SetRepr + 'static, E: Energy + ?Sized>(
+        text: &str,
+        energy: &E,
+    ) -> Result<PartitionPosterior> {
+        let n = energy.num_points();
+        let t = SparseTrellis::flat_as(n, crate::io::parse_clusters::<S>(text, n)?)?;
+        PartitionPosterior::sparse(&t, energy)
+    }
+    if energy.num_points() <= crate::MAX_SET_POINTS {
+        family::<Set, E>(text, energy)
+    } else {
+        family::<WideSet, E>(text, energy)
+    }
+}
+
+/// `log E` of a partition: the sum of its clusters' log-energies.
+pub fn partition_log_energy<E: Energy + ?Sized>(energy: &E, p: &Partition) -> f64 {
+    p.iter()
+        .map(|c| energy.log_energy(&energy.summary(Points::List(c))))
+        .sum()
 }
 
 #[cfg(test)]

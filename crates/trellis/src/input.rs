@@ -189,10 +189,7 @@ impl NamedWeights {
 
     /// How point `i` is shown in readable output: its name, or its index.
     pub fn label(&self, i: usize) -> String {
-        match self.names().and_then(|names| names.get(i)) {
-            Some(name) => name.clone(),
-            None => i.to_string(),
-        }
+        crate::report::label(self.names(), i)
     }
 
     /// The Newick form of a tree over these points, with their names when

@@ -227,6 +227,44 @@ pub struct WithLinkage<T> {
     pub linkage: Option<Vec<[f64; 4]>>,
 }
 
+/// A flat result with the family's counts when it came from a family of
+/// partitions (`"num_partitions_realised"`, a decimal string, `"sparsity"`,
+/// `"log10_sparsity"`), then the points' `"names"` when they have names.
+#[derive(Serialize)]
+pub struct WithFamily<'a, T> {
+    #[serde(flatten)]
+    result: T,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    num_partitions_realised: Option<String>,
+    #[serde(flatten)]
+    share: Option<Sparsity>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    names: Option<&'a [String]>,
+}
+
+/// `result` with a family's counts (`None`: every partition) and names.
+pub fn with_family<'a, T>(
+    result: T,
+    family: Option<crate::posterior::Family>,
+    names: Option<&'a [String]>,
+) -> WithFamily<'a, T> {
+    WithFamily {
+        result,
+        num_partitions_realised: family.as_ref().map(|x| x.partitions_realised.to_string()),
+        share: family.map(|x| Sparsity::of(x.log10_share)),
+        names,
+    }
+}
+
+/// How point `i` is shown in readable output: its name when the points have
+/// names, else its index.
+pub fn label(names: Option<&[String]>, i: usize) -> String {
+    match names.and_then(|v| v.get(i)) {
+        Some(name) => name.clone(),
+        None => i.to_string(),
+    }
+}
+
 /// One line of a per-jet output: the jet's `"id"`, then the fields of the
 /// single-problem result.
 #[derive(Serialize)]
