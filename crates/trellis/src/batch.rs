@@ -124,11 +124,11 @@ mod tests {
             |_| 1,
             &|| {},
             |j, e: Error| e.context(format!("jet {}", j.id)),
-            |k, _| -> Result<usize, Error> {
+            |k, _| -> Result<serde_json::Value, Error> {
                 if k >= 1 {
                     Err(Error::input(format!("fails {k}")))
                 } else {
-                    Ok(k)
+                    Ok(serde_json::json!({ "k": k }))
                 }
             },
         )

@@ -608,7 +608,7 @@ mod tests {
 
     #[test]
     fn each_model_takes_its_input() {
-        let pts = write("p.csv", "name,x,y\na,0,0\nb,3,4\nc,0,1\n");
+        let pts = write("p.csv", "name,x,y\na,1,0\nb,3,4\nc,0,1\n");
         let src = Sources {
             points: Some(&pts),
             ..Sources::default()
@@ -631,13 +631,13 @@ mod tests {
             },
             ModelName::LinkageSingle,
         )
-        .unwrap_err();
+        .err().unwrap();
         assert!(matches!(e.kind(), ErrorKind::Input { .. }));
         assert!(
             e.to_string()
                 .starts_with("--similarity, --gamma and --center")
         );
-        let e = run(&src, ModelName::Ginkgo).unwrap_err();
+        let e = run(&src, ModelName::Ginkgo).err().unwrap();
         assert_eq!(
             e.to_string(),
             "--model ginkgo scores jets: give them with --jets FILE"
@@ -650,7 +650,7 @@ mod tests {
             },
             ModelName::Dasgupta,
         )
-        .unwrap_err();
+        .err().unwrap();
         assert!(e.to_string().starts_with("negative weight w[0][1] = -1"));
     }
 
