@@ -332,4 +332,66 @@ mod tests {
             ) > 0
         );
     }
+
+    /// Must-links restrict the flat posterior to the partitions that keep
+    /// the pair together: log Z is the log-sum over exactly those, by brute
+    /// force; every partition's log-energy is the sum of its clusters'.
+    #[test]
+    fn flat_links_restrict_as_brute_force() {
+        fn partitions(n: usize) -> Vec<Vec<Vec<usize>>> {
+            if n == 0 {
+                return vec![vec![]];
+            }
+            let mut out = Vec::new();
+            for p in partitions(n - 1) {
+                for k in 0..=p.len() {
+                    let mut q = p.clone();
+                    match q.get_mut(k) {
+                        Some(c) => c.push(n - 1),
+                        None => q.push(vec![n - 1]),
+                    }
+                    out.push(q);
+                }
+            }
+            out
+        }
+        let n = 5;
+        let rows: Vec<Vec<f64>> = (0..n)
+            .map(|i| {
+                (0..n)
+                    .map(|j| {
+                        if i == j {
+                            0.0
+                        } else {
+                            ((i * j + i + j) % 4) as f64 * 0.4 - 0.7
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        let w = crate::Weights::from_matrix(&Matrix::from_rows(rows).unwrap()).unwrap();
+        let energy = CorrelationClustering::new(&w, 0.9).unwrap();
+        let post = flat_dense(
+            energy.clone(),
+            &[(0, 3)],
+            &[],
+            Need::All,
+            &Options::default(),
+        )
+        .unwrap();
+        let kept: Vec<f64> = partitions(n)
+            .iter()
+            .filter(|p| p.iter().any(|c| c.contains(&0) && c.contains(&3)))
+            .map(|p| partition_log_energy(&energy, p))
+            .collect();
+        assert_eq!(kept.len(), 15); // Bell(4): 0 and 3 as one point
+        let m = kept.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let log_z = m + kept.iter().map(|x| (x - m).exp()).sum::<f64>().ln();
+        assert!((post.log_z().unwrap() - log_z).abs() < 1e-9);
+        // The cuts of a tree and a family of clusters are families.
+        let cuts = flat_tree_cuts(&energy, &w, None).unwrap();
+        assert!(cuts.family().is_some());
+        let fam = flat_clusters("0 1\n2 3 4\n", &energy).unwrap();
+        assert!(fam.family().is_some());
+    }
 }

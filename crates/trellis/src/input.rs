@@ -631,7 +631,8 @@ mod tests {
             },
             ModelName::LinkageSingle,
         )
-        .err().unwrap();
+        .err()
+        .unwrap();
         assert!(matches!(e.kind(), ErrorKind::Input { .. }));
         assert!(
             e.to_string()
@@ -650,7 +651,8 @@ mod tests {
             },
             ModelName::Dasgupta,
         )
-        .err().unwrap();
+        .err()
+        .unwrap();
         assert!(e.to_string().starts_with("negative weight w[0][1] = -1"));
     }
 
