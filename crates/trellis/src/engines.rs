@@ -333,28 +333,10 @@ mod tests {
         );
     }
 
-    /// Must-links restrict the flat posterior to the partitions that keep
-    /// the pair together: log Z is the log-sum over exactly those, by brute
-    /// force; every partition's log-energy is the sum of its clusters'.
+    /// The flat builders: links dispatch to the restricted flat trellis,
+    /// tree cuts and a cluster family give families.
     #[test]
-    fn flat_links_restrict_as_brute_force() {
-        fn partitions(n: usize) -> Vec<Vec<Vec<usize>>> {
-            if n == 0 {
-                return vec![vec![]];
-            }
-            let mut out = Vec::new();
-            for p in partitions(n - 1) {
-                for k in 0..=p.len() {
-                    let mut q = p.clone();
-                    match q.get_mut(k) {
-                        Some(c) => c.push(n - 1),
-                        None => q.push(vec![n - 1]),
-                    }
-                    out.push(q);
-                }
-            }
-            out
-        }
+    fn flat_builders() {
         let n = 5;
         let rows: Vec<Vec<f64>> = (0..n)
             .map(|i| {
@@ -371,23 +353,30 @@ mod tests {
             .collect();
         let w = crate::Weights::from_matrix(&Matrix::from_rows(rows).unwrap()).unwrap();
         let energy = CorrelationClustering::new(&w, 0.9).unwrap();
+        // The dispatch: no links is the plain flat trellis, links the
+        // restricted one (whose brute-force check is tests/issue24_constraints).
+        let plain = flat_dense(energy.clone(), &[], &[], Need::LogZ, &Options::default()).unwrap();
+        let direct = PartitionPosterior::dense(energy.clone(), Need::LogZ, &Options::default());
+        assert_eq!(plain.log_z().unwrap(), direct.unwrap().log_z().unwrap());
         let post = flat_dense(
             energy.clone(),
             &[(0, 3)],
-            &[],
+            &[(1, 2)],
             Need::All,
             &Options::default(),
         )
         .unwrap();
-        let kept: Vec<f64> = partitions(n)
+        let restricted = ConstrainedEnergy::new(energy.clone(), &[(0, 3)], &[(1, 2)]).unwrap();
+        let direct = PartitionPosterior::dense(restricted, Need::All, &Options::default()).unwrap();
+        assert_eq!(post.log_z().unwrap(), direct.log_z().unwrap());
+        assert!(post.log_z().unwrap() < plain.log_z().unwrap());
+        // A partition's log-energy is the sum of its clusters'.
+        let p = vec![vec![0, 3], vec![1], vec![2, 4]];
+        let by_cluster: f64 = p
             .iter()
-            .filter(|p| p.iter().any(|c| c.contains(&0) && c.contains(&3)))
-            .map(|p| partition_log_energy(&energy, p))
-            .collect();
-        assert_eq!(kept.len(), 15); // Bell(4): 0 and 3 as one point
-        let m = kept.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let log_z = m + kept.iter().map(|x| (x - m).exp()).sum::<f64>().ln();
-        assert!((post.log_z().unwrap() - log_z).abs() < 1e-9);
+            .map(|c| partition_log_energy(&energy, &vec![c.clone()]))
+            .sum();
+        assert!((partition_log_energy(&energy, &p) - by_cluster).abs() < 1e-12);
         // The cuts of a tree and a family of clusters are families.
         let cuts = flat_tree_cuts(&energy, &w, None).unwrap();
         assert!(cuts.family().is_some());

@@ -266,16 +266,7 @@ pub fn load<E: From<Error>>(
             .into());
         }
         if sources.point_options() {
-            return Err(Error::input(format!(
-                "{}, {}, {} and {} apply to {}, not to {}",
-                name("similarity"),
-                name("gamma"),
-                name("center"),
-                name("names-column"),
-                name("points"),
-                name("jets")
-            ))
-            .into());
+            return Err(point_options_elsewhere(load.naming, "jets").into());
         }
         let limit = load.memory_limit;
         let file = JetsFile::read_limited(path, crate::io::input_limit(limit))
@@ -332,6 +323,21 @@ pub fn load<E: From<Error>>(
         }
     }
     Ok(Input::Weights(named))
+}
+
+/// The refusal of the points' options (similarity, γ, centring, names
+/// column) with another input, `other`.
+fn point_options_elsewhere(naming: Naming, other: &str) -> Error {
+    let name = |k: &str| naming.name(k);
+    Error::input(format!(
+        "{}, {}, {} and {} apply to {}, not to {}",
+        name("similarity"),
+        name("gamma"),
+        name("center"),
+        name("names-column"),
+        name("points"),
+        name(other)
+    ))
 }
 
 /// Reads the weights, or the points (with their names) and their
@@ -425,16 +431,7 @@ pub fn read_pairwise<E: From<Error>>(
     }
     if let Some(path) = sources.weights {
         if sources.point_options() {
-            return Err(Error::input(format!(
-                "{}, {}, {} and {} apply to {}, not to {}",
-                name("similarity"),
-                name("gamma"),
-                name("center"),
-                name("names-column"),
-                name("points"),
-                name("weights")
-            ))
-            .into());
+            return Err(point_options_elsewhere(naming, "weights").into());
         }
         let m = read_square(path, load, &check_size)?;
         let weights = Weights::from_matrix(&m).map_err(|e| e.context(in_input("weights", path)))?;
