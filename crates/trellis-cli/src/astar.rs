@@ -14,11 +14,11 @@
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
-use trellis::astar::{self, ApproxOptions, Candidates, Outcome};
-use trellis::baselines::{self as agglomerative, Linkage};
+use trellis::astar::{self, ApproxOptions, Candidates, Outcome, Start};
+use trellis::baselines as agglomerative;
 use trellis::constraints::Constrained;
 use trellis::ginkgo::{Ginkgo, Heuristic, Jet, Variant};
-use trellis::{Model, Options, ProgressFn, Search, Tree};
+use trellis::{Options, ProgressFn, Search, Tree};
 
 use crate::batch::per_jet;
 use crate::commands::{
@@ -216,14 +216,6 @@ fn search<M: Search>(
     })
 }
 
-/// The beam-search trees of a model (best first).
-fn beam_trees<M: Model>(model: &M, width: usize) -> Result<Vec<Tree>> {
-    Ok(agglomerative::beam_search(model, width)?
-        .into_iter()
-        .map(|a| a.tree)
-        .collect())
-}
-
 fn jet_outcome(
     jet: &Jet,
     variant: Variant,
@@ -236,16 +228,16 @@ fn jet_outcome(
     };
     let model = Ginkgo::new(jet, variant).with_heuristic(heuristic);
     let init = || {
-        let kinds = init_kinds(args, true);
-        let mut trees = Vec::new();
-        for kind in kinds {
-            match kind {
-                InitKind::Beam => trees.extend(beam_trees(&model, beam_width(args, jet.len()))?),
-                InitKind::Greedy => trees.push(agglomerative::greedy(&model)?.tree),
-                _ => bail!("--init {kind:?} is a linkage of weights; jets take beam and greedy"),
-            }
+        let starts = init_kinds(args, true);
+        if let Some(kind) = starts.iter().find(|k| k.is_linkage()) {
+            bail!("--init {kind:?} is a linkage of weights; jets take beam and greedy");
         }
-        Ok(trees)
+        Ok(astar::start_trees(
+            &model,
+            None,
+            &starts,
+            beam_width(args, jet.len()),
+        )?)
     };
     let out = search(&model, init, args, progress)?;
     Ok(json(jet.len(), out, heuristic_name(args)))
@@ -274,22 +266,19 @@ fn json(n: usize, mut outcome: Outcome, heuristic: &'static str) -> AstarJson {
     }
 }
 
-/// The `--init` kinds, or the default of the model.
-fn init_kinds(args: &AstarArgs, jets: bool) -> Vec<InitKind> {
-    if !args.init.is_empty() {
-        args.init.clone()
-    } else if jets {
-        vec![InitKind::Beam, InitKind::Greedy]
-    } else if args.beam_width.is_some() {
-        vec![
-            InitKind::Average,
-            InitKind::Complete,
-            InitKind::Ward,
-            InitKind::Beam,
-        ]
-    } else {
-        vec![InitKind::Average, InitKind::Complete, InitKind::Ward]
+/// The `--init` kinds, or the library's default for the problem.
+fn init_kinds(args: &AstarArgs, jets: bool) -> Vec<Start> {
+    if args.init.is_empty() {
+        return astar::default_starts(jets, args.beam_width.is_some());
     }
+    let start = |k: &InitKind| match k {
+        InitKind::Average => Start::Average,
+        InitKind::Complete => Start::Complete,
+        InitKind::Ward => Start::Ward,
+        InitKind::Greedy => Start::Greedy,
+        InitKind::Beam => Start::Beam,
+    };
+    args.init.iter().map(start).collect()
 }
 
 fn weights_outcome(
@@ -305,39 +294,27 @@ fn weights_outcome(
     };
     let out = with_cost_model!(args.model.model, weights, beta, |model| {
         let init = || {
-            let mut trees = Vec::new();
+            // The initial trees rank merges by cost, whatever beta is.
             let d = weights.linkage_distances();
-            for kind in init_kinds(args, false) {
-                // The initial trees rank merges by cost, whatever beta is.
-                match kind {
-                    InitKind::Beam => {
-                        trees.extend(beam_trees(&model.with_beta(1.0)?, beam_width(args, n))?)
-                    }
-                    InitKind::Greedy => {
-                        trees.push(agglomerative::greedy(&model.with_beta(1.0)?)?.tree)
-                    }
-                    InitKind::Average | InitKind::Complete | InitKind::Ward => {
-                        let linkage = match kind {
-                            InitKind::Average => Linkage::Average,
-                            InitKind::Complete => Linkage::Complete,
-                            _ => Linkage::Ward,
-                        };
-                        trees.push(agglomerative::linkage(&d, n, linkage)?);
-                    }
-                }
-            }
-            Ok(trees)
+            let starts = init_kinds(args, false);
+            let unit = model.with_beta(1.0)?;
+            Ok(astar::start_trees(
+                &unit,
+                Some(&d),
+                &starts,
+                beam_width(args, n),
+            )?)
         };
         if triplets.is_empty() {
             search(&model, init, args, progress)?
         } else {
-            let mut trees = if args.approx { init()? } else { Vec::new() };
-            if args.approx {
+            let trees = if args.approx {
                 // Start from trees that satisfy the triplets (finite cost under them).
                 let unit = Constrained::new(model.with_beta(1.0)?, triplets.clone())?;
-                trees.retain(|t| trellis::tree_cost(&unit, t).is_ok_and(f64::is_finite));
-                trees.push(agglomerative::greedy(&unit)?.tree);
-            }
+                unit.satisfying_starts(init()?)?
+            } else {
+                Vec::new()
+            };
             let constrained = Constrained::new(model, triplets.clone())?;
             search(&constrained, || Ok(trees), args, progress)?
         }
@@ -382,7 +359,7 @@ fn check_sizes(args: &AstarArgs, n: usize, parallel: usize, jets: bool) -> Resul
     let limit = memory_limit(&args.model).filter(|&cap| Some(cap) > trellis::available_memory());
     let parallel = parallel as u128;
     let kinds = init_kinds(args, jets);
-    if kinds.contains(&InitKind::Beam) {
+    if kinds.contains(&Start::Beam) {
         let width = beam_width(args, n);
         trellis::plan::check_bytes(
             &format!("beam search of width {width} over {n} points"),
@@ -390,10 +367,7 @@ fn check_sizes(args: &AstarArgs, n: usize, parallel: usize, jets: bool) -> Resul
             limit,
         )?;
     }
-    if kinds
-        .iter()
-        .any(|k| matches!(k, InitKind::Average | InitKind::Complete | InitKind::Ward))
-    {
+    if kinds.iter().any(|k| k.is_linkage()) {
         trellis::plan::check_bytes(
             &format!("the linkage initial trees over {n} points"),
             trellis::plan::linkage_bytes(n).saturating_mul(parallel),

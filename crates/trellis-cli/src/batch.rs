@@ -1,29 +1,18 @@
-//! Running a command on every jet of a jets file, with the results in input
-//! order, one JSON object per jet per line (JSON Lines). Small jets run in
-//! parallel over jets (rayon); large ones (over [`BIG_WORK`] splits) one at a
-//! time, each with the trellis's own parallelism, so that at most one set of
-//! large tables is alive. A failing jet fails the whole command before
-//! anything is printed, with an error naming the jet.
+//! Running a command on every jet of a jets file: the library's batch
+//! runner (`trellis::batch`: results in input order, one JSON object per
+//! jet per line, small jets in parallel, large ones one at a time) with a
+//! progress bar, and the check that every jet fits the exact trellis. A
+//! failing jet fails the whole command before anything is printed, with an
+//! error naming the jet.
 
-use anyhow::{Context, Result};
-use rayon::prelude::*;
+use anyhow::Result;
 use serde::Serialize;
+use trellis::MAX_POINTS;
 use trellis::ginkgo::{Jet, JetsFile};
-use trellis::{MAX_POINTS, total_splits};
+
+pub use trellis::batch::dense_work;
 
 use crate::progress::Bar;
-
-/// One output line: the jet's id, then the fields of the single-problem output.
-#[derive(Serialize)]
-struct Line<'a, T> {
-    id: &'a str,
-    #[serde(flatten)]
-    result: T,
-}
-
-/// Jets whose work exceeds this many splits (more than 16 leaves for the
-/// exact trellis) run one at a time.
-const BIG_WORK: u64 = 20_000_000;
 
 /// Runs `f(index, jet)` on every jet and returns the JSON Lines. `work`
 /// estimates a jet's cost in splits (scheduling, progress bar).
@@ -38,42 +27,8 @@ pub fn per_jet<T: Serialize + Send>(
         .iter()
         .fold(0u64, |acc, j| acc.saturating_add(work(j)));
     let bar = Bar::items(progress, file.jets.len() as u64, total);
-    let run = |k: usize| {
-        let jet = &file.jets[k];
-        let r = f(k, jet).with_context(|| format!("jet {}", jet.id));
-        bar.inc();
-        r
-    };
-    let (big, small): (Vec<usize>, Vec<usize>) =
-        (0..file.jets.len()).partition(|&k| work(&file.jets[k]) > BIG_WORK);
-    let mut results: Vec<Option<Result<T>>> = (0..file.jets.len()).map(|_| None).collect();
-    let small_results: Vec<Result<T>> = small.par_iter().map(|&k| run(k)).collect();
-    for (k, r) in small.into_iter().zip(small_results) {
-        results[k] = Some(r);
-    }
-    for k in big {
-        results[k] = Some(run(k));
-    }
-    drop(bar);
-    let results = results.into_iter().map(|r| r.expect("every jet ran"));
-    let mut out = String::new();
-    for (jet, r) in file.jets.iter().zip(results) {
-        out += &serde_json::to_string(&Line {
-            id: &jet.id,
-            result: r?,
-        })?;
-        out.push('\n');
-    }
-    Ok(out)
-}
-
-/// The splits the exact trellis of a jet evaluates (a progress-bar weight).
-pub fn dense_work(jet: &Jet) -> u64 {
-    if jet.len() > MAX_POINTS {
-        0
-    } else {
-        total_splits(jet.len()) as u64
-    }
+    let failed = |jet: &Jet, e: anyhow::Error| e.context(format!("jet {}", jet.id));
+    trellis::batch::per_jet(file, work, &|| bar.inc(), failed, f)
 }
 
 /// Fails, naming the first such jet, if any jet is too large for the exact

@@ -13,7 +13,6 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use serde_json::json;
-use trellis::constraints::Constrained;
 use trellis::ddt::Triplet;
 use trellis::ginkgo::{Ginkgo, Jet};
 use trellis::posterior::{Need, Posterior};
@@ -32,6 +31,9 @@ use crate::{
     with_cost_model,
 };
 use trellis::plan::Task;
+pub use trellis::report::{
+    InferJson, MapJson, MarginalsJson, TreeJson, WithLinkage, with_sparsity,
+};
 
 /// Largest N accepted by `count` (the number has about N·log10(2N) digits).
 const MAX_COUNT_N: usize = 100_000;
@@ -39,24 +41,9 @@ const MAX_COUNT_N: usize = 100_000;
 /// Runs whose estimate (the library's planner) is longer print it on stderr.
 const NOTE_SECONDS: f64 = 10.0;
 
-/// `-0.0` prints as `-0.0` in JSON; normalise it.
-fn clean(x: f64) -> f64 {
-    x + 0.0
-}
-
+/// A result as one line of JSON (see `trellis::report`).
 pub fn to_json<T: Serialize>(value: &T) -> Result<String> {
-    Ok(serde_json::to_string(value)? + "\n")
-}
-
-/// A tree with its value, the output of `map` and `score`.
-#[derive(Serialize)]
-pub struct TreeJson {
-    pub n: usize,
-    pub log_potential: f64,
-    /// The tree's total cost (cost models only; does not depend on β).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cost: Option<f64>,
-    pub tree: Tree,
+    Ok(trellis::report::to_json(value)?)
 }
 
 /// A tree over a weight matrix with its cost (from the weights, any number of
@@ -69,7 +56,7 @@ pub fn weights_tree_json(args: &ModelArgs, weights: &Pairwise, tree: Tree) -> Re
     )?);
     Ok(TreeJson {
         n: weights.n(),
-        log_potential: clean(-args.beta * cost),
+        log_potential: trellis::report::clean(-args.beta * cost),
         cost: Some(cost),
         tree,
     })
@@ -135,15 +122,6 @@ pub fn dendrogram_output(
     trees::weights_newick(d, weights)
 }
 
-/// A jet's result with its linkage matrix (`--linkage`).
-#[derive(Serialize)]
-pub struct WithLinkage<T> {
-    #[serde(flatten)]
-    pub result: T,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub linkage: Option<Vec<[f64; 4]>>,
-}
-
 /// The linkage matrix of a jet's tree when `--linkage` asks for it: heights
 /// by the Ginkgo likelihood's cumulative split cost (made monotone) or by rank.
 pub fn jet_linkage(
@@ -202,13 +180,8 @@ fn weights_posterior(
         Task::Map => Need::Map,
         _ => Need::All,
     };
-    Ok(with_cost_model!(args.model, weights, beta, |model| {
-        if triplets.is_empty() {
-            Posterior::dense(model, need, &options)?
-        } else {
-            Posterior::dense(Constrained::new(model, triplets)?, need, &options)?
-        }
-    }))
+    let model = trellis::models::CostModel::build(args.model, weights.view(), beta)?;
+    Ok(trellis::engines::dense(model, triplets, need, &options)?)
 }
 
 /// Reads `--triplets` over the points of `weights`: their names, or indices
@@ -348,10 +321,7 @@ fn clusters(
     min_p: f64,
 ) -> Result<Vec<ClusterJson>> {
     let clusters = outside(post, args, progress, |o| post.cluster_marginals(min_p, o))?;
-    Ok(clusters
-        .into_iter()
-        .map(|(members, p)| ClusterJson { members, p })
-        .collect())
+    Ok(ClusterJson::list(clusters))
 }
 
 /// The support values of clusters (see [`Posterior::support`]).
@@ -500,7 +470,7 @@ pub(crate) fn run_planned<T: Serialize + Send>(
             let work = |j: &Jet| if dense { dense_work(j) } else { 1 };
             per_jet(&file, progress && dense, work, |index, j| {
                 let post = jet_posterior(args, sparse, j, index, need)?;
-                Ok(with_sparsity(jet(j, &post, index)?, &post))
+                Ok(with_sparsity(jet(j, &post, index)?, post.sparsity()))
             })
         }
         Input::Weights(w) => {
@@ -511,26 +481,6 @@ pub(crate) fn run_planned<T: Serialize + Send>(
             let post = weights_posterior(args, sparse, &w, beta, progress, planned, triplets)?;
             weights(&w, &post)
         }
-    }
-}
-
-/// A result with the counts of the sparse trellis, if any.
-#[derive(Serialize)]
-pub(crate) struct WithSparsity<T> {
-    #[serde(flatten)]
-    result: T,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    num_trees_realised: Option<String>,
-    #[serde(flatten)]
-    share: Option<crate::output::Sparsity>,
-}
-
-pub(crate) fn with_sparsity<T>(result: T, post: &Posterior) -> WithSparsity<T> {
-    let s = post.sparsity();
-    WithSparsity {
-        result,
-        num_trees_realised: s.as_ref().map(|x| x.trees_realised.to_string()),
-        share: s.map(|x| crate::output::Sparsity::of(x.log10_sparsity)),
     }
 }
 
@@ -581,10 +531,10 @@ pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
                 return trees::newick(&d, weights.names(), Some(&support));
             }
             if json {
-                return to_json(
-                    &weights
-                        .with_names(with_sparsity(weights_tree_json(args, weights, tree)?, post)),
-                );
+                return to_json(&weights.with_names(with_sparsity(
+                    weights_tree_json(args, weights, tree)?,
+                    post.sparsity(),
+                )));
             }
             let title = if post.sparsity().is_some() {
                 "Sparse-trellis MAP hierarchy"
@@ -673,9 +623,10 @@ pub fn logz(a: &LogzArgs, progress: bool) -> Result<String> {
         |weights, post| {
             let (n, log_z) = (weights.n(), post.log_z()?);
             if json {
-                return to_json(
-                    &weights.with_names(with_sparsity(json!({"n": n, "log_z": log_z}), post)),
-                );
+                return to_json(&weights.with_names(with_sparsity(
+                    json!({"n": n, "log_z": log_z}),
+                    post.sparsity(),
+                )));
             }
             let over = match &a.feedback.triplets {
                 Some(path) => format!("the hierarchies satisfying {}", path.display()),
@@ -692,15 +643,6 @@ pub fn logz(a: &LogzArgs, progress: bool) -> Result<String> {
             ))
         },
     )
-}
-
-#[derive(Serialize)]
-pub(crate) struct MarginalsJson {
-    n: usize,
-    log_z: f64,
-    clusters: Vec<ClusterJson>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    subtree_p: Option<f64>,
 }
 
 /// Every cluster marginal (and the sub-hierarchy's) of an inference.
@@ -759,7 +701,7 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
             let subtree = subtree.get();
             let out = marginals_json(weights.n(), post, args, progress, min_p, subtree)?;
             if json {
-                return to_json(&weights.with_names(with_sparsity(out, post)));
+                return to_json(&weights.with_names(with_sparsity(out, post.sparsity())));
             }
             let n = out.n;
             let mut s = format!(
@@ -833,8 +775,9 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
             if json {
                 // {"n": .., "samples": [..]} and the sparse trellis's counts,
                 // as serde writes them, one sample at a time.
-                let tail =
-                    serde_json::to_string(&weights.with_names(with_sparsity(json!({}), post)))?;
+                let tail = serde_json::to_string(
+                    &weights.with_names(with_sparsity(json!({}), post.sparsity())),
+                )?;
                 put(out, &format!("{{\"n\":{n},\"samples\":["))?;
                 let mut first = true;
                 each_sample(post, k, seed, deadline, &mut |t| {
@@ -909,24 +852,6 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
     )
 }
 
-/// The output of `infer`: MAP, log Z and the cluster marginals of one trellis.
-#[derive(Serialize)]
-struct InferJson {
-    n: usize,
-    log_z: f64,
-    map: MapJson,
-    clusters: Vec<ClusterJson>,
-}
-
-/// The MAP tree of `infer` (its cost for the cost models).
-#[derive(Serialize)]
-struct MapJson {
-    tree: Tree,
-    log_potential: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cost: Option<f64>,
-}
-
 /// `trellis infer`: the inside pass (log Z and the MAP), then the outside
 /// pass (every cluster marginal) of one trellis at `--beta`.
 pub fn infer(a: &InferArgs, progress: bool) -> Result<String> {
@@ -980,7 +905,7 @@ pub fn infer(a: &InferArgs, progress: bool) -> Result<String> {
                 clusters: clusters(post, args, progress, min_p)?,
             };
             if a.json {
-                return to_json(&weights.with_names(with_sparsity(out, post)));
+                return to_json(&weights.with_names(with_sparsity(out, post.sparsity())));
             }
             let n = out.n;
             let mut s = format!(

@@ -10,15 +10,9 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{ArgGroup, Args, Subcommand, ValueEnum};
 use serde::Serialize;
-use trellis::baselines::{Linkage, distances_from_similarities, linkage};
-use trellis::constraints::ConstrainedEnergy;
 use trellis::flat::{Partition, perturb_and_map};
 use trellis::posterior::{Need, PartitionPosterior};
-use trellis::sparse::SparseTrellis;
-use trellis::{
-    CorrelationClustering, Energy, MAX_SET_POINTS, Points, Set, SetRepr, Summarize, WideSet,
-    Workload,
-};
+use trellis::{CorrelationClustering, Summarize, Workload};
 
 use crate::DataArgs;
 use crate::commands::to_json;
@@ -276,7 +270,7 @@ struct FlatRun {
 impl FlatRun {
     /// How point `i` is shown: its name, or its index.
     fn label(&self, i: usize) -> String {
-        label(&self.names, i)
+        trellis::report::label(self.names.as_deref(), i)
     }
 
     /// Hands `k` samples from `seed` to `each` as they are drawn; the first
@@ -328,26 +322,15 @@ fn dense(
     need: Need,
 ) -> Result<PartitionPosterior> {
     let n = energy.num_points();
-    match links(a, names, n)? {
-        None => with_bar(a, n, progress, |o| {
-            PartitionPosterior::dense(energy, need, o)
-        }),
-        Some((must, cannot)) => {
-            let energy = ConstrainedEnergy::new(energy, &must, &cannot)
-                .context("--must-link, --cannot-link (points by 0-based index)")?;
-            with_bar(a, n, progress, |o| {
-                PartitionPosterior::dense(energy, need, o)
-            })
-        }
+    let (must, cannot) = links(a, names, n)?.unwrap_or_default();
+    // The links are checked (a contradiction is refused) before the bar.
+    if !(must.is_empty() && cannot.is_empty()) {
+        trellis::constraints::ConstrainedEnergy::new(&energy, &must, &cannot)
+            .context("--must-link, --cannot-link (points by 0-based index)")?;
     }
-}
-
-/// Point `i`'s name, or its index.
-fn label(names: &Option<Vec<String>>, i: usize) -> String {
-    match names.as_ref().and_then(|v| v.get(i)) {
-        Some(name) => name.clone(),
-        None => i.to_string(),
-    }
+    with_bar(a, n, progress, |o| {
+        trellis::engines::flat_dense(energy, &must, &cannot, need, o)
+    })
 }
 
 /// Runs the inference asked for by `a` and `sparse` at `beta`: over all
@@ -363,7 +346,6 @@ fn infer(
     let named = weights(a, sparse.sparse.is_none().then_some(Workload::FlatInside))?;
     let names = named.names().map(<[String]>::to_vec);
     let w = named.into_weights();
-    let n = w.n();
     if beta != a.beta {
         // The MAP searched at beta = 1 is reported at --beta: check that
         // --beta is in the model's range too.
@@ -385,10 +367,10 @@ fn infer(
                 bail!("--clusters goes with --sparse clusters, not --sparse tree");
             }
             let tree = match &sparse.tree {
-                Some(text) => trellis::read_tree(text, names.as_deref())?,
-                None => linkage(&distances_from_similarities(&w), n, Linkage::Average)?,
+                Some(text) => Some(trellis::read_tree(text, names.as_deref())?),
+                None => None,
             };
-            PartitionPosterior::tree_cuts(&energy, &tree)?
+            trellis::engines::flat_tree_cuts(&energy, &w, tree.as_ref())?
         }
         Some(FlatFamily::Clusters) => {
             if sparse.tree.is_some() {
@@ -399,11 +381,7 @@ fn infer(
             };
             let text = crate::input::read_text(path, gib(a.max_memory)).context("--clusters")?;
             let context = || format!("in --clusters {}", path.display());
-            if n <= MAX_SET_POINTS {
-                clusters_family::<Set>(&text, &energy).with_context(context)?
-            } else {
-                clusters_family::<WideSet>(&text, &energy).with_context(context)?
-            }
+            trellis::engines::flat_clusters(&text, &energy).with_context(context)?
         }
     };
     Ok(FlatRun {
@@ -413,46 +391,10 @@ fn infer(
     })
 }
 
-/// `--sparse clusters`: the posterior over the partitions made of the
-/// clusters of `text`, stored as sets of type `S` (`u128` up to 128 points,
-/// wide sets beyond).
-fn clusters_family<S: SetRepr + 'static>(
-    text: &str,
-    energy: &CorrelationClustering,
-) -> Result<PartitionPosterior> {
-    let n = energy.num_points();
-    let t = SparseTrellis::flat_as(n, trellis::io::parse_clusters::<S>(text, n)?)?;
-    Ok(PartitionPosterior::sparse(&t, energy)?)
-}
-
-/// `log E` of a partition at `beta`.
-fn log_energy(w: &CorrelationClustering, p: &Partition) -> f64 {
-    p.iter()
-        .map(|c| w.log_energy(&w.summary(Points::List(c))))
-        .sum()
-}
-
-/// A JSON output with the family's counts when there is one.
-#[derive(Serialize)]
-struct WithFamily<T> {
-    #[serde(flatten)]
-    result: T,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    num_partitions_realised: Option<String>,
-    #[serde(flatten)]
-    share: Option<output::Sparsity>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    names: Option<Vec<String>>,
-}
-
+/// A flat JSON result with the family's counts and the points' names.
 fn with_family<T: Serialize>(result: T, f: &FlatRun) -> Result<String> {
-    let family = f.post.family();
-    to_json(&WithFamily {
-        result,
-        num_partitions_realised: family.as_ref().map(|x| x.partitions_realised.to_string()),
-        share: family.map(|x| output::Sparsity::of(x.log10_share)),
-        names: f.names.clone(),
-    })
+    let out = trellis::report::with_family(result, f.post.family(), f.names.as_deref());
+    to_json(&out)
 }
 
 fn family_line(f: &FlatRun) -> String {
@@ -555,7 +497,9 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                 "the {} most probable clusters:\n",
                 a.top.min(clusters.len())
             );
-            s += &output::labelled_clusters(&clusters, a.top, &|i| label(&names, i));
+            s += &output::labelled_clusters(&clusters, a.top, &|i| {
+                trellis::report::label(names.as_deref(), i)
+            });
             s += "pairwise co-clustering probabilities P(i ~ j):\n";
             s += &output::matrix(&pairwise);
             Ok(s)
@@ -591,7 +535,7 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                     let line = format!(
                         "{}   log P = {:.6}\n",
                         partition_text(&p, &f),
-                        log_energy(&f.energy, &p) - log_z
+                        trellis::engines::partition_log_energy(&f.energy, &p) - log_z
                     );
                     put(out, &line)
                 })?;
@@ -682,7 +626,10 @@ fn summary(a: &SummaryArgs, progress: bool) -> Result<String> {
     let text = |p: &Partition| {
         p.iter()
             .map(|c| {
-                let c: Vec<String> = c.iter().map(|&i| label(&names, i)).collect();
+                let c: Vec<String> = c
+                    .iter()
+                    .map(|&i| trellis::report::label(names.as_deref(), i))
+                    .collect();
                 format!("{{{}}}", c.join(", "))
             })
             .collect::<Vec<_>>()

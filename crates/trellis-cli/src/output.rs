@@ -4,6 +4,7 @@
 use std::io::Write;
 
 use trellis::Mask;
+pub use trellis::report::{ClusterJson, approx, number, share};
 
 /// A failed write of the output (exit code 1; a closed pipe ends quietly).
 #[derive(Debug)]
@@ -63,58 +64,10 @@ pub fn put(out: &mut dyn Write, text: &str) -> anyhow::Result<()> {
         .map_err(|e| WriteError(e).into())
 }
 
-/// A number for a message: plain when that is short (`0.5`, `16`, `900`),
-/// else in scientific notation (`1e308`), never a 309-digit integer.
-pub fn number(x: f64) -> String {
-    let a = x.abs();
-    if a == 0.0 || !a.is_finite() || (1e-4..1e9).contains(&a) {
-        format!("{x}")
-    } else {
-        format!("{x:e}")
-    }
-}
-
 /// `{a, b, c}` for the points of a cluster.
 pub fn members(cluster: Mask, label: &dyn Fn(usize) -> String) -> String {
     let names: Vec<String> = trellis::members(cluster).map(label).collect();
     format!("{{{}}}", names.join(", "))
-}
-
-/// A large integer (given by its decimal digits) in scientific notation, e.g. `6.32e21`.
-pub fn approx(x: &impl std::fmt::Display) -> String {
-    let digits = x.to_string();
-    if digits.len() <= 6 {
-        return digits;
-    }
-    format!("{}.{}e{}", &digits[..1], &digits[1..3], digits.len() - 1)
-}
-
-/// A share given by its `log10` (e.g. a sparse trellis's sparsity index):
-/// `1.234e-5`, or `10^-2570.3` where a float would underflow.
-pub fn share(log10: f64) -> String {
-    if log10 >= -300.0 {
-        format!("{:.3e}", 10f64.powf(log10))
-    } else {
-        format!("10^{log10:.1}")
-    }
-}
-
-/// The JSON fields of a sparse trellis's share of all hierarchies or
-/// partitions: `"sparsity"` (0 where the float underflows) and
-/// `"log10_sparsity"` (finite at any size).
-#[derive(serde::Serialize)]
-pub struct Sparsity {
-    sparsity: f64,
-    log10_sparsity: f64,
-}
-
-impl Sparsity {
-    pub fn of(log10: f64) -> Sparsity {
-        Sparsity {
-            sparsity: 10f64.powf(log10),
-            log10_sparsity: log10,
-        }
-    }
 }
 
 /// A matrix of probabilities, one row per line.
@@ -145,23 +98,6 @@ pub fn labelled_clusters(
             format!("  {:.6}  {{{}}}\n", c.p, names.join(", "))
         })
         .collect()
-}
-
-/// A cluster and its marginal, as in every `marginals` JSON output.
-#[derive(serde::Serialize)]
-pub(crate) struct ClusterJson {
-    pub members: Vec<usize>,
-    pub p: f64,
-}
-
-impl ClusterJson {
-    /// The cluster of a dense trellis's mask.
-    pub fn of(mask: trellis::Mask, p: f64) -> ClusterJson {
-        ClusterJson {
-            members: trellis::members(mask).collect(),
-            p,
-        }
-    }
 }
 
 /// Runs a library stream (`stream` hands each item to a sink that may stop

@@ -11,17 +11,13 @@
 
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
-use trellis::constraints::Constrained;
 use trellis::ddt::Triplet;
-use trellis::ginkgo::JetsFile;
-use trellis::ginkgo::{Ginkgo, Jet, LeafOrdering, SparseJet, beam_trees, simulator_trees};
-use trellis::sparse::{MAX_SPARSE_POINTS, SparseTrellis};
-use trellis::{Set, SetRepr, Tree, WideSet};
-
-use crate::input::memory_limit;
-use crate::input::variant;
-use crate::{ModelArgs, with_cost_model};
+use trellis::engines::{SparseSource, SparseSpec, sparse_bytes};
+use trellis::ginkgo::{Jet, JetsFile, LeafOrdering};
 use trellis::posterior::Posterior;
+
+use crate::ModelArgs;
+use crate::input::{memory_limit, variant};
 
 /// How a sparse trellis is built.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,20 +75,34 @@ impl SparseArgs {
         }
     }
 
+    /// The library's description of the sparse trellis over `n` points.
+    fn spec(&self, n: usize) -> Result<SparseSpec> {
+        let source = match self.sparse.expect("--sparse") {
+            SparseKind::Beam => SparseSource::Beam {
+                width: self.beam_width(n)?,
+            },
+            SparseKind::Simulator => SparseSource::Simulator {
+                ordering: self.ordering(),
+                seed: self.sparse_seed.unwrap_or(0),
+            },
+        };
+        Ok(SparseSpec {
+            trees: self.trees()?,
+            source,
+        })
+    }
+
     /// Checks the memory of the sparse trellis of a problem of `n` points
     /// before anything is built: its trees, and the beam search that makes
-    /// them (width `max(K, --beam-width)`, see `beam_trees`), with
-    /// `parallel` problems at once.
+    /// them, with `parallel` problems at once.
     fn check_memory(&self, n: usize, parallel: usize, args: &ModelArgs) -> Result<()> {
-        let k = self.trees()?;
-        let mut needed = trellis::plan::tree_bytes(n).saturating_mul(2 * k as u128);
-        if self.sparse == Some(SparseKind::Beam) {
-            let width = k.max(self.beam_width(n)?);
-            needed = needed.saturating_add(trellis::plan::beam_bytes(n, width));
-        }
+        let spec = self.spec(n)?;
         trellis::plan::check_bytes(
-            &format!("a sparse trellis from --trees {k} over {n} points"),
-            needed.saturating_mul(parallel as u128),
+            &format!(
+                "a sparse trellis from --trees {} over {n} points",
+                spec.trees
+            ),
+            sparse_bytes(n, &spec).saturating_mul(parallel as u128),
             memory_limit(args),
         )
         .map_err(anyhow::Error::from)
@@ -128,40 +138,16 @@ impl SparseArgs {
         }
     }
 
-    /// The sparse trellis of one jet, with clusters stored as `S`.
-    fn sparse_jet<S: SetRepr>(
-        &self,
-        jet: &Jet,
-        args: &ModelArgs,
-        index: usize,
-    ) -> Result<SparseJet<S>> {
-        let v = variant(args);
-        let k = self.trees()?;
-        match self.sparse.expect("--sparse") {
-            SparseKind::Beam => {
-                let width = self.beam_width(jet.len())?;
-                let trees = beam_trees(&Ginkgo::new(jet, v), k, Some(width))?;
-                Ok(SparseJet::new(jet, v, &trees, LeafOrdering::Given)?)
-            }
-            SparseKind::Simulator => {
-                let seed = trellis::random::stream_seed(self.sparse_seed.unwrap_or(0), index);
-                let trees = simulator_trees(jet, k, self.ordering(), seed)?;
-                Ok(SparseJet::new(jet, v, &trees, self.ordering())?)
-            }
-        }
-    }
-
-    /// The inference of a jet's model on its sparse trellis (clusters as
-    /// wide sets beyond 128 leaves).
+    /// The inference of a jet's model on its sparse trellis (jet `index` of
+    /// the file seeds the simulator).
     pub(crate) fn jet(&self, jet: &Jet, args: &ModelArgs, index: usize) -> Result<Posterior> {
-        fn infer<S: SetRepr + 'static>(sj: SparseJet<S>) -> Result<Posterior> {
-            Ok(Posterior::sparse(sj.trellis, &sj.model, Some(sj.order))?)
-        }
-        if jet.len() <= MAX_SPARSE_POINTS {
-            infer(self.sparse_jet::<Set>(jet, args, index)?)
-        } else {
-            infer(self.sparse_jet::<WideSet>(jet, args, index)?)
-        }
+        let spec = self.spec(jet.len())?;
+        Ok(trellis::engines::sparse_jet(
+            jet,
+            variant(args),
+            &spec,
+            index,
+        )?)
     }
 
     /// Checks the flags and the size of a weight matrix's sparse trellis
@@ -179,12 +165,7 @@ impl SparseArgs {
     }
 
     /// The inference of the model at `beta` on the sparse trellis of a weight
-    /// matrix (beam search only).
-    ///
-    /// With `triplets`, beam search and inference run on the model restricted
-    /// to the trees that satisfy them: the beams that break one are dropped
-    /// and the greedy tree under the triplets is added, so the sparse
-    /// trellis holds at least one tree that satisfies them.
+    /// matrix (beam search; under `triplets`, see `trellis::engines`).
     pub(crate) fn weights(
         &self,
         args: &ModelArgs,
@@ -195,41 +176,13 @@ impl SparseArgs {
         let n = weights.n();
         self.check_weights(args, n)?;
         let (k, width) = (self.trees()?, self.beam_width(n)?);
-        let trees = with_cost_model!(args.model, weights, 1.0, |m| {
-            if triplets.is_empty() {
-                beam_trees(&m, k, Some(width))?
-            } else {
-                let c = Constrained::new(m, triplets.to_vec())?;
-                let mut trees = beam_trees(&c, k, Some(width))?;
-                trees.retain(|t| trellis::tree_cost(&c, t).is_ok_and(f64::is_finite));
-                trees.push(trellis::baselines::greedy(&c)?.tree);
-                trees
-            }
-        });
-        if n <= MAX_SPARSE_POINTS {
-            self.infer::<Set>(args, weights, beta, &trees, triplets)
-        } else {
-            self.infer::<WideSet>(args, weights, beta, &trees, triplets)
-        }
-    }
-
-    /// The sparse trellis of `trees` with clusters stored as `S`, and the
-    /// model's inference on it.
-    fn infer<S: SetRepr + 'static>(
-        &self,
-        args: &ModelArgs,
-        weights: &crate::input::Pairwise,
-        beta: f64,
-        trees: &[Tree],
-        triplets: &[Triplet],
-    ) -> Result<Posterior> {
-        let trellis = SparseTrellis::<S>::from_trees_as(weights.n(), trees)?;
-        Ok(with_cost_model!(args.model, weights, beta, |m| {
-            if triplets.is_empty() {
-                Posterior::sparse(trellis, &m, None)?
-            } else {
-                Posterior::sparse(trellis, &Constrained::new(m, triplets.to_vec())?, None)?
-            }
-        }))
+        Ok(trellis::engines::sparse_pairwise(
+            args.model,
+            weights.view(),
+            beta,
+            triplets,
+            k,
+            width,
+        )?)
     }
 }

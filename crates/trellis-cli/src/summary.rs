@@ -134,7 +134,7 @@ pub fn summary(a: &SummaryArgs, progress: bool) -> Result<String> {
         |weights, post| {
             let out = summarise(a, post, progress, threshold)?;
             if a.json {
-                return to_json(&weights.with_names(with_sparsity(out, post)));
+                return to_json(&weights.with_names(with_sparsity(out, post.sparsity())));
             }
             if a.newick {
                 return Ok(out.tree.to_newick(weights.names()) + "\n");

@@ -5,11 +5,8 @@
 
 use crate::util::*;
 
+use crate::util::s;
 use std::path::{Path, PathBuf};
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// Every field of the JSON output, sorted.
 const FIELDS: [&str; 15] = [

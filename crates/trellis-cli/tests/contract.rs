@@ -1,10 +1,7 @@
 //! The CLI contract of issue #2: commands, flags and exact JSON field names.
 
+use crate::util::s;
 use crate::util::*;
-
-fn s(p: &std::path::Path) -> &str {
-    p.to_str().unwrap()
-}
 
 #[test]
 fn map_json_fields_and_beta_independence() {

@@ -1,10 +1,7 @@
 //! Every class of bad input: a clear message on stderr, exit code 2, nothing on stdout.
 
+use crate::util::s;
 use crate::util::*;
-
-fn s(p: &std::path::Path) -> &str {
-    p.to_str().unwrap()
-}
 
 fn map(path: &std::path::Path) -> Vec<String> {
     ["map", "--model", "hcc", "--weights", s(path), "--json"]

@@ -1,11 +1,8 @@
 //! The flat-trellis CLI contract of issue #4: `trellis flat map|logz|marginals|sample|perturb-map`
 //! with the exact JSON field names, and bad input.
 
+use crate::util::s;
 use crate::util::*;
-
-fn s(p: &std::path::Path) -> &str {
-    p.to_str().unwrap()
-}
 
 fn is_partition(p: &serde_json::Value, n: usize) -> bool {
     let mut seen = vec![false; n];

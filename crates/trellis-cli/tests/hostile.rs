@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{dir, file, stdout, weights, weights_csv};
+use crate::util::{dir, file, log_sum_exp, stdout, weights, weights_csv};
 
 /// Longest any one invocation may take before it counts as a hang.
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -265,7 +265,7 @@ fn refused_or_finite(o: &Outcome) -> Verdict {
 }
 
 fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() <= 1e-9 * (1.0 + a.abs().max(b.abs()))
+    crate::util::close(a, b, 1e-9)
 }
 
 fn expect_close(what: &str, got: Option<f64>, want: f64) -> Verdict {
@@ -322,27 +322,24 @@ fn command(k: usize, data: &[&str], n: usize) -> Vec<String> {
     args
 }
 
-/// Every binary tree over `0..n` (as nested JSON lists): leaf `k` inserted
-/// on every edge of every tree over `0..k`, and above its root.
+/// Every binary tree over `0..n`, as nested JSON lists.
 fn all_trees(n: usize) -> Vec<Value> {
-    fn insert(t: &Value, k: usize) -> Vec<Value> {
-        let leaf = Value::from(k);
-        let mut out = vec![Value::Array(vec![t.clone(), leaf.clone()])];
-        if let Value::Array(c) = t {
-            for l in insert(&c[0], k) {
-                out.push(Value::Array(vec![l, c[1].clone()]));
-            }
-            for r in insert(&c[1], k) {
-                out.push(Value::Array(vec![c[0].clone(), r]));
-            }
-        }
-        out
-    }
-    let mut trees = vec![Value::from(0)];
-    for k in 1..n {
-        trees = trees.iter().flat_map(|t| insert(t, k)).collect();
-    }
-    trees
+    crate::util::all_trees(n)
+        .iter()
+        .map(|t| serde_json::to_value(t).unwrap())
+        .collect()
+}
+
+/// Every partition of `0..n`, its clusters as bit masks.
+fn partitions(n: usize) -> Vec<Vec<u32>> {
+    crate::util::partitions(n)
+        .iter()
+        .map(|p| {
+            p.iter()
+                .map(|c| c.iter().fold(0, |m, &i| m | 1 << i))
+                .collect()
+        })
+        .collect()
 }
 
 /// The points under a tree node, as a bit mask.
@@ -388,31 +385,6 @@ fn inner_clusters(t: &Value, root: bool, out: &mut Vec<u32>) {
         inner_clusters(&c[0], false, out);
         inner_clusters(&c[1], false, out);
     }
-}
-
-/// Every partition of `0..n` as lists of clusters (bit masks).
-fn partitions(n: usize) -> Vec<Vec<u32>> {
-    let mut out = vec![vec![]];
-    for i in 0..n {
-        let mut next = Vec::new();
-        for p in &out {
-            for k in 0..p.len() {
-                let mut q: Vec<u32> = p.clone();
-                q[k] |= 1 << i;
-                next.push(q);
-            }
-            let mut q = p.clone();
-            q.push(1 << i);
-            next.push(q);
-        }
-        out = next;
-    }
-    out
-}
-
-fn log_sum_exp(xs: &[f64]) -> f64 {
-    let m = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    m + xs.iter().map(|x| (x - m).exp()).sum::<f64>().ln()
 }
 
 /// `(2n-3)!!` in decimal, for any `n ≥ 1` (1 for `n ≤ 2`).

@@ -7,14 +7,10 @@ use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{dir, fails, file, json, run, weights_csv};
+use crate::util::{dir, fails, file, json, run, s, weights_csv};
 
 fn bin() -> std::path::PathBuf {
     assert_cmd::cargo::cargo_bin("trellis")
-}
-
-fn s(p: &std::path::Path) -> &str {
-    p.to_str().unwrap()
 }
 
 /// Waits for a child at most `limit`; kills it and fails the test past it.

@@ -3,11 +3,8 @@
 //! stdout, one sentence), and all-impossible clusters answered with the
 //! all-singletons partition.
 
+use crate::util::s;
 use crate::util::*;
-
-fn s(p: &std::path::Path) -> &str {
-    p.to_str().unwrap()
-}
 
 fn num(v: &serde_json::Value, field: &str) -> f64 {
     v[field]

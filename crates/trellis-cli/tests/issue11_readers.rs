@@ -5,11 +5,8 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
+use crate::util::s;
 use crate::util::*;
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// `../shared/data/<sub>`, or `None` with a message when it is absent.
 fn shared(sub: &str) -> Option<PathBuf> {

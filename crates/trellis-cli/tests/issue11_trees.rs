@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::util::{dir, fails, file, json, run, stdout, weights_csv};
+use crate::util::{dir, fails, file, json, run, s, stdout, weights_csv};
 
 /// Deeper than the recursive readers and drops survived on an 8 MiB stack.
 const DEEP: usize = 30_000;
@@ -26,10 +26,6 @@ fn deep_unary(tree: &str) -> String {
     } else {
         format!("{}{tree}{};", "(".repeat(DEEP), ")".repeat(DEEP))
     }
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 /// Runs the arguments and checks that nothing aborted: exit 0 or 2, never a

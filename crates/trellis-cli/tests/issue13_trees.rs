@@ -8,11 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::util::{dir, fails, file, json, run, stdout, weights_csv};
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use crate::util::{dir, fails, file, json, run, s, stdout, weights_csv};
 
 /// Newick text without its branch lengths (`:x`), outside quoted labels.
 pub fn strip_lengths(text: &str) -> String {

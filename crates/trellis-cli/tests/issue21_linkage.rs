@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 
 use crate::util::*;
+use crate::util::{close, log_sum_exp};
 
 /// A binary tree over point indices, as nested clusters.
 #[derive(Clone, Debug)]
@@ -116,21 +117,12 @@ fn distances(n: usize, seed: u64) -> (Vec<Vec<f64>>, String, String) {
     (d.clone(), csv(d), points_csv)
 }
 
-fn log_sum_exp(v: &[f64]) -> f64 {
-    let m = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-    m + v.iter().map(|x| (x - m).exp()).sum::<f64>().ln()
-}
-
 /// The JSON tree as a `T`.
 fn parse(v: &serde_json::Value) -> T {
     match v {
         serde_json::Value::Array(a) => T::Node(Box::new(parse(&a[0])), Box::new(parse(&a[1]))),
         x => T::Leaf(x.as_u64().unwrap() as usize),
     }
-}
-
-fn close(a: f64, b: f64, tol: f64) -> bool {
-    (a - b).abs() <= tol * (1.0 + a.abs().max(b.abs()))
 }
 
 const KINDS: [&str; 3] = ["linkage-average", "linkage-complete", "linkage-single"];

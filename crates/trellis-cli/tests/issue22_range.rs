@@ -9,11 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::util::{dir, fails, file, json, stdout, weights};
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use crate::util::{dir, fails, file, json, s, stdout, weights};
 
 /// A matrix as CSV, every value times `scale`, in round-trip precision.
 fn csv(rows: &[Vec<f64>], scale: f64) -> String {

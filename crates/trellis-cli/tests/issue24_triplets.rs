@@ -5,38 +5,7 @@
 use serde_json::Value;
 use trellis::{Hcc, Matrix, Tree, Weights};
 
-use crate::util::{dir, fails, file, json, weights, weights_csv};
-
-/// Every binary tree over `0..n`.
-fn all_trees(n: usize) -> Vec<Tree> {
-    let mut trees = vec![Tree::Leaf(0)];
-    for k in 1..n {
-        let mut next = Vec::new();
-        for t in &trees {
-            insert(t, k, &mut next);
-        }
-        trees = next;
-    }
-    trees
-}
-
-fn insert(t: &Tree, k: usize, out: &mut Vec<Tree>) {
-    out.push(Tree::node(t.clone(), Tree::Leaf(k)));
-    if let Tree::Node(l, r) = t {
-        let mut below = Vec::new();
-        insert(l, k, &mut below);
-        out.extend(below.drain(..).map(|l2| Tree::node(l2, (**r).clone())));
-        insert(r, k, &mut below);
-        out.extend(below.drain(..).map(|r2| Tree::node((**l).clone(), r2)));
-    }
-}
-
-/// Whether `({a, b}, c)` holds: some cluster holds a and b but not c.
-fn holds(t: &Tree, (a, b, c): (usize, usize, usize)) -> bool {
-    t.clusters()
-        .iter()
-        .any(|s| s.contains(&a) && s.contains(&b) && !s.contains(&c))
-}
+use crate::util::{all_trees, dir, fails, file, holds, json, partitions, weights, weights_csv};
 
 fn tree_of(v: &Value) -> Tree {
     trellis::read_tree(&v.to_string(), None).unwrap()
@@ -261,25 +230,6 @@ fn issue24_triplets_by_name_and_their_refusals() {
         ],
         "\"ant\" is not a point name",
     );
-}
-
-/// Every partition of `0..n`.
-fn partitions(n: usize) -> Vec<Vec<Vec<usize>>> {
-    if n == 0 {
-        return vec![vec![]];
-    }
-    let mut out = Vec::new();
-    for p in partitions(n - 1) {
-        for k in 0..=p.len() {
-            let mut q = p.clone();
-            match q.get_mut(k) {
-                Some(c) => c.push(n - 1),
-                None => q.push(vec![n - 1]),
-            }
-            out.push(q);
-        }
-    }
-    out
 }
 
 #[test]

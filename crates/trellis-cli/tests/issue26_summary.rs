@@ -8,30 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use trellis::{Hcc, Matrix, Tree, Weights};
 
-use crate::util::{dir, fails, file, json, stdout, weights, weights_csv};
-
-/// Every binary tree over `0..n`.
-fn all_trees(n: usize) -> Vec<Tree> {
-    fn insert(t: &Tree, k: usize, out: &mut Vec<Tree>) {
-        out.push(Tree::node(t.clone(), Tree::Leaf(k)));
-        if let Tree::Node(l, r) = t {
-            let mut below = Vec::new();
-            insert(l, k, &mut below);
-            out.extend(below.drain(..).map(|l2| Tree::node(l2, (**r).clone())));
-            insert(r, k, &mut below);
-            out.extend(below.drain(..).map(|r2| Tree::node((**l).clone(), r2)));
-        }
-    }
-    let mut trees = vec![Tree::Leaf(0)];
-    for k in 1..n {
-        let mut next = Vec::new();
-        for t in &trees {
-            insert(t, k, &mut next);
-        }
-        trees = next;
-    }
-    trees
-}
+use crate::util::{all_trees, dir, fails, file, json, stdout, weights, weights_csv};
 
 /// The non-trivial clusters (2 to n - 1 points) of a tree.
 fn nontrivial(t: &Tree, n: usize) -> Vec<Vec<usize>> {

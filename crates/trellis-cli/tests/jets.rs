@@ -3,11 +3,8 @@
 //! `ginkgo generate`, and the bad-input classes (error naming the jet, exit 2,
 //! nothing on stdout even when the bad jet is not the first).
 
+use crate::util::s;
 use crate::util::*;
-
-fn s(p: &std::path::Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// A small generated jets file (8 jets of 4-7 leaves).
 fn jets_file(name: &str) -> std::path::PathBuf {

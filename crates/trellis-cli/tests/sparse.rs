@@ -3,16 +3,7 @@
 
 use std::collections::HashSet;
 
-use crate::util::{dir, file, json, run, weights, weights_csv};
-
-fn s(p: &std::path::Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn log_sum_exp(xs: &[f64]) -> f64 {
-    let m = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    m + xs.iter().map(|x| (x - m).exp()).sum::<f64>().ln()
-}
+use crate::util::{dir, file, json, log_sum_exp, run, s, weights, weights_csv};
 
 /// A binary tree as nested point sets: every internal node's `(left, right)`.
 #[derive(Clone, Debug)]

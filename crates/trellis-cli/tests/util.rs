@@ -1,9 +1,12 @@
-//! Helpers: run the binary, write input files, parse JSON.
+//! Helpers: run the binary, write input files, parse JSON, and the
+//! brute-force enumerations (every tree, every partition) the tests compare
+//! the exact answers with.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use assert_cmd::Command;
+use trellis::Tree;
 
 /// A fresh directory for one test's files.
 pub fn dir(name: &str) -> PathBuf {
@@ -130,4 +133,71 @@ pub fn leaves(t: &serde_json::Value) -> Vec<u64> {
     go(t, &mut out);
     out.sort();
     out
+}
+
+/// A path as the `&str` an argument list takes.
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Every binary tree over `0..n` ((2n-3)!! of them): leaf `k` inserted on
+/// every edge of every tree over `0..k`, and above its root.
+pub fn all_trees(n: usize) -> Vec<Tree> {
+    fn insert(t: &Tree, k: usize, out: &mut Vec<Tree>) {
+        out.push(Tree::node(t.clone(), Tree::Leaf(k)));
+        if let Tree::Node(l, r) = t {
+            let mut below = Vec::new();
+            insert(l, k, &mut below);
+            out.extend(below.drain(..).map(|l2| Tree::node(l2, (**r).clone())));
+            insert(r, k, &mut below);
+            out.extend(below.drain(..).map(|r2| Tree::node((**l).clone(), r2)));
+        }
+    }
+    let mut trees = vec![Tree::Leaf(0)];
+    for k in 1..n {
+        let mut next = Vec::new();
+        for t in &trees {
+            insert(t, k, &mut next);
+        }
+        trees = next;
+    }
+    trees
+}
+
+/// Every partition of `0..n` (Bell(n) of them), each a list of clusters.
+pub fn partitions(n: usize) -> Vec<Vec<Vec<usize>>> {
+    if n == 0 {
+        return vec![vec![]];
+    }
+    let mut out = Vec::new();
+    for p in partitions(n - 1) {
+        for k in 0..=p.len() {
+            let mut q = p.clone();
+            match q.get_mut(k) {
+                Some(c) => c.push(n - 1),
+                None => q.push(vec![n - 1]),
+            }
+            out.push(q);
+        }
+    }
+    out
+}
+
+/// Whether the triplet `({a, b}, c)` holds in `t`: some cluster holds `a`
+/// and `b` but not `c`.
+pub fn holds(t: &Tree, (a, b, c): (usize, usize, usize)) -> bool {
+    t.clusters()
+        .iter()
+        .any(|s| s.contains(&a) && s.contains(&b) && !s.contains(&c))
+}
+
+/// `log Σ exp(x)`, stable.
+pub fn log_sum_exp(xs: &[f64]) -> f64 {
+    let m = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    m + xs.iter().map(|x| (x - m).exp()).sum::<f64>().ln()
+}
+
+/// `a` equals `b` up to `tol` relative to `1 + max(|a|, |b|)`.
+pub fn close(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol * (1.0 + a.abs().max(b.abs()))
 }

@@ -139,10 +139,8 @@ fn astar(
             // The CLI's default for weights (docs/astar.md): the three
             // linkage trees; greedy and beam search start poorly on hcc.
             let d = cm.data().linkage_distances();
-            let mut init = [Linkage::Average, Linkage::Complete, Linkage::Ward]
-                .into_iter()
-                .map(|l| baselines::linkage(&d, n, l))
-                .collect::<trellis::Result<Vec<trellis::Tree>>>()?;
+            let starts = search::default_starts(false, false);
+            let init = search::start_trees(m, Some(&d), &starts, 1)?;
             let approx_options = ApproxOptions {
                 seed,
                 max_explored: max_explored.or(ApproxOptions::default().max_explored),
@@ -153,8 +151,7 @@ fn astar(
             } else {
                 // Start from trees that satisfy the triplets (finite cost).
                 let c = Constrained::new(m, triplets.clone())?;
-                init.retain(|t| trellis::tree_cost(&c, t).is_ok_and(f64::is_finite));
-                init.push(baselines::greedy(&c)?.tree);
+                let init = c.satisfying_starts(init)?;
                 search::approximate(&c, &init, &approx_options, &options)
             }
         } else if triplets.is_empty() {

@@ -22,6 +22,7 @@ import pytest
 
 import trellis
 from trellis import interactive, jets
+from brute import hcc_cost
 from trellis.interactive import Sampler
 
 # ---------------------------------------------------------------- helpers
@@ -58,17 +59,6 @@ def binary_trees(pts):
 
 def leaves(t):
     return [t] if isinstance(t, int) else leaves(t[0]) + leaves(t[1])
-
-
-def hcc_cost(t, w):
-    """Hierarchical correlation clustering cost, summed over the splits (brute force)."""
-    if isinstance(t, int):
-        return 0.0
-    a, b = leaves(t[0]), leaves(t[1])
-    c = sum(max(w[i, j], 0.0) for i in a for j in b)
-    for part in (a, b):
-        c += sum(max(-w[i, j], 0.0) for i, j in itertools.combinations(part, 2))
-    return c + hcc_cost(t[0], w) + hcc_cost(t[1], w)
 
 
 def average_linkage_cost(t, d):

@@ -12,32 +12,13 @@ import pytest
 
 import trellis
 from trellis import InputError
+from brute import all_trees, leaves, log_sum_exp, partitions
 
 
 def weights(n, seed):
     rng = np.random.default_rng(seed)
     w = np.round(rng.uniform(-1, 1, size=(n, n)), 3)
     return (w + w.T) / 2
-
-
-def all_trees(n):
-    """Every binary tree over 0..n-1 as nested lists."""
-    trees = [0]
-    for k in range(1, n):
-        trees = [t2 for t in trees for t2 in insert(t, k)]
-    return trees
-
-
-def insert(t, k):
-    out = [[t, k]]
-    if isinstance(t, list):
-        out += [[l2, t[1]] for l2 in insert(t[0], k)]
-        out += [[t[0], r2] for r2 in insert(t[1], k)]
-    return out
-
-
-def leaves(t):
-    return {t} if isinstance(t, int) else leaves(t[0]) | leaves(t[1])
 
 
 def clusters(t):
@@ -48,11 +29,6 @@ def clusters(t):
 
 def holds(t, a, b, c):
     return any(a in s and b in s and c not in s for s in clusters(t))
-
-
-def log_sum_exp(xs):
-    m = max(xs)
-    return m + math.log(sum(math.exp(x - m) for x in xs))
 
 
 def test_triplets_restrict_the_hierarchy_posterior_as_brute_force():
@@ -109,17 +85,6 @@ def test_triplets_equal_the_cli(tmp_path, run_cli):
     out = json.loads(run_cli("map", "--model", "hcc", "--weights", path,
                              "--triplets", tmp_path / "t.txt", "--json"))
     assert post.map_tree.to_nested() == trellis.Tree.from_nested(out["tree"]).to_nested()
-
-
-def partitions(items):
-    if not items:
-        yield []
-        return
-    first, rest = items[0], items[1:]
-    for p in partitions(rest):
-        for k in range(len(p)):
-            yield p[:k] + [[first] + p[k]] + p[k + 1:]
-        yield [[first]] + p
 
 
 @pytest.mark.parametrize("must, cannot", [

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 import trellis
+from brute import hcc_cost, partitions
 
 REPO = Path(__file__).resolve().parents[3]
 SHARED = REPO.parent / "shared" / "data"
@@ -81,17 +82,6 @@ def internal_clusters(t):
     return internal_clusters(t[0]) + internal_clusters(t[1]) + [tuple(sorted(leaves(t)))]
 
 
-def hcc_cost(t, w):
-    """Hierarchical correlation clustering cost, summed over splits."""
-    if isinstance(t, int):
-        return 0.0
-    L, R = leaves(t[0]), leaves(t[1])
-    c = sum(max(w[i, j], 0.0) for i in L for j in R)
-    for part in (L, R):
-        c += sum(max(-w[i, j], 0.0) for i, j in itertools.combinations(part, 2))
-    return c + hcc_cost(t[0], w) + hcc_cost(t[1], w)
-
-
 def dasgupta_cost(t, w):
     """Dasgupta's cost: |L ∪ R| times the weight across the split."""
     if isinstance(t, int):
@@ -99,18 +89,6 @@ def dasgupta_cost(t, w):
     L, R = leaves(t[0]), leaves(t[1])
     c = (len(L) + len(R)) * sum(w[i, j] for i in L for j in R)
     return c + dasgupta_cost(t[0], w) + dasgupta_cost(t[1], w)
-
-
-def partitions(items):
-    """Every set partition of the list ``items``."""
-    if not items:
-        yield []
-        return
-    first, rest = items[0], items[1:]
-    for p in partitions(rest):
-        yield [[first]] + p
-        for i in range(len(p)):
-            yield p[:i] + [[first] + p[i]] + p[i + 1 :]
 
 
 def cc_log_energy(p, w, beta):

@@ -12,6 +12,7 @@ import pytest
 
 import trellis
 from trellis import InputError
+from brute import all_trees, leaves, partitions
 
 
 def weights(n, seed):
@@ -20,26 +21,6 @@ def weights(n, seed):
     w = (w + w.T) / 2
     np.fill_diagonal(w, 0.0)
     return w
-
-
-def all_trees(n):
-    """Every binary tree over 0..n-1 as nested lists."""
-    trees = [0]
-    for k in range(1, n):
-        trees = [t2 for t in trees for t2 in insert(t, k)]
-    return trees
-
-
-def insert(t, k):
-    out = [[t, k]]
-    if isinstance(t, list):
-        out += [[l2, t[1]] for l2 in insert(t[0], k)]
-        out += [[t[0], r2] for r2 in insert(t[1], k)]
-    return out
-
-
-def leaves(t):
-    return {t} if isinstance(t, int) else leaves(t[0]) | leaves(t[1])
 
 
 def splits(t):
@@ -145,17 +126,6 @@ def test_bad_thresholds_are_refused(bad):
     post = trellis.exact_hierarchy(weights(5, 29))
     with pytest.raises(InputError):
         post.consensus_tree(bad)
-
-
-def partitions(items):
-    if not items:
-        yield []
-        return
-    first, rest = items[0], items[1:]
-    for p in partitions(rest):
-        for k in range(len(p)):
-            yield p[:k] + [[first] + p[k]] + p[k + 1 :]
-        yield [[first]] + p
 
 
 @pytest.mark.parametrize("beta", [0.5, 3.0])

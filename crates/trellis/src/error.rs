@@ -10,6 +10,9 @@ use std::path::PathBuf;
 #[derive(Debug)]
 pub struct Error {
     kind: ErrorKind,
+    /// Where it happened (e.g. `in --weights a.csv`), written before the
+    /// message; see [`Error::context`].
+    context: Option<String>,
 }
 
 /// What went wrong.
@@ -176,6 +179,12 @@ pub enum ErrorKind {
         /// The operating system's error.
         source: std::io::Error,
     },
+    /// Inputs that do not fit the model or each other (an input the model
+    /// does not take, options for another input); the message names them.
+    Input {
+        /// What is wrong, naming the inputs.
+        detail: String,
+    },
     /// Something the input asks for would need more memory than the limit
     /// (checked before it is allocated).
     TooLarge {
@@ -195,7 +204,30 @@ impl Error {
     }
 
     pub(crate) fn new(kind: ErrorKind) -> Error {
-        Error { kind }
+        Error {
+            kind,
+            context: None,
+        }
+    }
+
+    /// The same error, said to have happened in `what` (e.g. `in --points
+    /// a.csv`): its message becomes `what: message`, its kind is kept. A
+    /// second context goes before the first.
+    pub fn context(self, what: impl Into<String>) -> Error {
+        let what = what.into();
+        Error {
+            kind: self.kind,
+            context: Some(match self.context {
+                Some(c) => format!("{what}: {c}"),
+                None => what,
+            }),
+        }
+    }
+
+    pub(crate) fn input(detail: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Input {
+            detail: detail.into(),
+        })
     }
 
     pub(crate) fn shape(detail: impl Into<String>) -> Error {
@@ -314,7 +346,11 @@ pub(crate) const MODEL_BYTES: u64 = 16;
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(c) = &self.context {
+            write!(f, "{c}: ")?;
+        }
         match &self.kind {
+            ErrorKind::Input { detail } => write!(f, "{detail}"),
             ErrorKind::Empty => write!(f, "the dataset is empty: at least one point is needed"),
             ErrorKind::TooManyPoints { n, max, method } => {
                 write!(

@@ -51,6 +51,10 @@
 //! | [`posterior`] | one posterior over hierarchies (and [`posterior::PartitionPosterior`] over partitions), whatever the model and the engine: what every front-end holds |
 //! | [`summary`] | exact posterior summaries: the maximum-clade-credibility tree, the majority-rule consensus, the Binder-optimal partition |
 //! | [`plan`] | the planner: the memory and time of an exact run, and exact or approximate within a budget |
+//! | [`input`] | the one loader of every door: weights, points, distances or jets for a model by name, validated and size-checked |
+//! | [`engines`] | a posterior of a named model on the engine asked for: dense (under triplets), sparse from beam or simulator trees, flat (under links, tree cuts, cluster families) |
+//! | [`batch`] | one computation on every jet of a jets file, as JSON Lines in input order |
+//! | [`report`] | the JSON result shapes and number formats every door prints |
 //! | foundations | sets ([`Mask`], [`Set`], [`Points`]), trees, weights, [`io`], [`count`], [`random`], [`Options`], errors |
 //!
 //! # Example
@@ -115,16 +119,20 @@
 pub mod astar;
 mod base;
 pub mod baselines;
+pub mod batch;
 pub mod constraints;
 pub mod ddt;
 mod dendrogram;
 mod dense;
+pub mod engines;
 mod error;
 pub mod flat;
 pub mod ginkgo;
+pub mod input;
 pub mod models;
 pub mod plan;
 pub mod posterior;
+pub mod report;
 pub mod sparse;
 pub mod summary;
 

@@ -85,9 +85,11 @@
 
 mod approx;
 mod engine;
+mod starts;
 
 pub use approx::{ApproxOptions, Candidates, approximate, approximate_with};
 pub use engine::{Outcome, exact};
+pub use starts::{Start, default_starts, start_trees};
 
 pub use crate::base::set::{Set, SetRepr, WideSet};
 

@@ -65,6 +65,8 @@ use crate::base::set::SetRepr;
 use crate::base::weights::Matrix;
 use crate::error::{Error, ErrorKind, Result, human_bytes, human_bytes_f64};
 
+pub mod images;
+
 /// The path that stands for standard input.
 pub const STDIN: &str = "-";
 
