@@ -154,6 +154,7 @@ impl LinkageArgs {
             beta: self.beta,
             max_memory: self.max_memory,
             time_limit: None,
+            checkpoint: None,
         }
     }
 }

@@ -175,6 +175,7 @@ fn weights_posterior(
     let callback = bar.callback();
     let mut options = options(memory_limit(args), callback.as_ref());
     options.time_limit = time_limit(args);
+    options.checkpoint = args.checkpoint.as_deref();
     let need = match task {
         Task::LogZ => Need::LogZ,
         Task::Map => Need::Map,

@@ -22,6 +22,7 @@ mod issue22_output;
 mod issue22_range;
 mod issue22_store;
 mod issue24_triplets;
+mod issue25_checkpoint;
 mod issue26_summary;
 mod jets;
 mod serve;

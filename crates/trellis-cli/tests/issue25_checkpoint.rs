@@ -1,0 +1,157 @@
+//! Issue 25: `--checkpoint DIR` on `logz` and `map`: a run killed at
+//! (pseudo-)random points resumes to the identical answer; a DIR of another
+//! run is refused (exit 2); commands without checkpoints refuse the flag; a
+//! checkpoint that cannot be written is exit 1.
+
+use std::time::Duration;
+
+use crate::util::{dir, fails, file, run, s, stdout, weights_csv};
+
+/// Starts `trellis args...`, kills it (SIGKILL) after `ms` milliseconds
+/// unless it has finished; whether it was killed.
+fn kill_after(args: &[&str], ms: u64) -> bool {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("trellis"))
+        .args(args)
+        .env("TRELLIS_KERNEL", "portable")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(ms));
+    let killed = child.try_wait().unwrap().is_none();
+    if killed {
+        child.kill().unwrap();
+    }
+    child.wait().unwrap();
+    killed
+}
+
+#[test]
+fn issue25_killed_runs_resume_to_the_identical_answer() {
+    let d = dir("issue25_resume");
+    let w = file(&d, "w.csv", &weights_csv(20, 25));
+    for cmd in ["logz", "map"] {
+        let plain = stdout(&[cmd, "--model", "hcc", "--weights", s(&w), "--json", "-q"]);
+        let ck = d.join(format!("ck-{cmd}"));
+        let args = [
+            cmd,
+            "--model",
+            "hcc",
+            "--weights",
+            s(&w),
+            "--json",
+            "-q",
+            "--checkpoint",
+            s(&ck),
+        ];
+        // Kill times from a fixed pseudo-random sequence (a linear congruence).
+        let mut x: u64 = 12345;
+        let mut kills = 0;
+        for _ in 0..5 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            kills += usize::from(kill_after(&args, 20 + (x >> 33) % 400));
+        }
+        assert!(kills > 0, "{cmd}: no run was killed");
+        assert_eq!(stdout(&args), plain, "{cmd} after {kills} kills");
+        // Again, from the finished levels alone.
+        assert_eq!(stdout(&args), plain, "{cmd} rerun");
+    }
+    // The same directory for another β is another run.
+    let ck = d.join("ck-logz");
+    fails(
+        &[
+            "logz",
+            "--model",
+            "hcc",
+            "--weights",
+            s(&w),
+            "--beta",
+            "3",
+            "--checkpoint",
+            s(&ck),
+        ],
+        "another run",
+    );
+}
+
+#[test]
+fn issue25_checkpoint_refusals_and_failed_writes() {
+    let d = dir("issue25_refuse");
+    let w = file(&d, "w.csv", &weights_csv(8, 26));
+    let t = file(&d, "t.txt", "0 1 2\n");
+    let nonneg: String = weights_csv(8, 26)
+        .lines()
+        .map(|l| {
+            l.split(',')
+                .map(|v| v.trim_start_matches('-'))
+                .collect::<Vec<_>>()
+                .join(",")
+                + "\n"
+        })
+        .collect();
+    let wp = file(&d, "wp.csv", &nonneg);
+    let ck = d.join("ck");
+    for args in [
+        vec![
+            "marginals",
+            "--model",
+            "hcc",
+            "--weights",
+            s(&w),
+            "--checkpoint",
+            s(&ck),
+        ],
+        vec![
+            "sample",
+            "--model",
+            "hcc",
+            "--weights",
+            s(&w),
+            "--checkpoint",
+            s(&ck),
+        ],
+        vec![
+            "logz",
+            "--model",
+            "hcc",
+            "--weights",
+            s(&w),
+            "--triplets",
+            s(&t),
+            "--checkpoint",
+            s(&ck),
+        ],
+        vec![
+            "logz",
+            "--model",
+            "dasgupta",
+            "--weights",
+            s(&wp),
+            "--checkpoint",
+            s(&ck),
+        ],
+    ] {
+        fails(&args, "checkpoint");
+    }
+    // A directory that cannot be made (a file is in the way): exit 1.
+    let blocker = file(&d, "blocker", "");
+    let out = run(&[
+        "logz",
+        "--model",
+        "hcc",
+        "--weights",
+        s(&w),
+        "--checkpoint",
+        s(&blocker),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write the checkpoint"));
+}
