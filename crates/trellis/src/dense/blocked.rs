@@ -736,6 +736,9 @@ const BATCH_BLOCKS: usize = 256;
 /// for a single point) and its `terms` (0 without) and `keep(s, acc, value)` sees every entry once, in block order;
 /// it returns false to stop the pass (the result is then `Ok(false)`).
 /// Advances `ticker` by the splits done.
+// The pass's inputs are independent choices of each caller (shape, terms,
+// checkpoint, finish, keep): bundling them would only move the list.
+#[allow(clippy::too_many_arguments)]
 fn pass<S: Semiring, F, K>(
     n: usize,
     bits: usize,

@@ -115,7 +115,8 @@ impl PairBlocks {
             out[x] = out[x & (x - 1)] + rows[x.trailing_zeros() as usize];
         }
         for (v, &l) in out.iter_mut().zip(low) {
-            *v = (base + l) + *v;
+            // `cross + (T(H) + T(x))`: the sum `at` forms (addition commutes).
+            *v += base + l;
         }
     }
 
