@@ -166,7 +166,7 @@ pub struct ModelArgs {
     /// naming the run and a SHA-256 checksum; a DIR of another run (points, model, beta,
     /// weights) or a damaged file is refused (exit 2), never used. Other commands, models,
     /// --triplets, --jets and --sparse refuse it. Delete DIR when the answer is in.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["jets", "sparse"])]
+    #[arg(long, value_name = "DIR", conflicts_with = "jets")]
     pub checkpoint: Option<PathBuf>,
 }
 
@@ -466,8 +466,14 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<String> {
     }
     let progress = !cli.quiet;
     let checkpointed = match &cli.command {
-        Command::Map(a) => a.model.checkpoint.is_none() || a.feedback.triplets.is_none(),
-        Command::Logz(a) => a.model.checkpoint.is_none() || a.feedback.triplets.is_none(),
+        Command::Map(a) => {
+            a.model.checkpoint.is_none()
+                || (a.feedback.triplets.is_none() && a.sparse.sparse.is_none())
+        }
+        Command::Logz(a) => {
+            a.model.checkpoint.is_none()
+                || (a.feedback.triplets.is_none() && a.sparse.sparse.is_none())
+        }
         Command::Marginals(a) => a.model.checkpoint.is_none(),
         Command::Sample(a) => a.model.checkpoint.is_none(),
         Command::Infer(a) => a.model.checkpoint.is_none(),
@@ -480,8 +486,8 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<String> {
     };
     if !checkpointed {
         anyhow::bail!(
-            "--checkpoint is kept by `logz` and `map` without --triplets (the single exact \
-             pass); this command has no checkpoints"
+            "--checkpoint is kept by `logz` and `map` without --triplets or --sparse (the \
+             single exact pass); this run has no checkpoints"
         );
     }
     match cli.command {

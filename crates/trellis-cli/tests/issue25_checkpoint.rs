@@ -95,6 +95,17 @@ fn issue25_checkpoint_refusals_and_failed_writes() {
     let ck = d.join("ck");
     for args in [
         vec![
+            "logz",
+            "--model",
+            "hcc",
+            "--weights",
+            s(&w),
+            "--sparse",
+            "beam",
+            "--checkpoint",
+            s(&ck),
+        ],
+        vec![
             "marginals",
             "--model",
             "hcc",
