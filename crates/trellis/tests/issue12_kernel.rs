@@ -10,7 +10,7 @@ use trellis::{CorrelationClustering, General, Hcc, KernelPath, Options, Trellis}
 use crate::flat::{FlatBrute, check_against_brute};
 use crate::oracle::{self, Brute, Gen, NaiveHcc, lib_weights, random_weights, symmetric};
 
-fn paths() -> Vec<KernelPath> {
+pub(crate) fn paths() -> Vec<KernelPath> {
     let paths: Vec<KernelPath> = KernelPath::ALL
         .into_iter()
         .filter(|p| p.available())
@@ -19,14 +19,14 @@ fn paths() -> Vec<KernelPath> {
     paths
 }
 
-fn on(path: KernelPath) -> Options<'static> {
+pub(crate) fn on(path: KernelPath) -> Options<'static> {
     Options {
         kernel: Some(path),
         ..Options::default()
     }
 }
 
-fn close(what: &str, got: f64, want: f64, tol: f64) {
+pub(crate) fn close(what: &str, got: f64, want: f64, tol: f64) {
     assert!(
         (got - want).abs() <= tol,
         "{what}: {got} vs {want} (tolerance {tol:e})"

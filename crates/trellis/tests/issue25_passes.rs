@@ -5,30 +5,10 @@
 //! where both run blocked) and the general kernel (N ≤ 16), at β up to
 //! 1e300; and their memory check.
 
-use trellis::{ErrorKind, General, Hcc, KernelPath, Options, Trellis, pass_bytes};
+use trellis::{ErrorKind, General, Hcc, Options, Trellis, pass_bytes};
 
+use crate::issue12_kernel::{close, on, paths};
 use crate::oracle::{Brute, NaiveHcc, lib_weights, random_weights};
-
-fn paths() -> Vec<KernelPath> {
-    KernelPath::ALL
-        .into_iter()
-        .filter(|p| p.available())
-        .collect()
-}
-
-fn on(path: KernelPath) -> Options<'static> {
-    Options {
-        kernel: Some(path),
-        ..Options::default()
-    }
-}
-
-fn close(what: &str, got: f64, want: f64, tol: f64) {
-    assert!(
-        (got - want).abs() <= tol,
-        "{what}: {got} vs {want} (tolerance {tol:e})"
-    );
-}
 
 /// Weights with many exact ties (small integers, zeros among them): the
 /// MAP tree is then rarely unique, and the tie rule must hold.
