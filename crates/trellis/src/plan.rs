@@ -16,9 +16,9 @@
 //! let e = plan::estimate(26, ModelName::Hcc, Task::LogZ, 2)?;
 //! println!("{e}"); // exact log Z over 26 points: 1.3e12 splits on the blocked kernel …
 //! assert!(e.seconds > 10.0 && e.seconds < 1000.0);
-//! let budget = Budget { memory_bytes: Some(1 << 30), seconds: Some(3600.0) };
+//! let budget = Budget { memory_bytes: Some(256 << 20), seconds: Some(3600.0) };
 //! let (method, _) = plan::choose(26, ModelName::Hcc, Task::LogZ, 2, &budget)?;
-//! assert_eq!(method, Method::Approximate); // 4.5 GiB of tables do not fit in 1 GiB
+//! assert_eq!(method, Method::Approximate); // a 521 MiB table does not fit in 256 MiB
 //! # Ok::<(), trellis::Error>(())
 //! ```
 //!
@@ -273,7 +273,7 @@ impl Estimate {
 
 impl fmt::Display for Estimate {
     /// One sentence, e.g. "exact log Z over 26 points (hcc model): 1.3e12
-    /// splits on the blocked (avx2) kernel, about 80 s on 2 threads, 5.6 GiB".
+    /// splits on the blocked (avx2) kernel, about 80 s on 2 threads, 521.0 MiB".
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let unit = match self.model.info().structure {
             Structure::Hierarchy => "splits",
