@@ -399,8 +399,7 @@ pub(crate) fn run<T: Serialize + Send>(
 ) -> Result<String> {
     let planned = task(need, workload);
     run_planned(
-        args, sparse, feedback, workload, need, planned, beta, progress, output, prepare, jet,
-        weights,
+        args, sparse, feedback, need, planned, beta, progress, output, prepare, jet, weights,
     )
 }
 
@@ -411,7 +410,6 @@ pub(crate) fn run_planned<T: Serialize + Send>(
     args: &ModelArgs,
     sparse: &SparseArgs,
     feedback: &TripletArgs,
-    workload: Workload,
     need: Need,
     planned: Task,
     beta: f64,
@@ -425,6 +423,10 @@ pub(crate) fn run_planned<T: Serialize + Send>(
     if !dense {
         crate::input::refuse_time_limit(args, "--sparse")?;
     }
+    // What the planner counts for the task: the tables of a dense run, the
+    // MCC tree's pass, the 8-byte pass of `hcc`'s log Z and MAP tree.
+    let constrained = feedback.triplets.is_some();
+    let workload = trellis::plan::workload(args.model, planned, constrained);
     // The sparse trellis's point limit is checked before the weights are built.
     let input = load_checked(args, dense.then_some(workload), &|n| {
         if dense {
@@ -455,7 +457,12 @@ pub(crate) fn run_planned<T: Serialize + Send>(
                 sparse.check_weights(args, w.n())?;
             }
             let tables = if dense {
-                trellis::memory_needed(w.n(), workload) as u128
+                let estimate = if constrained {
+                    trellis::plan::estimate_constrained(w.n(), args.model, planned, 1)
+                } else {
+                    trellis::plan::estimate(w.n(), args.model, planned, 1)
+                };
+                estimate?.memory_bytes as u128
             } else {
                 0
             };

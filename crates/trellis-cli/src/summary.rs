@@ -6,7 +6,6 @@
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
-use trellis::Workload;
 use trellis::plan::Task;
 use trellis::posterior::{Need, Posterior};
 use trellis::summary::{Clade, SupportTree};
@@ -123,7 +122,6 @@ pub fn summary(a: &SummaryArgs, progress: bool) -> Result<String> {
         &a.model,
         &a.sparse,
         &a.feedback,
-        Workload::Marginals,
         Need::All,
         planned,
         a.model.beta,

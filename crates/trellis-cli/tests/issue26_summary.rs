@@ -471,3 +471,36 @@ fn issue26_refusals_exit_2() {
         "invalid value",
     );
 }
+
+/// The memory check before the trellis counts the MCC tree's own pass
+/// (the planner's 112 bytes per subset), not only the marginals' 72: a
+/// limit between the two admits the consensus and refuses the MCC tree.
+#[test]
+fn the_memory_check_counts_the_mcc_pass() {
+    let d = dir("issue26-mcc-memory");
+    let n = 16;
+    let w = file(&d, "w.csv", &weights_csv(n, 3));
+    let w = w.to_str().unwrap();
+    // 96 bytes per subset, in GiB.
+    let limit = format!("{}", (96u64 << n) as f64 / (1u64 << 30) as f64);
+    let args = |kind: &'static str| {
+        vec![
+            "summary".to_string(),
+            "--model".into(),
+            "hcc".into(),
+            "--weights".into(),
+            w.into(),
+            "--kind".into(),
+            kind.into(),
+            "--json".into(),
+            "--max-memory".into(),
+            limit.clone(),
+        ]
+    };
+    let consensus = args("consensus");
+    let consensus: Vec<&str> = consensus.iter().map(String::as_str).collect();
+    assert_eq!(json(&consensus)["kind"], "consensus");
+    let mcc = args("mcc");
+    let mcc: Vec<&str> = mcc.iter().map(String::as_str).collect();
+    fails(&mcc, "--max-memory");
+}

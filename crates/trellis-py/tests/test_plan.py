@@ -12,9 +12,10 @@ def test_plan_fields():
     p = plan(20, model="hcc", task="logz", n_jobs=2)
     assert set(p) == KEYS
     assert (p["n"], p["model"], p["task"], p["threads"]) == (20, "hcc", "logz", 2)
-    # (3^n - 2^(n+1) + 1) / 2 splits of one pass, 72 bytes per subset.
+    # (3^n - 2^(n+1) + 1) / 2 splits of one pass; the 8-byte pass (issue 25):
+    # one f64 per subset, 16 bytes per block of 2^10 and 8 MiB of pair blocks.
     assert p["splits"] == (3**20 - 2**21 + 1) / 2
-    assert p["memory_bytes"] == 72 * 2**20
+    assert p["memory_bytes"] == 8 * 2**20 + 16 * 2**10 + 8 * 2**20
     assert p["kernel"].startswith("blocked")
     assert 0 < p["seconds"] < 10
     assert p["method"] == "exact"
@@ -47,7 +48,9 @@ def test_plan_linkage_summaries_count():
 
 def test_plan_budget_chooses_the_method():
     assert plan(26, max_memory=2**40, time_limit=3600, n_jobs=2)["method"] == "exact"
-    assert plan(26, max_memory=2**30, time_limit=3600, n_jobs=2)["method"] == "approximate"
+    # N = 26 log Z needs 521 MiB in the 8-byte pass: it fits 1 GiB, not 256 MiB.
+    assert plan(26, max_memory=2**30, time_limit=3600, n_jobs=2)["method"] == "exact"
+    assert plan(26, max_memory=2**28, time_limit=3600, n_jobs=2)["method"] == "approximate"
     assert plan(26, max_memory=2**40, time_limit=1, n_jobs=2)["method"] == "approximate"
 
 

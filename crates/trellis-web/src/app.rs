@@ -71,7 +71,8 @@ pub struct Config {
     /// Largest dataset that gets the exact posterior panel.
     pub exact_max_points: usize,
     /// Seconds the planner may estimate for one exact computation under
-    /// triplets (`trellis::plan::estimate_constrained`, every marginal): a
+    /// triplets (`trellis::plan::estimate_constrained`, every marginal and the
+    /// MCC tree's pass): a
     /// dataset beyond it gets no exact panel. Default 10 s, which the default
     /// `exact_max_points` (20 points: estimated 0.8 s on 2 cores) meets.
     pub exact_seconds: f64,
@@ -1162,8 +1163,8 @@ impl Drop for Workers {
 }
 
 /// Why a dataset of `n` points gets no exact panel, if it does not: more
-/// than `exact_max_points`, or the planner's estimate of every marginal under
-/// triplets (hcc keeps its blocked kernel under them) beyond
+/// than `exact_max_points`, or the planner's estimate of every marginal and
+/// the MCC tree under triplets (hcc keeps its blocked kernel under them) beyond
 /// `exact_seconds` or the memory available.
 fn exact_unavailable(n: usize, config: &Config) -> Option<String> {
     use trellis::plan::{Budget, Task, default_threads, estimate_constrained};
@@ -1177,10 +1178,11 @@ fn exact_unavailable(n: usize, config: &Config) -> Option<String> {
         memory_bytes: None,
         seconds: Some(config.exact_seconds),
     };
+    // Every marginal and the MCC tree's own pass (the panel's default tree).
     match estimate_constrained(
         n,
         trellis::models::ModelName::Hcc,
-        Task::Infer,
+        Task::Mcc,
         default_threads(),
     ) {
         Ok(e) if e.fits(&budget) => None,

@@ -547,13 +547,8 @@ fn estimate_on(
         } else {
             0
         };
-    let single_pass =
-        model == ModelName::Hcc && !constrained && matches!(task, Task::LogZ | Task::Map);
-    let mut memory_bytes = if single_pass {
-        memory::pass_bytes(n)
-    } else {
-        memory_needed(n, task.workload(structure))
-    };
+    let single_pass = workload(model, task, constrained) == Workload::Pass;
+    let mut memory_bytes = memory_needed(n, workload(model, task, constrained));
     let (kernel, mut passes) = passes(n, model, task);
     if task == Task::Mcc {
         // The clade-credibility model is tabulated and its max-plus pass
@@ -584,6 +579,21 @@ fn estimate_on(
         kernel,
         threads,
     })
+}
+
+/// What the dense trellis holds for `task` over `model` (restricted by
+/// triplets when `constrained`), for [`memory_needed`]: one 8-byte pass for
+/// log Z and the MAP tree of `hcc` without constraints, else the tables of
+/// the task's structure. (The MCC tree's own pass comes on top: see
+/// [`estimate`].)
+pub fn workload(model: ModelName, task: Task, constrained: bool) -> Workload {
+    let single_pass =
+        model == ModelName::Hcc && !constrained && matches!(task, Task::LogZ | Task::Map);
+    if single_pass {
+        Workload::Pass
+    } else {
+        task.workload(model.info().structure)
+    }
 }
 
 /// [`Method::Exact`] when the estimate of `task` fits `budget` (memory and

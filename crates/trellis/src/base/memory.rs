@@ -55,6 +55,10 @@ pub enum Workload {
     FlatInside,
     /// The flat trellis and every cluster and pairwise marginal.
     FlatMarginals,
+    /// One pass over one 8-byte entry per subset whose terms are rebuilt
+    /// block by block: log Z or the MAP tree of a pair-form model without
+    /// constraints ([`pass_bytes`]).
+    Pass,
 }
 
 /// Bytes the dense (hierarchical or flat) trellis over `n` points needs at
@@ -62,6 +66,7 @@ pub enum Workload {
 /// `u64::MAX`).
 pub fn memory_needed(n: usize, workload: Workload) -> u64 {
     let per_subset = match workload {
+        Workload::Pass => return pass_bytes(n),
         Workload::Inside => MODEL_BYTES + INSIDE_PEAK_BYTES,
         Workload::Marginals => {
             MODEL_BYTES
