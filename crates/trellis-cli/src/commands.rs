@@ -687,14 +687,7 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
         Need::All,
         args.beta,
         progress,
-        // The dense trellis lists up to every subset; a sparse one its vertices.
-        |n| {
-            if sparse.sparse.is_none() {
-                trellis::plan::clusters_bytes(n)
-            } else {
-                0
-            }
-        },
+        |n| listed_clusters(sparse, n),
         |names| {
             if let Some(text) = a.subtree.as_deref() {
                 let _ = subtree.set(trellis::read_tree(text, names)?);
@@ -860,6 +853,16 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
     )
 }
 
+/// Bytes of the clusters a command lists: up to every subset of the dense
+/// trellis; a sparse trellis's vertices are counted with the trellis.
+fn listed_clusters(sparse: &SparseArgs, n: usize) -> u128 {
+    if sparse.sparse.is_none() {
+        trellis::plan::clusters_bytes(n)
+    } else {
+        0
+    }
+}
+
 /// `trellis infer`: the inside pass (log Z and the MAP), then the outside
 /// pass (every cluster marginal) of one trellis at `--beta`.
 pub fn infer(a: &InferArgs, progress: bool) -> Result<String> {
@@ -873,13 +876,7 @@ pub fn infer(a: &InferArgs, progress: bool) -> Result<String> {
         Need::All,
         args.beta,
         progress,
-        |n| {
-            if sparse.sparse.is_none() {
-                trellis::plan::clusters_bytes(n)
-            } else {
-                0
-            }
-        },
+        |n| listed_clusters(sparse, n),
         |_| Ok(()),
         |jet, post, _| {
             let map = post.map()?;

@@ -72,14 +72,29 @@ impl Bar {
                 if bar.length() != Some(p.total) {
                     bar.set_length(p.total);
                 }
-                if bar.message() != p.stage {
-                    bar.set_message(p.stage.to_string());
+                let message = message(&p);
+                if bar.message() != message {
+                    bar.set_message(message);
+                    // A level read from a checkpoint jumps ahead: the rate
+                    // (and so the eta) is measured on the work done since.
+                    bar.set_position(p.done);
+                    bar.reset_eta();
                 }
                 bar.set_position(p.done);
                 ControlFlow::Continue(())
             }
         })
     }
+}
+
+/// The bar's message: the stage, and the share read from a checkpoint
+/// (`--checkpoint`) when a run resumed.
+fn message(p: &Progress<'_>) -> String {
+    if p.resumed == 0 || p.total == 0 {
+        return p.stage.to_string();
+    }
+    let share = 100.0 * p.resumed as f64 / p.total as f64;
+    format!("{} ({share:.0}% resumed)", p.stage)
 }
 
 /// Library options with a memory limit and, when there is one, a bar's callback.
@@ -99,5 +114,22 @@ impl Drop for Bar {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_message_shows_the_resumed_share() {
+        let p = |done, resumed| Progress {
+            stage: "log Z",
+            done,
+            total: 400,
+            resumed,
+        };
+        assert_eq!(message(&p(10, 0)), "log Z");
+        assert_eq!(message(&p(300, 100)), "log Z (25% resumed)");
     }
 }

@@ -381,15 +381,7 @@ fn exact_hierarchy(
     let names = crate::check_names(names, n)?.map(Arc::new);
     let triplets = checked_triplets(n, &triplets, names.as_deref())?;
     let inner = crate::run(py, n_jobs, max_memory, |o| {
-        if triplets.is_empty() {
-            trellis::with_cost_model!(model, |m| Posterior::dense(m, Need::All, o))
-        } else {
-            trellis::with_cost_model!(model, |m| Posterior::dense(
-                Constrained::new(m, triplets.clone())?,
-                Need::All,
-                o
-            ))
-        }
+        trellis::engines::dense(model, triplets, Need::All, o)
     })?;
     Ok(HierarchyPosterior {
         inner,
@@ -618,17 +610,9 @@ fn exact_partition(
     let w = crate::weights(&weights)?;
     crate::check_names(names, w.n())?;
     let energy = CorrelationClustering::new(&w, beta).map_err(to_py)?;
-    let inner = if must_link.is_empty() && cannot_link.is_empty() {
-        crate::run(py, n_jobs, max_memory, |o| {
-            trellis::posterior::PartitionPosterior::dense(energy, Need::All, o)
-        })?
-    } else {
-        let energy = ConstrainedEnergy::new(energy, &must_link, &cannot_link)
-            .map_err(|e| input(e.to_string()))?;
-        crate::run(py, n_jobs, max_memory, |o| {
-            trellis::posterior::PartitionPosterior::dense(energy, Need::All, o)
-        })?
-    };
+    let inner = crate::run(py, n_jobs, max_memory, |o| {
+        trellis::engines::flat_dense(energy, &must_link, &cannot_link, Need::All, o)
+    })?;
     Ok(PartitionPosterior { inner, n_jobs })
 }
 

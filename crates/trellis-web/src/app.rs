@@ -1220,12 +1220,8 @@ fn exact_posterior(
     let options = trellis::Options::default().with_progress(&progress);
     let model = trellis::Hcc::new(&weights, trellis::models::RECIPE_BETA)?;
     let need = trellis::posterior::Need::All;
-    let post = if triplets.is_empty() {
-        trellis::posterior::Posterior::dense(model, need, &options)?
-    } else {
-        let constrained = trellis::constraints::Constrained::new(model, triplets.to_vec())?;
-        trellis::posterior::Posterior::dense(constrained, need, &options)?
-    };
+    let model = trellis::models::CostModel::Hcc(model);
+    let post = trellis::engines::dense(model, triplets.to_vec(), need, &options)?;
     let map = post.map()?.tree;
     let map_clusters = map.clusters();
     let support: HashMap<Vec<usize>, f64> = map_clusters

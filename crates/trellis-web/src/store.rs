@@ -987,6 +987,63 @@ mod tests {
         );
     }
 
+    /// A database of schema 1 (no `events.undoes`: an undo took back the
+    /// last answer) opens with every answer kept: its undo reads as one
+    /// without an id, the column is added, and new undoes carry their id.
+    #[test]
+    fn a_schema_1_database_is_migrated_and_loses_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s1.sqlite");
+        {
+            let conn = Connection::open(&path).unwrap();
+            let schema_1 = SCHEMA.replace("    undoes      INTEGER,\n", "");
+            assert_ne!(schema_1, SCHEMA);
+            conn.execute_batch(&schema_1).unwrap();
+            conn.execute_batch(
+                "PRAGMA user_version = 1;
+                 INSERT INTO sessions (id, name, data_path, data_sha256, settings, strategy, created_ms, starts)
+                 VALUES (1, 's', 'd.csv', '00', '{}', 'active', 0, 1);
+                 INSERT INTO events (session_id, seq, kind, query_id, a, b, c, at_ms)
+                 VALUES (1, 1, 'triplet', 7, 'x', 'y', 'z', 0), (1, 2, 'triplet', 8, 'u', 'v', 'w', 0);
+                 INSERT INTO events (session_id, seq, kind, at_ms) VALUES (1, 3, 'undo', 0);",
+            )
+            .unwrap();
+        }
+        let settings = serde_json::json!({});
+        let mut store = Store::open(&path).unwrap();
+        let s = store.session(&who(&settings)).unwrap();
+        let triplet = |query_id, a: &str, b: &str, c: &str| Event::Triplet {
+            query_id,
+            a: a.into(),
+            b: b.into(),
+            c: c.into(),
+        };
+        assert_eq!(
+            s.events,
+            vec![
+                (1, triplet(7, "x", "y", "z")),
+                (2, triplet(8, "u", "v", "w")),
+                (3, Event::Undo { answer: None }),
+            ]
+        );
+        let version: i64 = store
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        assert_eq!(
+            store
+                .append(s.id, &Event::Undo { answer: Some(1) })
+                .unwrap(),
+            4
+        );
+        drop(store);
+        let mut store = Store::open(&path).unwrap();
+        let events = store.session(&who(&settings)).unwrap().events;
+        assert_eq!(events.len(), 4);
+        assert_eq!(events[3], (4, Event::Undo { answer: Some(1) }));
+    }
+
     fn who(settings: &serde_json::Value) -> Identity<'_> {
         Identity {
             name: "s",

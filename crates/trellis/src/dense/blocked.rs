@@ -50,12 +50,24 @@
 //! is exactly the level-order pass's `(3^n - 2^(n+1) + 1)/2` splits; the
 //! memory `O(2^n)` 8-byte entries per pass, read block by block.
 //!
-//! The convolution of two 8-entry chunks puts the lowest 3 low bits in 8
-//! lanes, two vectors of 4: for each right lane `y` the left chunk is
-//! permuted by `t ↦ t ⊕ y` (lanes not holding `y` get the semiring's zero)
+//! The cross pairs of a block run four at a time (`Grouped`, `cross4`):
+//! the four left blocks are copied interleaved (entry `x` of pair `k` at
+//! `4x + k`, a 4 × 4 transpose per 4 entries), and so are the right ones, so
+//! that one 4-lane vector holds the same entry of four pairs and every lane
+//! product is a split. For each output chunk (8 entries: the 3 lowest low
+//! bits, 8 accumulator vectors kept in registers) and each left chunk under
+//! it, the 27 products `b ⊆ a` of those bits are unrolled; the four lanes of
+//! an accumulator are added together once, at the end of the block. A group
+//! of three pairs is padded with the semiring's zero; the last one or two
+//! pairs of a block (and the in-block pairs) take the single-pair step: the
+//! 3 lowest bits in the 8 lanes of two vectors, for each right lane `y` the
+//! left chunk permuted by `t ↦ t ⊕ y` (lanes not holding `y` get the zero)
 //! and combined with the broadcast right entry, 27 useful lane pairs in 12
-//! vector products. The permutations of a left chunk (8 vectors) are made
-//! once and reused for every right chunk it meets.
+//! vector products, the permutations of a left chunk made once and reused
+//! for every right chunk it meets. The grouped step does 27 vector products
+//! for 108 splits where the single-pair step does 48 for 108: on this
+//! project's 2-core AMD EPYC VM `logz` and `map` at N = 22 take 1.25× and
+//! 1.5× less CPU time (`docs/benchmarks.md`).
 //!
 //! # Vector paths
 //!
@@ -125,6 +137,9 @@ trait Quad: Copy {
     fn swap<const Y: i32>(self) -> Self;
     /// Lane `q` of `self` where `q ⊇ Y`, of `zero` elsewhere.
     fn keep<const Y: i32>(self, zero: Self) -> Self;
+    /// The 4 × 4 transpose: lane `k` of vector `q` of the result is lane
+    /// `q` of vector `k` of `rows`.
+    fn transpose(rows: [Self; 4]) -> [Self; 4];
 }
 
 /// The portable lanes.
@@ -172,6 +187,10 @@ impl Quad for Plain {
         Plain(std::array::from_fn(|q| {
             if q & y == y { self.0[q] } else { zero.0[q] }
         }))
+    }
+    #[inline(always)]
+    fn transpose(rows: [Self; 4]) -> [Self; 4] {
+        std::array::from_fn(|q| Plain(std::array::from_fn(|k| rows[k].0[q])))
     }
 }
 
@@ -242,6 +261,25 @@ mod avx2 {
                     _ => _mm256_blend_pd::<0b1000>(zero.0, self.0),
                 }
             })
+        }
+        #[inline(always)]
+        fn transpose(rows: [Self; 4]) -> [Self; 4] {
+            let [r0, r1, r2, r3] = rows.map(|r| r.0);
+            // SAFETY: AVX2 is present (module docs).
+            unsafe {
+                // Lanes (r0[0], r1[0], r0[2], r1[2]) and (r0[1], r1[1], r0[3], r1[3]), ...
+                let t0 = _mm256_unpacklo_pd(r0, r1);
+                let t1 = _mm256_unpackhi_pd(r0, r1);
+                let t2 = _mm256_unpacklo_pd(r2, r3);
+                let t3 = _mm256_unpackhi_pd(r2, r3);
+                // ... whose low and high halves pair up into the columns.
+                [
+                    Avx2(_mm256_permute2f128_pd::<0x20>(t0, t2)),
+                    Avx2(_mm256_permute2f128_pd::<0x20>(t1, t3)),
+                    Avx2(_mm256_permute2f128_pd::<0x31>(t0, t2)),
+                    Avx2(_mm256_permute2f128_pd::<0x31>(t1, t3)),
+                ]
+            }
         }
     }
 }
@@ -326,7 +364,8 @@ fn permutations<V: Quad>(h: V, zero: V) -> [V; 4] {
     ]
 }
 
-/// Cross pairs of one block: `acc(x ∪ y) ⊕= left(x) ⊗ right(y)` over the
+/// One cross pair of a block (the single-pair step, see the module docs and
+/// [`Grouped`] for the grouped one): `acc(x ∪ y) ⊕= left(x) ⊗ right(y)` over the
 /// disjoint low parts, chunk by chunk (`left`, `right`, `acc` hold `2^bits`
 /// entries as chunks of 8).
 ///
@@ -340,6 +379,157 @@ fn permutations<V: Quad>(h: V, zero: V) -> [V; 4] {
 fn cross<S: Semiring, V: Quad>(acc: &mut [Chunk], left: &[f64], right: &[f64], zero: f64) {
     for xu in 0..acc.len() {
         spread::<S, V>(acc, xu, chunk(left, xu), right, zero, true);
+    }
+}
+
+/// Block pairs side by side in the lanes of the grouped cross step.
+const GROUP: usize = 4;
+
+/// The grouped cross step of one block (`acc(x ∪ y) ⊕= left_k(x) ⊗
+/// right_k(y)` over block pairs `k`), four pairs at a time: the pairs'
+/// blocks are copied interleaved (entry `x` of pair `k` at `4x + k`), so that
+/// one vector holds the same entry of four pairs and every lane of every
+/// vector product is a split; the 3 lowest bits are unrolled in registers
+/// ([`cross4`]). A group of three is padded with the semiring's zero; the
+/// last one or two pairs go through [`cross`] (padding them would cost
+/// more than the lanes save).
+struct Grouped<'t> {
+    /// The pairs not yet run.
+    pending: [(&'t [f64], &'t [f64]); GROUP],
+    len: usize,
+    /// Interleaved left and right blocks of a group, and the accumulators
+    /// (`GROUP` per entry), all `GROUP · 2^bits` entries.
+    left: Vec<f64>,
+    right: Vec<f64>,
+    acc: Vec<f64>,
+    /// Entries per block.
+    size: usize,
+    /// A block of zeros, the padding of a short group.
+    zeros: Vec<f64>,
+}
+
+impl<'t> Grouped<'t> {
+    /// For blocks of `size` entries; the buffers are made when a group
+    /// first runs.
+    fn new(size: usize) -> Grouped<'t> {
+        Grouped {
+            pending: [(&[], &[]); GROUP],
+            len: 0,
+            size,
+            left: Vec::new(),
+            right: Vec::new(),
+            acc: Vec::new(),
+            zeros: Vec::new(),
+        }
+    }
+
+    /// Adds the pair `(left, right)`; runs a group when four are pending.
+    #[inline(always)]
+    fn push<S: Semiring, V: Quad>(&mut self, left: &'t [f64], right: &'t [f64], zero: f64) {
+        self.pending[self.len] = (left, right);
+        self.len += 1;
+        if self.len == GROUP {
+            self.run::<S, V>(GROUP, zero);
+        }
+    }
+
+    /// Runs the first `count` pending pairs as one group (fewer than four:
+    /// padded).
+    #[inline(always)]
+    fn run<S: Semiring, V: Quad>(&mut self, count: usize, zero: f64) {
+        if self.acc.is_empty() {
+            self.left = vec![zero; GROUP * self.size];
+            self.right = vec![zero; GROUP * self.size];
+            self.acc = vec![zero; GROUP * self.size];
+            self.zeros = vec![zero; self.size];
+        }
+        let zeros = &self.zeros[..];
+        let side = |k: usize, right: bool| -> &[f64] {
+            match (k < count, right) {
+                (false, _) => zeros,
+                (true, false) => self.pending[k].0,
+                (true, true) => self.pending[k].1,
+            }
+        };
+        for (blocks, out) in [(false, &mut self.left), (true, &mut self.right)] {
+            let rows: [&[f64]; GROUP] = std::array::from_fn(|k| side(k, blocks));
+            for (x, out) in out.chunks_exact_mut(GROUP * 4).enumerate() {
+                let quads = V::transpose(std::array::from_fn(|k| {
+                    V::load(rows[k][4 * x..4 * x + 4].try_into().expect("4 lanes"))
+                }));
+                for (q, v) in quads.into_iter().enumerate() {
+                    v.store((&mut out[4 * q..4 * q + 4]).try_into().expect("4 lanes"));
+                }
+            }
+        }
+        cross4::<S, V>(&mut self.acc, &self.left, &self.right);
+        self.pending.copy_within(count..self.len, 0);
+        self.len -= count;
+    }
+
+    /// Runs what is pending and adds every lane to `acc`: `acc(x) ⊕= (a_0 ⊕
+    /// a_1) ⊕ (a_2 ⊕ a_3)` in this order on every path.
+    #[inline(always)]
+    fn finish<S: Semiring, V: Quad>(mut self, acc: &mut [Chunk], zero: f64) {
+        if self.len * 4 >= GROUP * 3 {
+            self.run::<S, V>(self.len, zero);
+        }
+        for &(l, r) in &self.pending[..self.len] {
+            cross::<S, V>(acc, l, r, zero);
+        }
+        for (x, a) in self.acc.chunks_exact(GROUP).enumerate() {
+            let lanes = S::plus(S::plus(a[0], a[1]), S::plus(a[2], a[3]));
+            let cell = &mut acc[x / LANES][x % LANES];
+            *cell = S::plus(*cell, lanes);
+        }
+    }
+}
+
+/// The convolution of four interleaved block pairs (see [`Grouped`]) into
+/// their interleaved accumulators: for every output chunk `m` (8 entries,
+/// 8 vectors held in registers) and every chunk `i ⊆ m` of the left block,
+/// with `j = m ∖ i` on the right, the 27 products of the 3 lowest bits
+/// (`b ⊆ a`: `acc[a] ⊕= left[b] ⊗ right[a ⊕ b]`), in a fixed order.
+#[inline(always)]
+fn cross4<S: Semiring, V: Quad>(acc: &mut [f64], left: &[f64], right: &[f64]) {
+    const W: usize = GROUP * LANES;
+    let quad = |s: &[f64; W], k: usize| -> V {
+        V::load(s[GROUP * k..GROUP * (k + 1)].try_into().expect("4 lanes"))
+    };
+    for (m, out) in acc.chunks_exact_mut(W).enumerate() {
+        let out: &mut [f64; W] = out.try_into().expect("a chunk of 4 pairs");
+        let mut a: [V; LANES] = std::array::from_fn(|k| quad(out, k));
+        let mut i = m;
+        loop {
+            let l: &[f64; W] = left[i * W..(i + 1) * W].try_into().expect("a chunk");
+            let j = m ^ i;
+            let r: &[f64; W] = right[j * W..(j + 1) * W].try_into().expect("a chunk");
+            // `term!(b; a...)`: every `a ⊇ b` of the 3 bits.
+            macro_rules! term {
+                ($b:literal; $($a:literal),*) => {{
+                    let lb = quad(l, $b);
+                    $( a[$a] = S::vplus(a[$a], S::vtimes(lb, quad(r, $a ^ $b))); )*
+                }};
+            }
+            term!(0; 0, 1, 2, 3, 4, 5, 6, 7);
+            term!(1; 1, 3, 5, 7);
+            term!(2; 2, 3, 6, 7);
+            term!(3; 3, 7);
+            term!(4; 4, 5, 6, 7);
+            term!(5; 5, 7);
+            term!(6; 6, 7);
+            term!(7; 7);
+            if i == 0 {
+                break;
+            }
+            i = (i - 1) & m;
+        }
+        for (k, v) in a.iter().enumerate() {
+            let q: &mut [f64; GROUP] = (&mut out[GROUP * k..GROUP * (k + 1)])
+                .try_into()
+                .expect("4 lanes");
+            v.store(q);
+        }
     }
 }
 
@@ -546,11 +736,11 @@ fn block<S: Semiring, V: Quad, F: Fn(Mask, f64, f64, f64) -> f64>(
         // Clusters `(top | sub, x)`, `sub ⊆ rest`, with the rest `(rest ∖ sub, y)`.
         let top = 1usize << (usize::BITS - 1 - high.leading_zeros());
         let rest = high ^ top;
+        let mut grouped = Grouped::new(size);
         let mut sub = rest;
         loop {
             let hc = top | sub;
-            cross::<S, V>(
-                &mut acc,
+            grouped.push::<S, V>(
                 chunks(energies, hc, bits),
                 chunks(table, high ^ hc, bits),
                 zero,
@@ -560,6 +750,7 @@ fn block<S: Semiring, V: Quad, F: Fn(Mask, f64, f64, f64) -> f64>(
             }
             sub = (sub - 1) & rest;
         }
+        grouped.finish::<S, V>(&mut acc, zero);
         for x in 0..size {
             raw[x] = acc[x / LANES][x % LANES];
             out[x] = (job.finish)(
@@ -573,26 +764,27 @@ fn block<S: Semiring, V: Quad, F: Fn(Mask, f64, f64, f64) -> f64>(
     }
     if let Shape::Outside { weights, .. } = job.shape {
         // Siblings `(h_r, y)`, `∅ ≠ h_r ⊆ high`, with the rest `(high ∖ h_r, x)`.
+        let mut grouped = Grouped::new(size);
         let mut hr = high;
         while hr != 0 {
-            cross::<S, V>(
-                &mut acc,
+            grouped.push::<S, V>(
                 chunks(table, high ^ hr, bits),
                 chunks(weights, hr, bits),
                 zero,
             );
             hr = (hr - 1) & high;
         }
+        grouped.finish::<S, V>(&mut acc, zero);
     }
     let low = high & high.wrapping_neg();
     let rest = high ^ low;
     // Left high parts `low | sub`, `sub ⊊ rest`.
     if rest != 0 && matches!(job.shape, Shape::Tree) {
+        let mut grouped = Grouped::new(size);
         let mut sub = (rest - 1) & rest;
         loop {
             let hl = low | sub;
-            cross::<S, V>(
-                &mut acc,
+            grouped.push::<S, V>(
                 chunks(table, hl, bits),
                 chunks(table, high ^ hl, bits),
                 zero,
@@ -602,6 +794,7 @@ fn block<S: Semiring, V: Quad, F: Fn(Mask, f64, f64, f64) -> f64>(
             }
             sub = (sub - 1) & rest;
         }
+        grouped.finish::<S, V>(&mut acc, zero);
     }
     // In-block pairs R = (∅, y), y ≠ ∅, L = (high, x ∖ y) (R from the
     // weights' block 0 for the outside pass), chunk by chunk in

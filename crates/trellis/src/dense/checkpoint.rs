@@ -50,8 +50,9 @@ use crate::error::{Error, ErrorKind, Result};
 const MAGIC: &[u8; 8] = b"TRELCKP1";
 
 /// Changes whenever the arithmetic of the blocked passes changes (a file
-/// of another version would not give the same bits).
-pub(crate) const KERNEL_VERSION: u64 = 1;
+/// of another version would not give the same bits). 2: the grouped cross
+/// step of `blocked.rs`.
+pub(crate) const KERNEL_VERSION: u64 = 2;
 
 /// Bytes of the header: magic, fingerprint, five `u64`.
 const HEADER_BYTES: u64 = 8 + 32 + 5 * 8;
