@@ -6,7 +6,6 @@ use std::sync::Arc;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
-use trellis::constraints::{Constrained, ConstrainedEnergy};
 use trellis::ddt::Triplet;
 use trellis::flat::FlatMarginals;
 use trellis::models::{CostModel, InputKind, ModelName, PairwiseData, Structure};
