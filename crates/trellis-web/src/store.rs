@@ -41,7 +41,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
 /// Schema version in `PRAGMA user_version` (2: `events.undoes`).
 const SCHEMA_VERSION: i64 = 2;
@@ -275,7 +275,14 @@ impl Store {
     /// the same data hash and settings. Counts this start.
     pub fn session(&mut self, who: &Identity<'_>) -> Result<Stored> {
         let named = sql(&self.path);
-        let tx = self.conn.transaction().map_err(&named)?;
+        // Immediate: the write lock is taken up front (waiting up to the busy
+        // timeout), so a read cannot meet another server's commit before it
+        // writes (a deferred transaction would then fail at once with
+        // "database is locked").
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&named)?;
         let row = tx
             .query_row(
                 "SELECT id, data_path, data_sha256, settings, strategy, starts, iterations, last_tree
@@ -371,7 +378,14 @@ impl Store {
     /// Appends an event; durable when this returns.
     pub fn append(&mut self, session: i64, event: &Event) -> Result<u64> {
         let named = sql(&self.path);
-        let tx = self.conn.transaction().map_err(&named)?;
+        // Immediate: the write lock is taken up front (waiting up to the busy
+        // timeout), so a read cannot meet another server's commit before it
+        // writes (a deferred transaction would then fail at once with
+        // "database is locked").
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&named)?;
         let seq: i64 = tx
             .query_row(
                 "SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE session_id = ?1",
