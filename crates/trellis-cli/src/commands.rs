@@ -214,18 +214,29 @@ pub(crate) fn read_triplets(
 /// on stderr when it is over 10 s, and refused up front when it exceeds
 /// `--time-limit` (the tables' memory is checked with the input).
 fn plan(args: &ModelArgs, n: usize, task: Task, constrained: bool) -> Result<()> {
-    let threads = rayon::current_num_threads();
-    let estimate = if constrained {
-        trellis::plan::estimate_constrained(n, args.model, task, threads)?
-    } else {
-        trellis::plan::estimate(n, args.model, task, threads)?
-    };
+    let estimate = estimate(args, n, task, constrained, rayon::current_num_threads())?;
     check_time(args, &estimate)?;
     if estimate.seconds > NOTE_SECONDS {
         // A closed or full stderr is no reason to stop.
         let _ = writeln!(std::io::stderr(), "note: {estimate}");
     }
     Ok(())
+}
+
+/// The planner's estimate of `task` over `n` points of `--model`, restricted
+/// by triplets when `constrained`.
+fn estimate(
+    args: &ModelArgs,
+    n: usize,
+    task: Task,
+    constrained: bool,
+    threads: usize,
+) -> trellis::Result<trellis::plan::Estimate> {
+    if constrained {
+        trellis::plan::estimate_constrained(n, args.model, task, threads)
+    } else {
+        trellis::plan::estimate(n, args.model, task, threads)
+    }
 }
 
 /// Refuses an estimate longer than `--time-limit` (the tables' memory is
@@ -457,12 +468,7 @@ pub(crate) fn run_planned<T: Serialize + Send>(
                 sparse.check_weights(args, w.n())?;
             }
             let tables = if dense {
-                let estimate = if constrained {
-                    trellis::plan::estimate_constrained(w.n(), args.model, planned, 1)
-                } else {
-                    trellis::plan::estimate(w.n(), args.model, planned, 1)
-                };
-                estimate?.memory_bytes as u128
+                estimate(args, w.n(), planned, constrained, 1)?.memory_bytes as u128
             } else {
                 0
             };
