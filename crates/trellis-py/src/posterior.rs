@@ -303,6 +303,16 @@ impl HierarchyPosterior {
         })
     }
 
+    /// The marginal of each cluster (lists of point indices), for the
+    /// ``support=`` arguments of ``Tree`` (not public).
+    fn _cluster_probabilities(
+        &self,
+        py: Python<'_>,
+        clusters: Vec<Vec<usize>>,
+    ) -> PyResult<Vec<f64>> {
+        self.cluster_probabilities(py, &clusters)
+    }
+
     /// The probability that ``members`` is a cluster of the hierarchy.
     ///
     /// ``members``: the cluster's points, an iterable of point indices

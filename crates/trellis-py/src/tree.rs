@@ -10,7 +10,6 @@ use trellis::summary::{Clade, SupportTree};
 use trellis::{Dendrogram, Newick};
 
 use crate::errors::{input, to_py};
-use crate::posterior::HierarchyPosterior;
 
 /// A hierarchy over the points ``0..n``: binary, or (a consensus tree)
 /// multifurcating.
@@ -133,8 +132,8 @@ impl PyTree {
             None => return Ok(m.to_newick(names)),
             Some(s) if s.is_none() => return Ok(m.to_newick_with(names, false, true)),
             Some(s) => {
-                if let Ok(post) = s.cast::<HierarchyPosterior>() {
-                    Some(post.get().cluster_probabilities(py, &clusters)?)
+                if let Some(values) = posterior_support(s, &clusters)? {
+                    Some(values)
                 } else {
                     // One number per cluster of clusters() but the root.
                     let mut order: Vec<usize> = (0..clusters.len()).collect();
@@ -555,8 +554,8 @@ impl PyTree {
             None => None,
             Some(s) if s.is_none() => None,
             Some(s) => {
-                if let Ok(post) = s.cast::<HierarchyPosterior>() {
-                    Some(post.get().cluster_probabilities(py, &d.clusters())?)
+                if let Some(values) = posterior_support(s, &d.clusters())? {
+                    Some(values)
                 } else if s.is_instance_of::<pyo3::types::PyString>() {
                     return Err(input(
                         "support must be a HierarchyPosterior or one number per cluster, not a string",
@@ -742,4 +741,17 @@ fn _tree_from_state(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyTree>()?;
     m.add_function(wrap_pyfunction!(_tree_from_state, m)?)
+}
+
+/// The marginals of `clusters` when `support` is a posterior (an object with
+/// the `HierarchyPosterior` method `_cluster_probabilities`; asked by name,
+/// so that this module stays below the posterior's), else `None`.
+fn posterior_support(
+    support: &Bound<'_, PyAny>,
+    clusters: &[Vec<usize>],
+) -> PyResult<Option<Vec<f64>>> {
+    match support.getattr("_cluster_probabilities") {
+        Ok(method) => method.call1((clusters.to_vec(),))?.extract().map(Some),
+        Err(_) => Ok(None),
+    }
 }

@@ -13,13 +13,8 @@ use trellis::models::ModelName;
 use trellis::{Dasgupta, Hcc, Options, Search, Trellis, Workload, total_splits};
 
 use crate::astar::jet_params;
-use crate::bench::{absolute, random_weights};
+use crate::bench::{absolute, model_name, random_weights};
 use crate::timing::best_of;
-
-/// Parses `--model`: a model of the library's registry.
-pub fn model_name(s: &str) -> Result<ModelName, String> {
-    s.parse().map_err(|e: trellis::Error| e.to_string())
-}
 
 #[derive(Args, Debug)]
 pub struct AstarBenchArgs {

@@ -10,9 +10,13 @@ use rand::RngExt;
 use serde::Serialize;
 use trellis::{Distances, General, Matrix, Model, Trellis, Weights, Workload, total_splits};
 
-use crate::astar_bench::model_name;
 use crate::timing::best_of;
 use trellis::models::{CostModel, ModelName, PairwiseData};
+
+/// Parses `--model`: a model of the library's registry.
+pub fn model_name(s: &str) -> Result<ModelName, String> {
+    s.parse().map_err(|e: trellis::Error| e.to_string())
+}
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {

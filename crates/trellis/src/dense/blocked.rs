@@ -97,16 +97,13 @@ use crate::base::par;
 use crate::base::run::Ticker;
 use crate::base::set::{Mask, for_each_split, total_splits};
 use crate::dense::checkpoint::PassCheckpoint;
-use crate::dense::pairs::{PairBlocks, Term};
+use crate::dense::pairs::{PairBlocks, Term, block_bits};
 use crate::dense::potentials::SeparableTables;
 use crate::error::{Error, Result};
 use std::path::Path;
 
 /// Lanes of one chunk: the lowest 3 low bits.
 const LANES: usize = 8;
-
-/// Low bits of a block for `n ≥ 12` points.
-const BLOCK_BITS: usize = 10;
 
 /// Smallest entry of the weight pass, `2^-480` (see the module docs).
 const G_MIN: f64 = 1.0
@@ -909,16 +906,6 @@ unsafe fn block_avx2<S: Semiring, F: Fn(Mask, f64, f64, f64) -> f64>(
     raw: &mut [f64],
 ) {
     block::<S, avx2::Avx2, F>(job, high, out, raw)
-}
-
-/// Low bits per block for `n` points: 8 from 12 points on; fewer below, so
-/// that small inputs (and the tests on them) still have high parts.
-pub(crate) fn block_bits(n: usize) -> usize {
-    if n <= 3 {
-        n
-    } else {
-        BLOCK_BITS.min((n - 3).max(3))
-    }
 }
 
 /// Blocks per parallel batch (each batch is followed by a progress report).

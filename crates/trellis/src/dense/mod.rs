@@ -193,7 +193,7 @@ fn pair_blocks<M: Model + ?Sized>(
         return Ok(None);
     }
     memory::check_dense(n, memory::pass_bytes(n), options.memory_limit)?;
-    let blocks = PairBlocks::new(&pairs, blocked::block_bits(n));
+    let blocks = PairBlocks::new(&pairs, pairs::block_bits(n));
     let (p, c) = blocks.extremes();
     Ok(scaled_range_holds(n, &sep.factors, p, c).then_some((sep.factors[1], blocks)))
 }

@@ -29,6 +29,19 @@ use crate::base::par;
 use crate::base::set::Mask;
 use crate::models::PairSums;
 
+/// Low bits of a block for `n ≥ 13` points.
+const BLOCK_BITS: usize = 10;
+
+/// Low bits per block for `n` points: 10 from 13 points on; fewer below, so
+/// that small inputs (and the tests on them) still have high parts.
+pub(crate) fn block_bits(n: usize) -> usize {
+    if n <= 3 {
+        n
+    } else {
+        BLOCK_BITS.min((n - 3).max(3))
+    }
+}
+
 /// The pair values of a model's two terms with their high and low tables.
 pub(crate) struct PairBlocks {
     n: usize,

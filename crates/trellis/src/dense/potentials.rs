@@ -10,9 +10,8 @@
 
 use crate::base::par;
 use crate::base::set::{Mask, Points, full};
-use crate::dense::blocked::block_bits;
 use crate::dense::kernel::SEPARABLE_LOG_LIMIT;
-use crate::dense::pairs::PairBlocks;
+use crate::dense::pairs::{PairBlocks, block_bits};
 use crate::models::{Cluster, Model, Separable, Summarize};
 
 /// The summary of every subset of the model's points, indexed by mask
