@@ -14,11 +14,11 @@
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
-use trellis::astar::{self, ApproxOptions, Candidates, Outcome, Start};
+use trellis::astar::{self, ApproxOptions, Candidates, Outcome, Request, Start};
 use trellis::baselines as agglomerative;
-use trellis::constraints::Constrained;
-use trellis::ginkgo::{Ginkgo, Heuristic, Jet, Variant};
-use trellis::{Options, ProgressFn, Search, Tree};
+use trellis::ginkgo::{Heuristic, Jet, Variant};
+use trellis::models::CostModel;
+use trellis::{Options, ProgressFn};
 
 use crate::batch::per_jet;
 use crate::commands::{
@@ -29,7 +29,7 @@ use crate::input::{Input, ginkgo_variant, load_checked, memory_limit};
 use crate::output::number;
 use crate::progress::Bar;
 use crate::trees::{self, DendrogramArgs, HeightsKind};
-use crate::{ModelArgs, ModelName, with_cost_model};
+use crate::{ModelArgs, ModelName};
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HeuristicKind {
@@ -174,13 +174,24 @@ struct AstarJson {
     heuristic: &'static str,
 }
 
-fn beam_width(args: &AstarArgs, n: usize) -> usize {
-    args.beam_width
-        .unwrap_or_else(|| agglomerative::compact_beam_width(n))
-}
-
-fn approx_options(args: &AstarArgs) -> ApproxOptions {
-    ApproxOptions {
+/// The search the flags ask for over `n` points (`jets`: a jets file).
+fn request(args: &AstarArgs, n: usize, jets: bool) -> Request {
+    if !args.approx {
+        return Request::Exact;
+    }
+    let starts = if args.init.is_empty() {
+        astar::default_starts(jets, args.beam_width.is_some())
+    } else {
+        let start = |k: &InitKind| match k {
+            InitKind::Average => Start::Average,
+            InitKind::Complete => Start::Complete,
+            InitKind::Ward => Start::Ward,
+            InitKind::Greedy => Start::Greedy,
+            InitKind::Beam => Start::Beam,
+        };
+        args.init.iter().map(start).collect()
+    };
+    let options = ApproxOptions {
         top_k: args.top_k,
         samples: args.samples,
         exact_size: args.exact_size,
@@ -193,27 +204,24 @@ fn approx_options(args: &AstarArgs) -> ApproxOptions {
         seed: args.seed,
         weight: args.weight.or(Some(1.0)).filter(|_| !args.auto_weight),
         max_explored: (args.max_explored > 0).then_some(args.max_explored),
+    };
+    Request::Approximate {
+        options,
+        starts,
+        beam_width: args
+            .beam_width
+            .unwrap_or_else(|| agglomerative::compact_beam_width(n)),
     }
 }
 
-fn search<M: Search>(
-    model: &M,
-    init: impl FnOnce() -> Result<Vec<Tree>>,
-    args: &AstarArgs,
-    progress: Option<ProgressFn<'_>>,
-) -> Result<Outcome> {
-    let options = Options {
+/// The run's options: the memory budget, `--time-limit`, and a progress callback.
+fn run_options<'a>(args: &AstarArgs, progress: Option<ProgressFn<'a>>) -> Options<'a> {
+    Options {
         memory_limit: memory_limit(&args.model),
-        // Checked finite and >= 0; too long for a Duration is no limit.
         time_limit: crate::input::time_limit(&args.model),
         progress,
         ..Options::default()
-    };
-    Ok(if args.approx {
-        astar::approximate(model, &init()?, &approx_options(args), &options)?
-    } else {
-        astar::exact(model, &options)?
-    })
+    }
 }
 
 fn jet_outcome(
@@ -226,20 +234,14 @@ fn jet_outcome(
         HeuristicKind::H0 => Heuristic::H0,
         HeuristicKind::H1 => Heuristic::H1,
     };
-    let model = Ginkgo::new(jet, variant).with_heuristic(heuristic);
-    let init = || {
-        let starts = init_kinds(args, true);
-        if let Some(kind) = starts.iter().find(|k| k.is_linkage()) {
-            bail!("--init {kind:?} is a linkage of weights; jets take beam and greedy");
-        }
-        Ok(astar::start_trees(
-            &model,
-            None,
-            &starts,
-            beam_width(args, jet.len()),
-        )?)
-    };
-    let out = search(&model, init, args, progress)?;
+    let request = request(args, jet.len(), true);
+    let out = astar::solve_jet(
+        jet,
+        variant,
+        heuristic,
+        &request,
+        &run_options(args, progress),
+    )?;
     Ok(json(jet.len(), out, heuristic_name(args)))
 }
 
@@ -266,59 +268,19 @@ fn json(n: usize, mut outcome: Outcome, heuristic: &'static str) -> AstarJson {
     }
 }
 
-/// The `--init` kinds, or the library's default for the problem.
-fn init_kinds(args: &AstarArgs, jets: bool) -> Vec<Start> {
-    if args.init.is_empty() {
-        return astar::default_starts(jets, args.beam_width.is_some());
-    }
-    let start = |k: &InitKind| match k {
-        InitKind::Average => Start::Average,
-        InitKind::Complete => Start::Complete,
-        InitKind::Ward => Start::Ward,
-        InitKind::Greedy => Start::Greedy,
-        InitKind::Beam => Start::Beam,
-    };
-    args.init.iter().map(start).collect()
-}
-
 fn weights_outcome(
     weights: &NamedWeights,
     args: &AstarArgs,
     progress: Option<ProgressFn<'_>>,
 ) -> Result<AstarJson> {
     let n = weights.n();
-    let beta = args.model.beta;
     let triplets = match &args.triplets {
         Some(path) => read_triplets(path, weights, memory_limit(&args.model))?,
         None => Vec::new(),
     };
-    let out = with_cost_model!(args.model.model, weights, beta, |model| {
-        let init = || {
-            // The initial trees rank merges by cost, whatever beta is.
-            let d = weights.linkage_distances();
-            let starts = init_kinds(args, false);
-            let unit = model.with_beta(1.0)?;
-            Ok(astar::start_trees(
-                &unit,
-                Some(&d),
-                &starts,
-                beam_width(args, n),
-            )?)
-        };
-        if triplets.is_empty() {
-            search(&model, init, args, progress)?
-        } else {
-            let trees = if args.approx {
-                // Start from trees that satisfy the triplets (finite cost under them).
-                let unit = Constrained::new(model.with_beta(1.0)?, triplets.clone())?;
-                unit.satisfying_starts(init()?)?
-            } else {
-                Vec::new()
-            };
-            let constrained = Constrained::new(model, triplets.clone())?;
-            search(&constrained, || Ok(trees), args, progress)?
-        }
-    });
+    let model = CostModel::build(args.model.model, weights.view(), args.model.beta)?;
+    let request = request(args, n, false);
+    let out = astar::solve(&model, &triplets, &request, &run_options(args, progress))?;
     Ok(json(n, out, heuristic_name(args)))
 }
 
@@ -347,42 +309,17 @@ fn check(args: &AstarArgs) -> Result<()> {
 }
 
 /// Checks the memory the approximate search's flags ask for over `n`
-/// points, with `parallel` searches at once: the initial trees it asks for
-/// (beam search, classic linkages) and the sampled candidates of one vertex,
-/// against the memory available, or `--max-memory` when that is larger.
-/// (`--max-memory` is the search's budget: the search stops at it with its
-/// best tree, so a smaller cap does not refuse the initial trees.)
+/// points, with `parallel` searches at once (see [`Request::check_memory`]).
 fn check_sizes(args: &AstarArgs, n: usize, parallel: usize, jets: bool) -> Result<()> {
-    if !args.approx {
-        return Ok(());
-    }
-    let limit = memory_limit(&args.model).filter(|&cap| Some(cap) > trellis::available_memory());
-    let parallel = parallel as u128;
-    let kinds = init_kinds(args, jets);
-    if kinds.contains(&Start::Beam) {
-        let width = beam_width(args, n);
-        trellis::plan::check_bytes(
-            &format!("beam search of width {width} over {n} points"),
-            trellis::plan::beam_bytes(n, width).saturating_mul(parallel),
-            limit,
-        )?;
-    }
-    if kinds.iter().any(|k| k.is_linkage()) {
-        trellis::plan::check_bytes(
-            &format!("the linkage initial trees over {n} points"),
-            trellis::plan::linkage_bytes(n).saturating_mul(parallel),
-            limit,
-        )?;
-    }
-    trellis::plan::check_bytes(
-        &format!(
-            "approximate A* with --samples {} over {n} points",
-            args.samples
-        ),
-        trellis::plan::approx_candidates_bytes(n, args.samples).saturating_mul(parallel),
-        limit,
-    )
-    .map_err(anyhow::Error::from)
+    let limit = memory_limit(&args.model);
+    request(args, n, jets)
+        .check_memory(n, parallel, limit)
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "{e} (asked by --samples {}, --init, --beam-width)",
+                args.samples
+            )
+        })
 }
 
 pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {

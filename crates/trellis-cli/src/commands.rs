@@ -785,19 +785,11 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
                 let tail = serde_json::to_string(
                     &weights.with_names(with_sparsity(json!({}), post.sparsity())),
                 )?;
-                put(out, &format!("{{\"n\":{n},\"samples\":["))?;
-                let mut first = true;
-                each_sample(post, k, seed, deadline, &mut |t| {
-                    let sep = if std::mem::take(&mut first) { "" } else { "," };
-                    put(out, &format!("{sep}{}", serde_json::to_string(&t)?))
+                output::stream_samples(out, n, &tail, |sample| {
+                    each_sample(post, k, seed, deadline, &mut |t| {
+                        sample(serde_json::to_string(&t)?)
+                    })
                 })?;
-                let rest = tail.trim_start_matches('{').trim_end_matches('}');
-                let rest = if rest.is_empty() {
-                    String::new()
-                } else {
-                    format!(",{rest}")
-                };
-                put(out, &format!("]{rest}}}\n"))?;
                 return Ok(String::new());
             }
             if newick {

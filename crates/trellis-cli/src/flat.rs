@@ -410,13 +410,7 @@ fn family_line(f: &FlatRun) -> String {
 }
 
 fn partition_text(p: &Partition, f: &FlatRun) -> String {
-    p.iter()
-        .map(|c| {
-            let names: Vec<String> = c.iter().map(|&i| f.label(i)).collect();
-            format!("{{{}}}", names.join(", "))
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    output::partition(p, &|i| f.label(i))
 }
 
 pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<String> {
@@ -483,11 +477,8 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                 .collect();
             let (log_z, pairwise) = (post.log_z()?, m.pairwise_matrix());
             if a.json {
-                let mut out = serde_json::json!({"n": n, "log_z": log_z, "clusters": clusters, "pairwise": pairwise});
-                if let Some(names) = &names {
-                    out["names"] = serde_json::json!(names);
-                }
-                return to_json(&out);
+                let out = serde_json::json!({"n": n, "log_z": log_z, "clusters": clusters, "pairwise": pairwise});
+                return to_json(&trellis::report::with_family(out, None, names.as_deref()));
             }
             let mut s = format!(
                 "log Z = {log_z:.10}   ({n} points, beta {})\n",
@@ -512,22 +503,9 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                 // {"n": .., "samples": [..]} and the family's counts, as serde
                 // writes them.
                 let tail = with_family(serde_json::json!({}), &f)?;
-                let rest = tail
-                    .trim_end()
-                    .trim_start_matches('{')
-                    .trim_end_matches('}');
-                put(out, &format!("{{\"n\":{},\"samples\":[", f.post.n()))?;
-                let mut first = true;
-                f.each_sample(k, seed, &mut |p| {
-                    let sep = if std::mem::take(&mut first) { "" } else { "," };
-                    put(out, &format!("{sep}{}", serde_json::to_string(&p)?))
+                output::stream_samples(out, f.post.n(), &tail, |sample| {
+                    f.each_sample(k, seed, &mut |p| sample(serde_json::to_string(&p)?))
                 })?;
-                let rest = if rest.is_empty() {
-                    String::new()
-                } else {
-                    format!(",{rest}")
-                };
-                put(out, &format!("]{rest}}}\n"))?;
             } else {
                 put(out, &family_line(&f))?;
                 let log_z = f.post.log_z()?;
@@ -563,27 +541,18 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                     trellis::MAX_POINTS
                 );
             }
-            // One flat trellis per thread at once, and one n x n count matrix
-            // per sample (the library keeps them all until it averages).
-            let threads = rayon::current_num_threads().min(a.num_samples.max(1)) as u128;
-            let tables =
-                trellis::memory_needed(n, Workload::FlatInside) as u128 + 8 * (n * n) as u128;
-            let counts = (a.num_samples as u128).saturating_mul(4 * (n * n) as u128 + 24);
             trellis::plan::check_bytes(
                 &format!(
                     "Perturb-and-MAP with {} samples over {n} points",
                     a.num_samples
                 ),
-                threads.saturating_mul(tables).saturating_add(counts),
+                trellis::plan::perturb_map_bytes(n, a.num_samples, rayon::current_num_threads()),
                 gib(a.model.max_memory),
             )?;
             let pairwise = perturb_and_map(&w, a.model.beta, a.num_samples, a.seed)?;
             if a.json {
-                let mut out = serde_json::json!({"n": w.n(), "num_samples": a.num_samples, "pairwise": pairwise});
-                if let Some(names) = &names {
-                    out["names"] = serde_json::json!(names);
-                }
-                to_json(&out)
+                let out = serde_json::json!({"n": w.n(), "num_samples": a.num_samples, "pairwise": pairwise});
+                to_json(&trellis::report::with_family(out, None, names.as_deref()))
             } else {
                 Ok(format!(
                     "Perturb-and-MAP pairwise co-clustering frequencies ({} samples, beta {}):\n{}",
@@ -614,27 +583,14 @@ fn summary(a: &SummaryArgs, progress: bool) -> Result<String> {
         post.binder_partition(a.cost_split, a.cost_join, o)
     })?;
     if a.json {
-        let mut out = serde_json::json!({"n": n, "clusters": binder.clusters, "expected_loss": binder.expected_loss});
-        if let Some(names) = &names {
-            out["names"] = serde_json::json!(names);
-        }
-        return to_json(&out);
+        let out = serde_json::json!({"n": n, "clusters": binder.clusters, "expected_loss": binder.expected_loss});
+        return to_json(&trellis::report::with_family(out, None, names.as_deref()));
     }
     let map = post.map()?.clusters;
     let map_loss =
         trellis::summary::binder_loss(post.marginals()?, &map, a.cost_split, a.cost_join)?;
-    let text = |p: &Partition| {
-        p.iter()
-            .map(|c| {
-                let c: Vec<String> = c
-                    .iter()
-                    .map(|&i| trellis::report::label(names.as_deref(), i))
-                    .collect();
-                format!("{{{}}}", c.join(", "))
-            })
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
+    let text =
+        |p: &Partition| output::partition(p, &|i| trellis::report::label(names.as_deref(), i));
     Ok(format!(
         "Binder-optimal partition of {n} points into {} clusters (cost-split {}, cost-join {}, \
          beta {}): expected loss {:.6}\n{}\nthe MAP partition ({} clusters): expected loss {map_loss:.6}\n{}\n",

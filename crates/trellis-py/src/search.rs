@@ -2,7 +2,6 @@
 //! linkage clustering.
 
 use std::sync::Arc;
-use trellis::constraints::Constrained;
 
 use numpy::{PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
@@ -133,33 +132,29 @@ fn astar(
     if max_explored == Some(0) {
         return Err(input("max_explored must be at least 1"));
     }
-    let outcome = with_cost_model!(&cm, |m| crate::run(py, n_jobs, max_memory, |o| {
-        let options = trellis::Options { time_limit, ..*o };
-        if approx {
-            // The CLI's default for weights (docs/astar.md): the three
-            // linkage trees; greedy and beam search start poorly on hcc.
-            let d = cm.data().linkage_distances();
-            let starts = search::default_starts(false, false);
-            let init = search::start_trees(m, Some(&d), &starts, 1)?;
-            let approx_options = ApproxOptions {
+    let request = if approx {
+        // The CLI's default for weights (docs/astar.md): the three linkage
+        // trees; greedy and beam search start poorly on hcc.
+        search::Request::Approximate {
+            options: ApproxOptions {
                 seed,
                 max_explored: max_explored.or(ApproxOptions::default().max_explored),
                 ..ApproxOptions::default()
-            };
-            if triplets.is_empty() {
-                search::approximate(m, &init, &approx_options, &options)
-            } else {
-                // Start from trees that satisfy the triplets (finite cost).
-                let c = Constrained::new(m, triplets.clone())?;
-                let init = c.satisfying_starts(init)?;
-                search::approximate(&c, &init, &approx_options, &options)
-            }
-        } else if triplets.is_empty() {
-            search::exact(m, &options)
-        } else {
-            search::exact(&Constrained::new(m, triplets.clone())?, &options)
+            },
+            starts: search::default_starts(false, false),
+            beam_width: 1,
         }
-    }))?;
+    } else {
+        search::Request::Exact
+    };
+    let outcome = crate::run(py, n_jobs, max_memory, |o| {
+        search::solve(
+            &cm,
+            &triplets,
+            &request,
+            &trellis::Options { time_limit, ..*o },
+        )
+    })?;
     let tree = with_cost_model!(&cm, |m| model_tree(m, outcome.best.tree, &names))?;
     Ok(AstarResult {
         tree: Py::new(py, tree)?,

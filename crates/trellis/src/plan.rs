@@ -723,6 +723,17 @@ pub fn approx_candidates_bytes(n: usize, samples: usize) -> u128 {
         .saturating_mul(CANDIDATE_BYTES)
 }
 
+/// Bytes of Perturb-and-MAP with `samples` perturbed problems over `n`
+/// points on `threads` threads: one flat trellis and one perturbed weight
+/// matrix per thread at once, and one `n x n` count matrix per sample (the
+/// library keeps them all until it averages).
+pub fn perturb_map_bytes(n: usize, samples: usize, threads: usize) -> u128 {
+    let threads = threads.min(samples.max(1)) as u128;
+    let tables = crate::memory_needed(n, Workload::FlatInside) as u128 + weights_bytes(n);
+    let counts = (samples as u128).saturating_mul(4 * (n * n) as u128 + 24);
+    threads.saturating_mul(tables).saturating_add(counts)
+}
+
 /// Bytes of every cluster marginal listed over `n` points (every
 /// non-singleton proper cluster at worst): members and probabilities, in
 /// memory and as text. Unbounded (`u128::MAX`) from 100 points on.
