@@ -179,6 +179,7 @@ fn weights_posterior(
     let need = match task {
         Task::LogZ => Need::LogZ,
         Task::Map => Need::Map,
+        Task::Sample => Need::Samples,
         _ => Need::All,
     };
     let model = trellis::models::CostModel::build(args.model, weights.view(), beta)?;
@@ -255,7 +256,7 @@ fn task(need: Need, workload: Workload) -> Task {
         (Need::LogZ, _) => Task::LogZ,
         (Need::Map, _) => Task::Map,
         (Need::All, Workload::Marginals) => Task::Marginals,
-        (Need::All, _) => Task::Sample,
+        (Need::All | Need::Samples, _) => Task::Sample,
     }
 }
 

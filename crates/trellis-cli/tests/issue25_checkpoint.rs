@@ -1,4 +1,4 @@
-//! Issue 25: `--checkpoint DIR` on `logz` and `map`: a run killed at
+//! Issue 25: `--checkpoint DIR` on `logz`, `map` and `sample`: a run killed at
 //! (pseudo-)random points resumes to the identical answer; a DIR of another
 //! run is refused (exit 2); commands without checkpoints refuse the flag; a
 //! checkpoint that cannot be written is exit 1.
@@ -30,20 +30,18 @@ fn kill_after(args: &[&str], ms: u64) -> bool {
 fn issue25_killed_runs_resume_to_the_identical_answer() {
     let d = dir("issue25_resume");
     let w = file(&d, "w.csv", &weights_csv(20, 25));
-    for cmd in ["logz", "map"] {
-        let plain = stdout(&[cmd, "--model", "hcc", "--weights", s(&w), "--json", "-q"]);
+    // `sample` draws from the same weight table as `logz`.
+    for (cmd, extra) in [
+        ("logz", &[][..]),
+        ("map", &[][..]),
+        ("sample", &["-n", "20", "--seed", "5"][..]),
+    ] {
+        let mut plain = vec![cmd, "--model", "hcc", "--weights", s(&w), "--json", "-q"];
+        plain.extend(extra);
         let ck = d.join(format!("ck-{cmd}"));
-        let args = [
-            cmd,
-            "--model",
-            "hcc",
-            "--weights",
-            s(&w),
-            "--json",
-            "-q",
-            "--checkpoint",
-            s(&ck),
-        ];
+        let mut args = plain.clone();
+        args.extend(["--checkpoint", s(&ck)]);
+        let plain = stdout(&plain);
         // Kill times from a fixed pseudo-random sequence (a linear congruence).
         let mut x: u64 = 12345;
         let mut kills = 0;

@@ -151,7 +151,7 @@ pub use base::tree::{NewickOptions, ScoredTree, Tree, newick_label};
 pub use base::weights::{Matrix, SYMMETRY_TOLERANCE, Similarity, Weights};
 pub use ddt::read_tree;
 pub use dendrogram::{Dendrogram, Newick};
-pub use dense::{KernelPath, Marginals, Sampler, Trellis, num_positive_trees};
+pub use dense::{KernelPath, Marginals, Sampler, Trellis, WeightTable, num_positive_trees};
 pub use error::{Error, ErrorKind, Result};
 pub use models::{
     Cluster, CorrelationClustering, Dasgupta, Distances, Energy, General, Hcc, LinkageKind,

@@ -426,7 +426,7 @@ fn passes(n: usize, model: ModelName, task: Task) -> (&'static str, Vec<(f64, f6
             let passes = match task {
                 Task::LogZ => vec![weights],
                 Task::Map => vec![keys],
-                Task::Sample => vec![keys, weights],
+                Task::Sample => vec![weights],
                 Task::Marginals | Task::Infer | Task::Mcc | Task::Consensus => {
                     vec![keys, weights, (outside, BLOCKED_OUTSIDE_NS * factor)]
                 }
@@ -585,12 +585,13 @@ fn estimate_on(
 
 /// What the dense trellis holds for `task` over `model` (restricted by
 /// triplets when `constrained`), for [`memory_needed`]: one 8-byte pass for
-/// log Z and the MAP tree of `hcc` without constraints, else the tables of
+/// log Z, the MAP tree and samples of `hcc` without constraints, else the tables of
 /// the task's structure. (The MCC tree's own pass comes on top: see
 /// [`estimate`].)
 pub fn workload(model: ModelName, task: Task, constrained: bool) -> Workload {
-    let single_pass =
-        model == ModelName::Hcc && !constrained && matches!(task, Task::LogZ | Task::Map);
+    let single_pass = model == ModelName::Hcc
+        && !constrained
+        && matches!(task, Task::LogZ | Task::Map | Task::Sample);
     if single_pass {
         Workload::Pass
     } else {

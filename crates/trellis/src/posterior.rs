@@ -11,7 +11,10 @@
 //!   it; with [`Need::LogZ`] or [`Need::Map`] it runs the single pass that
 //!   computes that one quantity (`Trellis::log_z_only`, `Trellis::map_only`:
 //!   less memory, and the MAP pass skips partition-function terms) and
-//!   answers nothing else;
+//!   answers nothing else; with [`Need::Samples`] `log Z` and exact samples
+//!   from the weight pass's single 8-byte table where the model has it
+//!   (hierarchical correlation clustering: `WeightTable`), else the whole
+//!   trellis;
 //! - [`Posterior::sparse`]: a sparse trellis (a family of trees or clusters),
 //!   the exact posterior restricted to the trees it realises, optionally
 //!   over a permutation of the points (jets order their leaves).
@@ -44,7 +47,7 @@ use crate::base::run::Options;
 use crate::base::set::{Mask, SetRepr, mask_of};
 use crate::base::tree::{ScoredTree, Tree};
 use crate::dendrogram::Dendrogram;
-use crate::dense::{Marginals, Trellis};
+use crate::dense::{Marginals, Trellis, WeightTable};
 use crate::error::{Error, Result};
 use crate::flat::{FlatMarginals, FlatTrellis, Partition, ScoredPartition, tree_partitions};
 use crate::models::{Energy, Search, tree_cost};
@@ -61,6 +64,11 @@ pub enum Need {
     /// The whole trellis: `log Z`, the MAP tree, samples, and the marginals
     /// on first use.
     All,
+    /// `log Z` and exact samples: one 8-byte weight per subset for a
+    /// separable model with a constant factor (hierarchical correlation
+    /// clustering, under triplets too), else as [`Need::All`]. Flat
+    /// posteriors take it as [`Need::All`].
+    Samples,
 }
 
 /// The share of the trees a sparse trellis realises.
@@ -111,6 +119,13 @@ impl Posterior {
     {
         let n = model.num_points();
         let inner: Box<dyn Engine> = match need {
+            Need::Samples => match WeightTable::new(&model, options)? {
+                Some(table) => Box::new(table),
+                None => Box::new(Dense {
+                    trellis: Trellis::with_options(model, options)?,
+                    marginals: OnceLock::new(),
+                }),
+            },
             Need::All => Box::new(Dense {
                 trellis: Trellis::with_options(model, options)?,
                 marginals: OnceLock::new(),
@@ -432,18 +447,56 @@ impl<M: Search + Send + Sync> Engine for Dense<M> {
         options: &Options<'_>,
         each: &mut dyn FnMut(Tree) -> ControlFlow<()>,
     ) -> Result<()> {
-        // The library's stream stops on an error: a break from `each` is
-        // turned into a private one and back into success.
-        const STOPPED: &str = "the caller stopped the samples";
-        match self
-            .trellis
-            .samples_with(k, seed, options, |t| match each(t) {
-                ControlFlow::Continue(()) => Ok(()),
-                ControlFlow::Break(()) => Err(Error::parameter(STOPPED)),
-            }) {
-            Err(e) if e.to_string().ends_with(STOPPED) => Ok(()),
-            other => other,
-        }
+        stoppable(each, |each| {
+            self.trellis.samples_with(k, seed, options, each)
+        })
+    }
+}
+
+/// The weight pass's table: `log Z` and samples (see [`Need::Samples`]).
+impl Engine for WeightTable {
+    fn kind(&self) -> &'static str {
+        "a posterior built for log Z and samples (Need::Samples)"
+    }
+    fn n(&self) -> usize {
+        self.num_points()
+    }
+    fn log_z(&self) -> Result<f64> {
+        Ok(WeightTable::log_z(self))
+    }
+    fn map(&self) -> Result<(ScoredTree, f64)> {
+        Err(missing("the MAP", self.kind()))
+    }
+    fn clusters(&self, _: f64, _: &Options<'_>) -> Result<Vec<(Vec<usize>, f64)>> {
+        Err(missing("cluster marginals", self.kind()))
+    }
+    fn support(&self, _: &[Vec<usize>], _: &Options<'_>) -> Result<Vec<f64>> {
+        Err(missing("support values", self.kind()))
+    }
+    fn each_sample(
+        &self,
+        k: usize,
+        seed: u64,
+        options: &Options<'_>,
+        each: &mut dyn FnMut(Tree) -> ControlFlow<()>,
+    ) -> Result<()> {
+        stoppable(each, |each| self.samples_with(k, seed, options, each))
+    }
+}
+
+/// Runs a library stream whose callback returns a `Result` with a callback
+/// that may stop it: a break becomes a private error and then success.
+fn stoppable(
+    each: &mut dyn FnMut(Tree) -> ControlFlow<()>,
+    stream: impl FnOnce(&mut dyn FnMut(Tree) -> Result<()>) -> Result<()>,
+) -> Result<()> {
+    const STOPPED: &str = "the caller stopped the samples";
+    match stream(&mut |t| match each(t) {
+        ControlFlow::Continue(()) => Ok(()),
+        ControlFlow::Break(()) => Err(Error::parameter(STOPPED)),
+    }) {
+        Err(e) if e.to_string().ends_with(STOPPED) => Ok(()),
+        other => other,
     }
 }
 
@@ -670,7 +723,7 @@ impl PartitionPosterior {
     {
         let n = energy.num_points();
         let inner: Box<dyn FlatEngine> = match need {
-            Need::All => Box::new(FlatDense {
+            Need::All | Need::Samples => Box::new(FlatDense {
                 trellis: FlatTrellis::with_options(energy, options)?,
                 marginals: OnceLock::new(),
             }),

@@ -312,3 +312,152 @@ fn issue25_checkpoints_are_refused_where_no_pass_keeps_them() {
     assert!(matches!(e.kind(), ErrorKind::CheckpointWrite { .. }), "{e}");
     std::fs::remove_file(&file).unwrap();
 }
+
+// Samples from the weight table (`Need::Samples`): the top-down draw on the
+// 8-byte weights `G` of the single sum-product pass, with the statistical
+// bounds of `sampling.rs` (derived from the sample size, not tuned).
+
+/// Tree frequencies of the weight table's samples against brute force (n =
+/// 5, every cluster scanned, with the total summed first), on every vector
+/// path, with the negative control of `sampling.rs`: samples at another β
+/// fail the same bound.
+#[test]
+fn issue25_weight_table_samples_match_brute_force() {
+    use crate::sampling::{empirical_tv, exact_posterior, exact_tv, tv_bound};
+    use trellis::WeightTable;
+    const N: usize = 5;
+    const K: usize = 100_000;
+    let w = random_weights(N, 2950, 1.0);
+    let exact = exact_posterior(&Brute::new(&NaiveHcc {
+        w: w.clone(),
+        beta: 1.0,
+    }));
+    let other = exact_posterior(&Brute::new(&NaiveHcc {
+        w: w.clone(),
+        beta: 1.8,
+    }));
+    let bound = tv_bound(exact.len(), K);
+    assert!(
+        exact_tv(&exact, &other) > 2.0 * bound,
+        "the control has no power"
+    );
+    for path in paths() {
+        let draw = |beta: f64, seed: u64| {
+            let hcc = Hcc::new(&lib_weights(&w), beta).unwrap();
+            let table = WeightTable::new(&hcc, &on(path))
+                .unwrap()
+                .expect("in the window");
+            let brute = Brute::new(&NaiveHcc { w: w.clone(), beta });
+            close(
+                &format!("log Z β={beta} {path}"),
+                table.log_z(),
+                brute.log_z,
+                brute.tol_log(),
+            );
+            let mut out = Vec::new();
+            table
+                .samples_with(K, seed, &on(path), |t| {
+                    out.push(t);
+                    Ok(())
+                })
+                .unwrap();
+            out
+        };
+        let samples = draw(1.0, 7);
+        let tv = empirical_tv(&samples, &exact);
+        assert!(tv <= bound, "{path}: TV {tv} exceeds the bound {bound}");
+        let wrong = empirical_tv(&draw(1.8, 7), &exact);
+        assert!(
+            wrong > bound,
+            "{path}: the control passed (TV {wrong}, bound {bound})"
+        );
+        eprintln!("weight table n=5 {path}: TV {tv:.5}, control {wrong:.5}, bound {bound:.5}");
+    }
+}
+
+/// Cluster frequencies against the exact marginals at n = 10 (the root's
+/// split distribution cached, the rest scanned), plain and under triplets,
+/// and the same seed giving the same trees.
+#[test]
+fn issue25_weight_table_cluster_frequencies_match_the_marginals() {
+    use crate::sampling::check_cluster_frequencies;
+    use trellis::constraints::Constrained;
+    use trellis::ddt::Triplet;
+    use trellis::posterior::{Need, Posterior};
+    const K: usize = 40_000;
+    let w = random_weights(10, 2960, 1.0);
+    let hcc = Hcc::new(&lib_weights(&w), 0.7).unwrap();
+    let t = |a, b, c| Triplet::new(a, b, c).unwrap();
+    let triplets = vec![t(0, 1, 2), t(3, 4, 5), t(0, 1, 9), t(6, 7, 0)];
+    let constrained = Constrained::new(hcc.clone(), triplets.clone()).unwrap();
+    let plain = Posterior::dense(hcc.clone(), Need::Samples, &Options::default()).unwrap();
+    let restricted =
+        Posterior::dense(constrained.clone(), Need::Samples, &Options::default()).unwrap();
+    for post in [&plain, &restricted] {
+        assert!(format!("{post:?}").contains("Need::Samples"), "{post:?}");
+        assert!(post.map().is_err() && post.cluster_marginals(0.0, &Options::default()).is_err());
+    }
+    let full = Trellis::new(hcc).unwrap();
+    let full_c = Trellis::new(constrained).unwrap();
+    close("log Z", plain.log_z().unwrap(), full.log_z(), 1e-9);
+    close(
+        "log Z | triplets",
+        restricted.log_z().unwrap(),
+        full_c.log_z(),
+        1e-9,
+    );
+    let samples = plain.samples(K, 11).unwrap();
+    check_cluster_frequencies("weight table n=10", &full, &samples);
+    let samples_c = restricted.samples(K, 12).unwrap();
+    for s in &samples_c {
+        let clusters = crate::oracle::clusters_of(s);
+        for x in &triplets {
+            let bit = |i: usize| 1u32 << i;
+            let holds = clusters
+                .iter()
+                .any(|&m| m & bit(x.a) != 0 && m & bit(x.b) != 0 && m & bit(x.c) == 0);
+            assert!(holds, "sample {s} breaks ({}, {}; {})", x.a, x.b, x.c);
+        }
+    }
+    check_cluster_frequencies("weight table n=10 | triplets", &full_c, &samples_c);
+    assert_eq!(plain.samples(50, 11).unwrap(), samples[..50].to_vec());
+}
+
+/// `Need::Samples` at every β: log Z as the full trellis's, and samples of
+/// the right support; beyond the weight pass's window (β = 1e300) and for a
+/// model without the pair form (Dasgupta) it is the whole trellis.
+#[test]
+fn issue25_need_samples_at_any_beta_and_for_other_models() {
+    use trellis::Dasgupta;
+    use trellis::posterior::{Need, Posterior};
+    let w = random_weights(7, 2970, 1.0);
+    for beta in [1e-300, 1e-3, 1.0, 60.0, 1e300] {
+        let brute = Brute::new(&NaiveHcc { w: w.clone(), beta });
+        let hcc = Hcc::new(&lib_weights(&w), beta).unwrap();
+        let post = Posterior::dense(hcc.clone(), Need::Samples, &Options::default()).unwrap();
+        close(
+            &format!("log Z β={beta}"),
+            post.log_z().unwrap(),
+            brute.log_z,
+            brute.tol_log(),
+        );
+        for s in post.samples(200, 3).unwrap() {
+            let v = Trellis::new(General(&hcc))
+                .unwrap()
+                .tree_log_potential(&s)
+                .unwrap();
+            assert!(
+                v.is_finite() && v <= brute.map + brute.tol_log(),
+                "β={beta}: {s}"
+            );
+        }
+    }
+    let abs: Vec<Vec<f64>> = w
+        .iter()
+        .map(|r| r.iter().map(|v| v.abs()).collect())
+        .collect();
+    let d = Dasgupta::new(&lib_weights(&abs), 1.0).unwrap();
+    let post = Posterior::dense(d, Need::Samples, &Options::default()).unwrap();
+    assert!(format!("{post:?}").contains("dense trellis"), "{post:?}");
+    assert!(post.map().is_ok());
+}

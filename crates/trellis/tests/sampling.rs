@@ -49,7 +49,7 @@ use crate::oracle::{self, Brute, HashModel, NaiveHcc};
 const DELTA: f64 = 1e-6;
 
 /// The TV bound of the module docs for `m` outcomes and `k` samples.
-fn tv_bound(m: usize, k: usize) -> f64 {
+pub(crate) fn tv_bound(m: usize, k: usize) -> f64 {
     let k = k as f64;
     (((m - 1) as f64 / k).sqrt() + (2.0 * (1.0 / DELTA).ln() / k).sqrt()) / 2.0
 }
@@ -60,7 +60,7 @@ fn cluster_bound(clusters: usize, k: usize) -> f64 {
 }
 
 /// Canonical trees with their exact probabilities, from the oracle.
-fn exact_posterior(brute: &Brute) -> HashMap<Tree, f64> {
+pub(crate) fn exact_posterior(brute: &Brute) -> HashMap<Tree, f64> {
     let trees = oracle::trees(brute.n);
     let map: HashMap<Tree, f64> = trees
         .iter()
@@ -73,7 +73,7 @@ fn exact_posterior(brute: &Brute) -> HashMap<Tree, f64> {
 
 /// Total variation between the empirical distribution of `samples` and `exact`
 /// (samples outside `exact`'s support count fully).
-fn empirical_tv(samples: &[Tree], exact: &HashMap<Tree, f64>) -> f64 {
+pub(crate) fn empirical_tv(samples: &[Tree], exact: &HashMap<Tree, f64>) -> f64 {
     let mut counts: HashMap<Tree, usize> = HashMap::new();
     for t in samples {
         *counts.entry(t.clone().canonical()).or_default() += 1;
@@ -92,7 +92,7 @@ fn empirical_tv(samples: &[Tree], exact: &HashMap<Tree, f64>) -> f64 {
 }
 
 /// Exact TV between two distributions over the same trees.
-fn exact_tv(p: &HashMap<Tree, f64>, q: &HashMap<Tree, f64>) -> f64 {
+pub(crate) fn exact_tv(p: &HashMap<Tree, f64>, q: &HashMap<Tree, f64>) -> f64 {
     p.iter().map(|(t, &a)| (a - q[t]).abs()).sum::<f64>() / 2.0
 }
 
@@ -196,7 +196,11 @@ fn cluster_frequencies(n: usize, samples: &[Tree]) -> Vec<f64> {
         .collect()
 }
 
-fn check_cluster_frequencies<M: Model>(name: &str, t: &Trellis<M>, samples: &[Tree]) -> f64 {
+pub(crate) fn check_cluster_frequencies<M: Model>(
+    name: &str,
+    t: &Trellis<M>,
+    samples: &[Tree],
+) -> f64 {
     let n = t.num_points();
     let m = t.marginals().unwrap();
     let freq = cluster_frequencies(n, samples);

@@ -384,51 +384,8 @@ impl<M: Model> Trellis<M> {
     /// a second try at the scale fitted to the MAP keys); for any other
     /// model, or weights the blocked kernel cannot hold, the full inside pass.
     pub fn log_z_only(model: &M, options: &Options<'_>) -> Result<f64> {
-        let n = model.num_points();
-        if n >= 2 {
-            let log_z_of = |terms: Terms<'_>| -> Result<Option<f64>> {
-                let path = KernelPath::choose(options.kernel)?;
-                let mut ticker = Ticker::new(options, "inside", total_splits(n) as u64)?;
-                let root = full(n);
-                let (f, child) = (terms.factor(), terms.at(root).1);
-                let log_z =
-                    |w: &[f64], scale| blocked::log_z_of(w[root as usize], root, f, child, scale);
-                let guess = greedy_scale(model, n, terms)?;
-                // The greedy tree may have zero potential (constraints): no guess.
-                if guess.a.is_finite() && guess.b.is_finite() {
-                    if let Some(w) =
-                        blocked::weights(n, terms, guess, path, options.checkpoint, &mut ticker)?
-                    {
-                        return Ok(Some(log_z(&w, guess)));
-                    }
-                }
-                let keys = blocked::keys(n, terms, path, None, options.checkpoint, &mut ticker)?;
-                if let Some(scale) =
-                    blocked::Scale::from_keys(n, &keys, blocked::log_double_factorial)
-                {
-                    drop(keys);
-                    if let Some(w) =
-                        blocked::weights(n, terms, scale, path, options.checkpoint, &mut ticker)?
-                    {
-                        return Ok(Some(log_z(&w, scale)));
-                    }
-                }
-                Ok(None)
-            };
-            if let Some((factor, blocks)) = pair_blocks(model, options)? {
-                let blocks = &blocks;
-                if let Some(log_z) = log_z_of(Terms::Pairs { factor, blocks })? {
-                    return Ok(log_z);
-                }
-            } else {
-                check_memory(model, options)?;
-                let potentials = Potentials::new(model);
-                if let Some(sep) = potentials.scaled().filter(|s| s.constant_factor()) {
-                    if let Some(log_z) = log_z_of(Terms::Tables(sep))? {
-                        return Ok(log_z);
-                    }
-                }
-            }
+        if let Some(table) = WeightTable::new(model, options)? {
+            return Ok(table.log_z());
         }
         Ok(Trellis::with_options(model, options)?.log_z())
     }
@@ -636,6 +593,104 @@ impl<M: Model> Inside<M> {
                 self.log_potential(l, r) + map[l as usize] + map[r as usize]
             }),
         }
+    }
+}
+
+/// The weights `G(S)` of every subset from the single 8-byte sum-product
+/// pass of `blocked.rs` (one `f64` per subset at an affine scale, see its
+/// module docs): `log Z`, and exact samples by the top-down draw of
+/// `sample.rs`, where the split `(L, S∖L)` of `S` has probability
+/// `G(L) · G(S∖L) / Σ_L' G(L') · G(S∖L')` (the parent's own term and the
+/// scale are common to every split of `S`, so they cancel). Built for a
+/// separable model with a constant factor (hierarchical correlation
+/// clustering, under triplets too) whose weights fit the pass's window.
+pub struct WeightTable {
+    n: usize,
+    weights: Vec<f64>,
+    log_z: f64,
+}
+
+impl std::fmt::Debug for WeightTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WeightTable")
+            .field("n", &self.n)
+            .field("log_z", &self.log_z)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WeightTable {
+    /// The table of `model`, or `None` for a model without the separable
+    /// form with a constant factor, fewer than 2 points, or weights whose
+    /// entries leave the pass's window at both scales tried (the greedy
+    /// tree's, then the MAP keys'): the caller then takes the full trellis.
+    ///
+    /// # Errors
+    ///
+    /// Too many points, too little memory, a cancelled or timed-out pass,
+    /// a bad checkpoint.
+    pub fn new<M: Model + ?Sized>(model: &M, options: &Options<'_>) -> Result<Option<WeightTable>> {
+        let n = model.num_points();
+        if n < 2 {
+            return Ok(None);
+        }
+        let table_of = |terms: Terms<'_>| -> Result<Option<WeightTable>> {
+            let path = KernelPath::choose(options.kernel)?;
+            let mut ticker = Ticker::new(options, "inside", total_splits(n) as u64)?;
+            let root = full(n);
+            let (f, child) = (terms.factor(), terms.at(root).1);
+            let table = |weights: Vec<f64>, scale| WeightTable {
+                n,
+                log_z: blocked::log_z_of(weights[root as usize], root, f, child, scale),
+                weights,
+            };
+            let guess = greedy_scale(model, n, terms)?;
+            // The greedy tree may have zero potential (constraints): no guess.
+            if guess.a.is_finite() && guess.b.is_finite() {
+                if let Some(w) =
+                    blocked::weights(n, terms, guess, path, options.checkpoint, &mut ticker)?
+                {
+                    return Ok(Some(table(w, guess)));
+                }
+            }
+            let keys = blocked::keys(n, terms, path, None, options.checkpoint, &mut ticker)?;
+            if let Some(scale) = blocked::Scale::from_keys(n, &keys, blocked::log_double_factorial)
+            {
+                drop(keys);
+                if let Some(w) =
+                    blocked::weights(n, terms, scale, path, options.checkpoint, &mut ticker)?
+                {
+                    return Ok(Some(table(w, scale)));
+                }
+            }
+            Ok(None)
+        };
+        if let Some((factor, blocks)) = pair_blocks(model, options)? {
+            let blocks = &blocks;
+            return table_of(Terms::Pairs { factor, blocks });
+        }
+        check_memory(model, options)?;
+        let potentials = Potentials::new(model);
+        match potentials.scaled().filter(|s| s.constant_factor()) {
+            Some(sep) => table_of(Terms::Tables(sep)),
+            None => Ok(None),
+        }
+    }
+
+    /// The number of points.
+    pub fn num_points(&self) -> usize {
+        self.n
+    }
+
+    /// `log Z` of all the points.
+    pub fn log_z(&self) -> f64 {
+        self.log_z
+    }
+
+    /// The unnormalised weight of the split `(l, r)` of `l ∪ r`.
+    #[inline]
+    pub(crate) fn split_weight(&self, l: Mask, r: Mask) -> f64 {
+        self.weights[l as usize] * self.weights[r as usize]
     }
 }
 

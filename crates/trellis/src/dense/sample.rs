@@ -24,7 +24,7 @@ use rand::{Rng, RngExt};
 use crate::base::run::{Options, Ticker};
 use crate::base::set::{Mask, for_each_split, lowest};
 use crate::base::tree::Tree;
-use crate::dense::{Inside, Trellis};
+use crate::dense::{Inside, Trellis, WeightTable};
 use crate::error::Result;
 use crate::models::Model;
 
@@ -39,14 +39,20 @@ const DEFAULT_BUDGET: usize = 1 << 24;
 /// tables, so it can outlive it.
 pub struct Sampler<M: Model> {
     inside: Arc<Inside<M>>,
-    cache: HashMap<Mask, Vec<f64>>,
+    cache: SplitCache,
+}
+
+/// The split distributions (cumulative weights) of clusters of at least
+/// [`CACHE_MIN_SIZE`] points, kept while the budget of entries lasts.
+struct SplitCache {
+    cdfs: HashMap<Mask, Vec<f64>>,
     budget: usize,
 }
 
 impl<M: Model> std::fmt::Debug for Sampler<M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Sampler")
-            .field("cached_clusters", &self.cache.len())
+            .field("cached_clusters", &self.cache.cdfs.len())
             .finish_non_exhaustive()
     }
 }
@@ -56,8 +62,7 @@ impl<M: Model> Trellis<M> {
     pub fn sampler(&self) -> Sampler<M> {
         Sampler {
             inside: Arc::clone(self.inside()),
-            cache: HashMap::new(),
-            budget: DEFAULT_BUDGET,
+            cache: SplitCache::new(),
         }
     }
 
@@ -94,50 +99,103 @@ impl<M: Model> Trellis<M> {
 impl<M: Model> Sampler<M> {
     /// Sets how many cached probabilities (8 bytes each) the sampler may keep.
     pub fn with_budget(mut self, entries: usize) -> Self {
-        self.budget = entries;
+        self.cache.budget = entries;
         self
     }
 
     /// One exact sample from `P(H | X)`.
     pub fn sample<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Tree {
         let root = crate::base::set::full(self.inside.n());
-        self.sample_cluster(root, rng)
+        let Sampler { inside, cache } = self;
+        // The split weight `ψ(L, R) Z(L) Z(R) / Z(S)`, from the MAP values and
+        // the relative parts of `Z` (exact at any β, see the trellis module
+        // docs): a probability.
+        let weight = |l: Mask, r: Mask| inside.split_log_p(l, r).exp();
+        draw(root, rng, &mut |s, u| cache.choose(s, u, &weight, true))
     }
+}
 
-    fn sample_cluster<R: Rng + ?Sized>(&mut self, s: Mask, rng: &mut R) -> Tree {
-        if s.count_ones() == 1 {
-            return Tree::Leaf(s.trailing_zeros() as usize);
+impl WeightTable {
+    /// [`Trellis::samples_with`] from the weight table: `k` exact samples
+    /// from `seed`, each handed to `each` as it is drawn, with a time limit
+    /// and a progress callback (stage `"sample"`).
+    ///
+    /// Cost: a draw scans the splits of each cluster it meets that is not
+    /// cached, twice (the total, then the choice): `O(2^n)` at the root,
+    /// cached while it fits the sampler's budget of 128 MiB (up to 25
+    /// points).
+    ///
+    /// # Errors
+    ///
+    /// A cancelled or timed-out run, and those of `each`.
+    pub fn samples_with(
+        &self,
+        k: usize,
+        seed: u64,
+        options: &Options<'_>,
+        mut each: impl FnMut(Tree) -> Result<()>,
+    ) -> Result<()> {
+        let mut ticker = Ticker::new(options, "sample", k as u64)?;
+        let mut rng = crate::random::rng(seed);
+        let mut cache = SplitCache::new();
+        let root = crate::base::set::full(self.num_points());
+        let weight = |l: Mask, r: Mask| self.split_weight(l, r);
+        for _ in 0..k {
+            each(draw(root, &mut rng, &mut |s, u| {
+                cache.choose(s, u, &weight, false)
+            }))?;
+            ticker.advance(1)?;
         }
-        let u: f64 = rng.random();
-        let l = self.choose_split(s, u);
-        let left = self.sample_cluster(l, rng);
-        let right = self.sample_cluster(s ^ l, rng);
-        Tree::node(left, right)
+        Ok(())
+    }
+}
+
+/// A tree over `s` drawn top-down: `choose(S, u)` gives the left part of
+/// the split of `S` for a uniform `u ∈ [0, 1)`.
+fn draw<R: Rng + ?Sized>(s: Mask, rng: &mut R, choose: &mut impl FnMut(Mask, f64) -> Mask) -> Tree {
+    if s.count_ones() == 1 {
+        return Tree::Leaf(s.trailing_zeros() as usize);
+    }
+    let u: f64 = rng.random();
+    let l = choose(s, u);
+    let left = draw(l, rng, choose);
+    let right = draw(s ^ l, rng, choose);
+    Tree::node(left, right)
+}
+
+impl SplitCache {
+    fn new() -> SplitCache {
+        SplitCache {
+            cdfs: HashMap::new(),
+            budget: DEFAULT_BUDGET,
+        }
     }
 
-    /// The split weight `ψ(L, R) Z(L) Z(R) / Z(S)`, from the MAP values and
-    /// the relative parts of `Z` (exact at any β, see the trellis module docs).
-    #[inline]
-    fn weight(&self, l: Mask, r: Mask) -> f64 {
-        self.inside.split_log_p(l, r).exp()
-    }
-
-    /// The left part `L` (holding the lowest point) of a split drawn for `u ∈ [0, 1)`.
-    fn choose_split(&mut self, s: Mask, u: f64) -> Mask {
+    /// The left part `L` (holding the lowest point) of a split of `s` drawn
+    /// for `u ∈ [0, 1)` by the weights `weight(L, S∖L)`: probabilities that
+    /// sum to 1 when `normalised`, else any non-negative weights (their
+    /// total is summed first).
+    fn choose(
+        &mut self,
+        s: Mask,
+        u: f64,
+        weight: &impl Fn(Mask, Mask) -> f64,
+        normalised: bool,
+    ) -> Mask {
         let k = s.count_ones();
         let entries = (1usize << (k - 1)) - 1;
-        if k >= CACHE_MIN_SIZE && (self.cache.contains_key(&s) || entries <= self.budget) {
-            if !self.cache.contains_key(&s) {
+        if k >= CACHE_MIN_SIZE && (self.cdfs.contains_key(&s) || entries <= self.budget) {
+            if !self.cdfs.contains_key(&s) {
                 let mut cdf = Vec::with_capacity(entries);
                 let mut acc = 0.0;
                 for_each_split(s, |l, r| {
-                    acc += self.weight(l, r);
+                    acc += weight(l, r);
                     cdf.push(acc);
                 });
                 self.budget -= entries;
-                self.cache.insert(s, cdf);
+                self.cdfs.insert(s, cdf);
             }
-            let cdf = &self.cache[&s];
+            let cdf = &self.cdfs[&s];
             let total = *cdf.last().unwrap();
             let target = u * total;
             let mut i = cdf.partition_point(|&c| c <= target).min(entries - 1);
@@ -147,18 +205,25 @@ impl<M: Model> Sampler<M> {
             }
             return split_at_index(s, i);
         }
-        // Scan; u is compared with the running sum of the exact probabilities.
+        // Scan; u (times the total) is compared with the running sum.
+        let target = if normalised {
+            u
+        } else {
+            let mut total = 0.0;
+            for_each_split(s, |l, r| total += weight(l, r));
+            u * total
+        };
         let mut acc = 0.0;
         let mut chosen = None;
         let mut last_positive = lowest(s);
         for_each_split(s, |l, r| {
             if chosen.is_none() {
-                let w = self.weight(l, r);
+                let w = weight(l, r);
                 if w > 0.0 {
                     last_positive = l;
                 }
                 acc += w;
-                if acc > u && w > 0.0 {
+                if acc > target && w > 0.0 {
                     chosen = Some(l);
                 }
             }
