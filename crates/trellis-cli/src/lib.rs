@@ -444,9 +444,11 @@ fn flag_hint(e: &anyhow::Error) -> Option<&'static str> {
         .kind();
     Some(match kind {
         ErrorKind::SearchBudget { .. } => "raise --max-memory, or use --approx",
-        ErrorKind::TimeLimit { .. } | ErrorKind::TimeBudget { .. } => {
+        ErrorKind::TimeLimit { .. } => {
             "raise --time-limit, or use an approximate method (astar --approx, --sparse beam)"
         }
+        // The estimate's refusal names the ways out; these are their flags.
+        ErrorKind::TimeBudget { .. } => "flags: --time-limit S, astar --approx, --sparse beam",
         _ => return None,
     })
 }

@@ -339,12 +339,13 @@ const OVERHEAD_S: f64 = 0.01;
 /// Tabulating the model and the per-subset sweeps around the passes, per
 /// subset per core.
 const PER_SUBSET_NS: f64 = 8.0;
-/// Blocked kernel, AVX2: the max-plus key pass (MAP), per split (0.27
-/// before the grouped cross step, which takes 1.5× less time).
-const BLOCKED_KEYS_NS: f64 = 0.18;
-/// Blocked kernel, AVX2: the sum-product weight pass (`log Z`), per split
-/// (0.20 before the grouped cross step: 1.25× less).
-const BLOCKED_WEIGHTS_NS: f64 = 0.16;
+/// Blocked kernel, AVX2: the max-plus key pass (MAP), per split: the
+/// grouped cross step's 0.089-0.092 measured at N = 24-26 on an idle
+/// machine (CPU seconds per split), with 20 % for a shared one.
+const BLOCKED_KEYS_NS: f64 = 0.11;
+/// Blocked kernel, AVX2: the sum-product weight pass (`log Z`, samples),
+/// per split: 0.081-0.085 measured at N = 24-28 idle, with 20 %.
+const BLOCKED_WEIGHTS_NS: f64 = 0.10;
 /// Blocked kernel, AVX2: the outside pass, per term (as the weight pass).
 const BLOCKED_OUTSIDE_NS: f64 = 0.16;
 /// The portable path of the blocked kernel relative to AVX2 (CPU time of

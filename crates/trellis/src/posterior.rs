@@ -357,8 +357,12 @@ trait Engine: Send + Sync {
     fn n(&self) -> usize;
     fn log_z(&self) -> Result<f64>;
     fn map(&self) -> Result<(ScoredTree, f64)>;
-    fn clusters(&self, min_p: f64, options: &Options<'_>) -> Result<Vec<(Vec<usize>, f64)>>;
-    fn support(&self, clusters: &[Vec<usize>], options: &Options<'_>) -> Result<Vec<f64>>;
+    fn clusters(&self, _: f64, _: &Options<'_>) -> Result<Vec<(Vec<usize>, f64)>> {
+        Err(missing("cluster marginals", self.kind()))
+    }
+    fn support(&self, _: &[Vec<usize>], _: &Options<'_>) -> Result<Vec<f64>> {
+        Err(missing("support values", self.kind()))
+    }
     fn subtree(&self, _: &Tree, _: &Options<'_>) -> Result<f64> {
         Err(missing("the probability of a sub-hierarchy", self.kind()))
     }
@@ -467,12 +471,6 @@ impl Engine for WeightTable {
     fn map(&self) -> Result<(ScoredTree, f64)> {
         Err(missing("the MAP", self.kind()))
     }
-    fn clusters(&self, _: f64, _: &Options<'_>) -> Result<Vec<(Vec<usize>, f64)>> {
-        Err(missing("cluster marginals", self.kind()))
-    }
-    fn support(&self, _: &[Vec<usize>], _: &Options<'_>) -> Result<Vec<f64>> {
-        Err(missing("support values", self.kind()))
-    }
     fn each_sample(
         &self,
         k: usize,
@@ -557,12 +555,6 @@ impl Engine for Single<(ScoredTree, f64)> {
     }
     fn map(&self) -> Result<(ScoredTree, f64)> {
         self.get_map()
-    }
-    fn clusters(&self, _: f64, _: &Options<'_>) -> Result<Vec<(Vec<usize>, f64)>> {
-        Err(missing("cluster marginals", self.kind()))
-    }
-    fn support(&self, _: &[Vec<usize>], _: &Options<'_>) -> Result<Vec<f64>> {
-        Err(missing("support values", self.kind()))
     }
     fn each_sample(
         &self,

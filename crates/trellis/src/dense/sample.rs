@@ -85,14 +85,8 @@ impl<M: Model> Trellis<M> {
         options: &Options<'_>,
         mut each: impl FnMut(Tree) -> Result<()>,
     ) -> Result<()> {
-        let mut ticker = Ticker::new(options, "sample", k as u64)?;
-        let mut rng = crate::random::rng(seed);
         let mut sampler = self.sampler();
-        for _ in 0..k {
-            each(sampler.sample(&mut rng))?;
-            ticker.advance(1)?;
-        }
-        Ok(())
+        stream(k, seed, options, &mut each, |rng| sampler.sample(rng))
     }
 }
 
@@ -135,19 +129,32 @@ impl WeightTable {
         options: &Options<'_>,
         mut each: impl FnMut(Tree) -> Result<()>,
     ) -> Result<()> {
-        let mut ticker = Ticker::new(options, "sample", k as u64)?;
-        let mut rng = crate::random::rng(seed);
         let mut cache = SplitCache::new();
         let root = crate::base::set::full(self.num_points());
         let weight = |l: Mask, r: Mask| self.split_weight(l, r);
-        for _ in 0..k {
-            each(draw(root, &mut rng, &mut |s, u| {
-                cache.choose(s, u, &weight, false)
-            }))?;
-            ticker.advance(1)?;
-        }
-        Ok(())
+        stream(k, seed, options, &mut each, |rng| {
+            draw(root, rng, &mut |s, u| cache.choose(s, u, &weight, false))
+        })
     }
+}
+
+/// Hands `k` trees of `sample`, drawn with the generator of `seed`, to
+/// `each`, counting them on the progress callback (stage `"sample"`) and
+/// stopping at the time limit.
+fn stream(
+    k: usize,
+    seed: u64,
+    options: &Options<'_>,
+    each: &mut impl FnMut(Tree) -> Result<()>,
+    mut sample: impl FnMut(&mut crate::random::SeededRng) -> Tree,
+) -> Result<()> {
+    let mut ticker = Ticker::new(options, "sample", k as u64)?;
+    let mut rng = crate::random::rng(seed);
+    for _ in 0..k {
+        each(sample(&mut rng))?;
+        ticker.advance(1)?;
+    }
+    Ok(())
 }
 
 /// A tree over `s` drawn top-down: `choose(S, u)` gives the left part of
