@@ -65,11 +65,14 @@ def main():
                 for _ in range(a.runs):
                     cmd = [a.cli, "-q", task, "--model", "hcc", "--weights", weights, "--json"]
                     cmd += EXTRA.get(task, [])
-                    subprocess.run(
-                        ["/usr/bin/time", "-f", "%e %M", "-o", timing] + cmd,
-                        stdout=subprocess.DEVNULL,
-                        check=True,
-                    )
+                    # (A file, not subprocess.DEVNULL: that is /dev/null opened
+                    # read-write, which the CLI takes for a closed stdout.)
+                    with open(os.path.join(tmp, "out"), "w") as out:
+                        subprocess.run(
+                            ["/usr/bin/time", "-f", "%e %M", "-o", timing] + cmd,
+                            stdout=out,
+                            check=True,
+                        )
                     t, kb = open(timing).read().split()
                     runs.append(float(t))
                     rss = max(rss, int(kb) * 1024)

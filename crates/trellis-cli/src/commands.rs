@@ -719,18 +719,9 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
                 args.beta,
                 note(post)
             );
-            s += &format!(
-                "{} of the {} non-singleton proper clusters have p > 0{}; the {} most probable:\n",
-                out.clusters.len(),
-                (1u128 << n.min(127)).saturating_sub(n as u128 + 2),
-                if min_p > 0.0 {
-                    format!(" and p >= {min_p}")
-                } else {
-                    String::new()
-                },
-                top.min(out.clusters.len())
-            );
-            s += &output::labelled_clusters(&out.clusters, top, &|i| weights.label(i));
+            let proper = (1u128 << n.min(127)).saturating_sub(n as u128 + 2);
+            let of = format!(" of the {proper} non-singleton proper clusters");
+            s += &cluster_list(&out.clusters, &of, min_p, top, weights);
             if let (Some(t), Some(p)) = (subtree, out.subtree_p) {
                 s += &format!("sub-hierarchy {}: p = {p:.6e}\n", weights.newick(t));
             }
@@ -852,6 +843,27 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
     )
 }
 
+/// The readable list of the `top` most probable clusters, after a line
+/// counting them (`{k}{of} have p > 0`).
+fn cluster_list(
+    clusters: &[ClusterJson],
+    of: &str,
+    min_p: f64,
+    top: usize,
+    weights: &NamedWeights,
+) -> String {
+    let at_least = if min_p > 0.0 {
+        format!(" and p >= {min_p}")
+    } else {
+        String::new()
+    };
+    let k = clusters.len();
+    format!(
+        "{k}{of} have p > 0{at_least}; the {} most probable:\n",
+        top.min(k)
+    ) + &output::labelled_clusters(clusters, top, &|i| weights.label(i))
+}
+
 /// Bytes of the clusters a command lists: up to every subset of the dense
 /// trellis; a sparse trellis's vertices are counted with the trellis.
 fn listed_clusters(sparse: &SparseArgs, n: usize) -> u128 {
@@ -925,17 +937,7 @@ pub fn infer(a: &InferArgs, progress: bool) -> Result<String> {
                 out.map.log_potential
             );
             s += &out.map.tree.draw(&|i| weights.label(i), &|_, _| None);
-            s += &format!(
-                "{} clusters have p > 0{}; the {} most probable:\n",
-                out.clusters.len(),
-                if min_p > 0.0 {
-                    format!(" and p >= {min_p}")
-                } else {
-                    String::new()
-                },
-                top.min(out.clusters.len())
-            );
-            s += &output::labelled_clusters(&out.clusters, top, &|i| weights.label(i));
+            s += &cluster_list(&out.clusters, " clusters", min_p, top, weights);
             Ok(s)
         },
     )
