@@ -22,7 +22,7 @@ use trellis::{Options, ProgressFn};
 
 use crate::batch::per_jet;
 use crate::commands::{
-    WithLinkage, check_jets_outputs, dendrogram_output, jet_linkage, read_triplets, to_json,
+    WithLinkage, check_jets_outputs, dendrogram_output, jet_linkage, job, to_json,
 };
 use crate::input::NamedWeights;
 use crate::input::{Input, ginkgo_variant, load_checked, memory_limit};
@@ -274,10 +274,9 @@ fn weights_outcome(
     progress: Option<ProgressFn<'_>>,
 ) -> Result<AstarJson> {
     let n = weights.n();
-    let triplets = match &args.triplets {
-        Some(path) => read_triplets(path, weights, memory_limit(&args.model))?,
-        None => Vec::new(),
-    };
+    let no_sparse = crate::sparse::SparseArgs::default();
+    let triplets =
+        job(&args.model, &no_sparse, args.triplets.as_deref())?.read_triplets(weights)?;
     let model = CostModel::build(args.model.model, weights.view(), args.model.beta)?;
     let request = request(args, n, false);
     let out = astar::solve(&model, &triplets, &request, &run_options(args, progress))?;

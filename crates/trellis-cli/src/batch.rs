@@ -10,8 +10,6 @@ use serde::Serialize;
 use trellis::MAX_POINTS;
 use trellis::ginkgo::{Jet, JetsFile};
 
-pub use trellis::batch::dense_work;
-
 use crate::progress::Bar;
 
 /// Runs `f(index, jet)` on every jet and returns the JSON Lines. `work`

@@ -10,18 +10,17 @@
 use std::io::Write;
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use serde::Serialize;
 use serde_json::json;
-use trellis::ddt::Triplet;
 use trellis::ginkgo::{Ginkgo, Jet};
-use trellis::posterior::{Need, Posterior};
-use trellis::{Dendrogram, Search, Tree, Workload, total_splits, tree_log_potential};
+use trellis::input::Naming;
+use trellis::job::Job;
+use trellis::posterior::Posterior;
+use trellis::{Dendrogram, ProgressFn, Search, Tree, total_splits, tree_log_potential};
 
-use crate::batch::{dense_work, per_jet};
-use crate::input::{
-    Input, NamedWeights, Pairwise, load, load_checked, memory_limit, time_limit, variant,
-};
+use crate::batch::per_jet;
+use crate::input::{Input, NamedWeights, Pairwise, load, load_checked, memory_limit, variant};
 use crate::output::{self, ClusterJson, put};
 use crate::progress::{Bar, options};
 use crate::sparse::SparseArgs;
@@ -37,9 +36,6 @@ pub use trellis::report::{
 
 /// Largest N accepted by `count` (the number has about N·log10(2N) digits).
 const MAX_COUNT_N: usize = 100_000;
-
-/// Runs whose estimate (the library's planner) is longer print it on stderr.
-const NOTE_SECONDS: f64 = 10.0;
 
 /// A result as one line of JSON (see `trellis::report`).
 pub fn to_json<T: Serialize>(value: &T) -> Result<String> {
@@ -154,158 +150,26 @@ pub fn check_jets_outputs(args: &ModelArgs, flags: &DendrogramArgs, newick: bool
     Ok(())
 }
 
-/// The inference of the model at `beta` on weights or distances: the dense
-/// trellis (computing what `need` says), or a sparse one with `--sparse`.
-fn weights_posterior(
-    args: &ModelArgs,
+/// The library's description of the run the flags ask for (`--sparse`
+/// refuses `--time-limit`).
+pub(crate) fn job<'a>(
+    args: &'a ModelArgs,
     sparse: &SparseArgs,
-    weights: &Pairwise,
-    beta: f64,
-    progress: bool,
-    task: Task,
-    triplets: Vec<Triplet>,
-) -> Result<Posterior> {
-    if sparse.sparse.is_some() {
-        return sparse.weights(args, weights, beta, &triplets);
+    triplets: Option<&'a Path>,
+) -> Result<Job<'a>> {
+    let sparse = sparse.flags();
+    if sparse.is_some() {
+        crate::input::refuse_time_limit(args, "--sparse")?;
     }
-    let n = weights.n();
-    plan(args, n, task, !triplets.is_empty())?;
-    let splits = total_splits(n) as u64;
-    let bar = Bar::new(progress, splits);
-    let callback = bar.callback();
-    let mut options = options(memory_limit(args), callback.as_ref());
-    options.time_limit = time_limit(args);
-    options.checkpoint = args.checkpoint.as_deref();
-    let need = match task {
-        Task::LogZ => Need::LogZ,
-        Task::Map => Need::Map,
-        Task::Sample => Need::Samples,
-        _ => Need::All,
-    };
-    let model = trellis::models::CostModel::build(args.model, weights.view(), beta)?;
-    Ok(trellis::engines::dense(model, triplets, need, &options)?)
-}
-
-/// Reads `--triplets` over the points of `weights`: their names, or indices
-/// when they have none.
-pub(crate) fn read_triplets(
-    path: &Path,
-    weights: &NamedWeights,
-    limit: Option<u64>,
-) -> Result<Vec<Triplet>> {
-    let text = crate::input::read_text(path, limit)?;
-    let indices: Vec<String>;
-    let names = match weights.names() {
-        Some(names) => names,
-        None => {
-            indices = (0..weights.n()).map(|i| i.to_string()).collect();
-            &indices
-        }
-    };
-    let triplets = trellis::ddt::parse_triplets(&text, names)
-        .with_context(|| format!("in --triplets {}", path.display()))?;
-    // Contradictions are named by the points' names.
-    trellis::ddt::build(names.len(), &triplets)
-        .map_err(|e| anyhow::anyhow!(trellis::ddt::named_message(&e, names)))
-        .with_context(|| format!("in --triplets {}", path.display()))?;
-    Ok(triplets)
-}
-
-/// The library planner's estimate of an exact run over `n` points: printed
-/// on stderr when it is over 10 s, and refused up front when it exceeds
-/// `--time-limit` (the tables' memory is checked with the input).
-fn plan(args: &ModelArgs, n: usize, task: Task, constrained: bool) -> Result<()> {
-    let estimate = estimate(args, n, task, constrained, rayon::current_num_threads())?;
-    check_time(args, &estimate)?;
-    if estimate.seconds > NOTE_SECONDS {
-        // A closed or full stderr is no reason to stop.
-        let _ = writeln!(std::io::stderr(), "note: {estimate}");
-    }
-    Ok(())
-}
-
-/// The planner's estimate of `task` over `n` points of `--model`, restricted
-/// by triplets when `constrained`.
-fn estimate(
-    args: &ModelArgs,
-    n: usize,
-    task: Task,
-    constrained: bool,
-    threads: usize,
-) -> trellis::Result<trellis::plan::Estimate> {
-    if constrained {
-        trellis::plan::estimate_constrained(n, args.model, task, threads)
-    } else {
-        trellis::plan::estimate(n, args.model, task, threads)
-    }
-}
-
-/// Refuses an estimate longer than `--time-limit` (the tables' memory is
-/// checked with the input, not here).
-fn check_time(args: &ModelArgs, estimate: &trellis::plan::Estimate) -> trellis::Result<()> {
-    let budget = trellis::plan::Budget {
-        memory_bytes: Some(u64::MAX),
-        seconds: args.time_limit,
-    };
-    trellis::plan::check(estimate, &budget)
-}
-
-/// The planner's task of what a command needs of the dense trellis.
-fn task(need: Need, workload: Workload) -> Task {
-    match (need, workload) {
-        (Need::LogZ, _) => Task::LogZ,
-        (Need::Map, _) => Task::Map,
-        (Need::All, Workload::Marginals) => Task::Marginals,
-        (Need::All | Need::Samples, _) => Task::Sample,
-    }
-}
-
-/// [`plan`] for the jets of a file: each jet against `--time-limit` (a
-/// limit per jet), and the whole batch's estimate (jets run in parallel) on
-/// stderr when it is over 10 s.
-fn plan_jets(args: &ModelArgs, file: &trellis::ginkgo::JetsFile, task: Task) -> Result<()> {
-    let threads = rayon::current_num_threads();
-    let mut total = 0.0;
-    for jet in &file.jets {
-        let estimate = trellis::plan::estimate(jet.len(), args.model, task, 1)?;
-        check_time(args, &estimate).with_context(|| format!("jet {}", jet.id))?;
-        total += estimate.seconds;
-    }
-    let total = total / threads as f64;
-    if total > NOTE_SECONDS {
-        let _ = writeln!(
-            std::io::stderr(),
-            "note: exact inference over the {} jets takes about {total:.0} s on {threads} threads (estimated)",
-            file.jets.len()
-        );
-    }
-    Ok(())
-}
-
-/// The inference of a jet's model: the dense trellis, or a sparse one with
-/// `--sparse` (jet `index` of the file seeds it).
-fn jet_posterior(
-    args: &ModelArgs,
-    sparse: &SparseArgs,
-    jet: &Jet,
-    index: usize,
-    need: Need,
-) -> Result<Posterior> {
-    if sparse.sparse.is_some() {
-        return sparse.jet(jet, args, index);
-    }
-    // The jet itself was checked against the dense trellis's limits.
-    let options = trellis::Options {
+    Ok(Job {
+        model: args.model,
+        sparse,
+        triplets,
         memory_limit: memory_limit(args),
-        time_limit: time_limit(args),
-        ..trellis::Options::default()
-    };
-    let need = if need == Need::LogZ { Need::All } else { need };
-    Ok(Posterior::dense(
-        Ginkgo::new(jet, variant(args)),
-        need,
-        &options,
-    )?)
+        time_limit: args.time_limit,
+        checkpoint: args.checkpoint.as_deref(),
+        naming: Naming::Flags,
+    })
 }
 
 /// Runs `f` on a posterior with the options of its outside pass: the memory
@@ -388,20 +252,18 @@ pub(crate) fn note(post: &Posterior) -> String {
 
 /// Runs `f` on the posterior of every problem of the input: one JSON line per
 /// jet, or `weights(weights, posterior)` for a weight matrix (with the
-/// points' names, if any). The dense
-/// trellis checks `workload` against the memory before anything runs.
+/// points' names, if any), computing what the planner's `task` needs (see
+/// `trellis::job` for the checks, all made before anything runs).
 ///
 /// `prepare` sees the points' names (none for jets) once the input is read,
-/// before anything runs. `output(n)` is the memory the output holds for a problem of `n` points
-/// (in addition to the trellis): it is checked before anything runs, summed
-/// over the jets of a jets file (whose lines are all held until printed).
+/// before anything runs. `output(n)` is the memory the output holds for a
+/// problem of `n` points (in addition to the trellis).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run<T: Serialize + Send>(
     args: &ModelArgs,
     sparse: &SparseArgs,
     feedback: &TripletArgs,
-    workload: Workload,
-    need: Need,
+    task: Task,
     beta: f64,
     progress: bool,
     output: impl Fn(usize) -> u128,
@@ -409,91 +271,42 @@ pub(crate) fn run<T: Serialize + Send>(
     jet: impl Fn(&Jet, &Posterior, usize) -> Result<T> + Sync,
     weights: impl FnOnce(&NamedWeights, &Posterior) -> Result<String>,
 ) -> Result<String> {
-    let planned = task(need, workload);
-    run_planned(
-        args, sparse, feedback, need, planned, beta, progress, output, prepare, jet, weights,
-    )
-}
-
-/// [`run`] with the planner's task given: what the command computes after
-/// the trellis (e.g. `summary`'s MCC pass), for its estimate.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn run_planned<T: Serialize + Send>(
-    args: &ModelArgs,
-    sparse: &SparseArgs,
-    feedback: &TripletArgs,
-    need: Need,
-    planned: Task,
-    beta: f64,
-    progress: bool,
-    output: impl Fn(usize) -> u128,
-    prepare: impl FnOnce(Option<&[String]>) -> Result<()>,
-    jet: impl Fn(&Jet, &Posterior, usize) -> Result<T> + Sync,
-    weights: impl FnOnce(&NamedWeights, &Posterior) -> Result<String>,
-) -> Result<String> {
-    let dense = sparse.sparse.is_none();
-    if !dense {
-        crate::input::refuse_time_limit(args, "--sparse")?;
-    }
-    // What the planner counts for the task: the tables of a dense run, the
-    // MCC tree's pass, the 8-byte pass of `hcc`'s log Z and MAP tree.
-    let constrained = feedback.triplets.is_some();
-    let workload = trellis::plan::workload(args.model, planned, constrained);
-    // The sparse trellis's point limit is checked before the weights are built.
-    let input = load_checked(args, dense.then_some(workload), &|n| {
-        if dense {
-            Ok(())
-        } else {
-            sparse.check_weights(args, n)
-        }
-    })?;
+    let job = job(args, sparse, feedback.triplets.as_deref())?;
+    let input = load_checked(
+        args,
+        job.dense_workload(task),
+        &|n| Ok(job.check_points(n)?),
+    )?;
     prepare(match &input {
         Input::Jets(_) => None,
         Input::Weights(w) => w.names(),
     })?;
-    let limit = memory_limit(args);
-    match &input {
-        Input::Jets(file) => {
-            sparse.check_jets(file, args)?;
-            if dense {
-                plan_jets(args, file, planned)?;
-            }
-            let total = file
-                .jets
-                .iter()
-                .fold(0u128, |acc, j| acc.saturating_add(output(j.len())));
-            trellis::plan::check_bytes("the output of every jet", total, limit)?;
-        }
-        Input::Weights(w) => {
-            if !dense {
-                sparse.check_weights(args, w.n())?;
-            }
-            let tables = if dense {
-                estimate(args, w.n(), planned, constrained, 1)?.memory_bytes as u128
-            } else {
-                0
-            };
-            trellis::plan::check_bytes(
-                &format!("the output over {} points, with the trellis tables,", w.n()),
-                tables.saturating_add(output(w.n())),
-                limit,
-            )?;
-        }
+    if let Some(note) = job.check(&input, task, &output)? {
+        // A closed or full stderr is no reason to stop.
+        let _ = writeln!(std::io::stderr(), "note: {note}");
     }
     match input {
-        Input::Jets(file) => {
-            let work = |j: &Jet| if dense { dense_work(j) } else { 1 };
-            per_jet(&file, progress && dense, work, |index, j| {
-                let post = jet_posterior(args, sparse, j, index, need)?;
+        Input::Jets(file) => per_jet(
+            &file,
+            progress && job.dense(),
+            |j| job.jet_work(j),
+            |index, j| {
+                let post = job.jet_posterior(j, index, task)?;
                 Ok(with_sparsity(jet(j, &post, index)?, post.sparsity()))
-            })
-        }
+            },
+        ),
         Input::Weights(w) => {
-            let triplets = match &feedback.triplets {
-                Some(path) => read_triplets(path, &w, limit)?,
-                None => Vec::new(),
-            };
-            let post = weights_posterior(args, sparse, &w, beta, progress, planned, triplets)?;
+            let bar = Bar::new(
+                progress && job.dense(),
+                total_splits(w.n().min(trellis::MAX_POINTS)) as u64,
+            );
+            let callback = bar.callback();
+            let post = job.posterior(
+                &w,
+                beta,
+                task,
+                callback.as_ref().map(|f| f as ProgressFn<'_>),
+            )?;
             weights(&w, &post)
         }
     }
@@ -504,22 +317,20 @@ pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
     let flags = &a.dendrogram;
     check_jets_outputs(args, flags, newick)?;
     // Support values need the outside pass as well.
-    let workload = if a.support {
-        Workload::Marginals
+    let task = if a.support {
+        Task::Marginals
     } else {
-        Workload::Inside
+        Task::Map
     };
     // The MAP tree does not depend on beta > 0: search at beta = 1 so that
     // rounding cannot make the answer depend on it, then report -beta * cost.
     // Support values are marginals at --beta.
     let beta = if a.support { args.beta } else { 1.0 };
-    let need = if a.support { Need::All } else { Need::Map };
     run(
         args,
         sparse,
         &a.feedback,
-        workload,
-        need,
+        task,
         beta,
         progress,
         |_| 0,
@@ -628,8 +439,7 @@ pub fn logz(a: &LogzArgs, progress: bool) -> Result<String> {
         args,
         sparse,
         &a.feedback,
-        Workload::Inside,
-        Need::LogZ,
+        Task::LogZ,
         args.beta,
         progress,
         |_| 0,
@@ -690,8 +500,7 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
         args,
         sparse,
         &a.feedback,
-        Workload::Marginals,
-        Need::All,
+        Task::Marginals,
         args.beta,
         progress,
         |n| listed_clusters(sparse, n),
@@ -744,8 +553,7 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
         args,
         sparse,
         &a.feedback,
-        Workload::Inside,
-        Need::All,
+        Task::Sample,
         args.beta,
         progress,
         |n| {
@@ -883,8 +691,7 @@ pub fn infer(a: &InferArgs, progress: bool) -> Result<String> {
         args,
         sparse,
         &a.feedback,
-        Workload::Marginals,
-        Need::All,
+        Task::Marginals,
         args.beta,
         progress,
         |n| listed_clusters(sparse, n),

@@ -7,10 +7,10 @@ use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use trellis::plan::Task;
-use trellis::posterior::{Need, Posterior};
+use trellis::posterior::Posterior;
 use trellis::summary::{Clade, SupportTree};
 
-use crate::commands::{note, outside, run_planned, to_json, with_sparsity};
+use crate::commands::{note, outside, run, to_json, with_sparsity};
 use crate::output::{self, ClusterJson};
 use crate::sparse::SparseArgs;
 use crate::{ModelArgs, TripletArgs};
@@ -118,11 +118,10 @@ pub fn summary(a: &SummaryArgs, progress: bool) -> Result<String> {
         SummaryKind::Mcc => Task::Mcc,
         SummaryKind::Consensus => Task::Consensus,
     };
-    run_planned(
+    run(
         &a.model,
         &a.sparse,
         &a.feedback,
-        Need::All,
         planned,
         a.model.beta,
         progress,

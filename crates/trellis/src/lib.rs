@@ -53,6 +53,7 @@
 //! | [`plan`] | the planner: the memory and time of an exact run, and exact or approximate within a budget |
 //! | [`input`] | the one loader of every door: weights, points, distances or jets for a model by name, validated and size-checked |
 //! | [`engines`] | a posterior of a named model on the engine asked for: dense (under triplets), sparse from beam or simulator trees, flat (under links, tree cuts, cluster families) |
+//! | [`job`] | one hierarchical run as a door describes it: engine flags, triplets, limits; the checks, the plan's note and the posterior |
 //! | [`batch`] | one computation on every jet of a jets file, as JSON Lines in input order |
 //! | [`report`] | the JSON result shapes and number formats every door prints |
 //! | foundations | sets ([`Mask`], [`Set`], [`Points`]), trees, weights, [`io`], [`count`], [`random`], [`Options`], errors |
@@ -129,6 +130,7 @@ mod error;
 pub mod flat;
 pub mod ginkgo;
 pub mod input;
+pub mod job;
 pub mod models;
 pub mod plan;
 pub mod posterior;

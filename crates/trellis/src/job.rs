@@ -1,0 +1,405 @@
+//! One hierarchical inference run as a door describes it: the model by
+//! name, its β, the engine (the dense trellis, or a sparse trellis and how
+//! to build it), triplet feedback, and the person's memory and time limits.
+//! The door reads its input with [`crate::input`]; everything between that
+//! and printing is decided here, the same for every door:
+//!
+//! 1. [`Job::check_points`]: the engine's point and memory limits on the
+//!    number of points, before the `N × N` data is built.
+//! 2. [`Job::check`]: every jet of a jets file against the engine, the
+//!    planner's time estimate against the time limit (refused up front,
+//!    [`ErrorKind::TimeBudget`](crate::ErrorKind::TimeBudget)), the tables
+//!    and what the door holds for its output against the memory limit;
+//!    the estimate's sentence is returned when the run is expected to take
+//!    longer than [`NOTE_SECONDS`].
+//! 3. [`Job::posterior`] / [`Job::jet_posterior`]: the triplets read over
+//!    the points' names (a contradiction names points of the conflict),
+//!    then the [`Posterior`] of the engine, computing what the planner's
+//!    [`Task`] needs (one 8-byte pass for `hcc`'s log Z, MAP and samples).
+//!
+//! Cost: the checks are `O(jets)`; the posterior costs what its engine
+//! costs (`O(3^N)` dense, the sparse trellis's splits otherwise).
+
+use std::path::Path;
+
+use crate::ddt::Triplet;
+use crate::engines::{SparseSource, SparseSpec, sparse_bytes};
+use crate::error::{Error, Result};
+use crate::ginkgo::{Ginkgo, Jet, JetsFile, LeafOrdering};
+use crate::input::{Input, NamedWeights, Naming, ginkgo_variant};
+use crate::models::{CostModel, ModelName};
+use crate::plan::{Budget, Estimate, Task};
+use crate::posterior::{Need, Posterior};
+use crate::{Options, ProgressFn, Workload};
+
+/// Runs whose estimate is longer than this many seconds are announced by
+/// the door (the sentence [`Job::check`] returns).
+pub const NOTE_SECONDS: f64 = 10.0;
+
+/// Where the trees of a sparse trellis come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SparseKind {
+    /// The best distinct final beams of beam search on each problem.
+    Beam,
+    /// Jets only: Ginkgo simulator trees matched to the jet's leaves.
+    Simulator,
+}
+
+/// A sparse trellis as a person asks for it; unset fields take their
+/// defaults (100 trees, the compact beam width, momentum ordering, seed 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SparseFlags {
+    /// Beam search or the simulator.
+    pub kind: SparseKind,
+    /// Number of input trees (at least 1).
+    pub trees: Option<usize>,
+    /// Simulator only: how simulated leaves are matched to the jet's.
+    pub ordering: Option<LeafOrdering>,
+    /// The seed of the simulator trees.
+    pub seed: Option<u64>,
+    /// Beam only: the width of the beam search (at least 1).
+    pub beam_width: Option<usize>,
+}
+
+impl SparseFlags {
+    fn trees(&self, naming: Naming) -> Result<usize> {
+        match self.trees {
+            Some(0) => Err(Error::input(format!(
+                "{} must be at least 1",
+                naming.name("trees")
+            ))),
+            Some(k) => Ok(k),
+            None => Ok(100),
+        }
+    }
+
+    /// The width of beam search over `n` points (before raising it to the
+    /// number of trees).
+    fn beam_width(&self, n: usize, naming: Naming) -> Result<usize> {
+        match self.beam_width {
+            Some(0) => Err(Error::input(format!(
+                "{} must be at least 1",
+                naming.name("beam-width")
+            ))),
+            Some(w) => Ok(w),
+            None => Ok(crate::baselines::compact_beam_width(n)),
+        }
+    }
+
+    /// The library's description of the sparse trellis over `n` points.
+    fn spec(&self, n: usize, naming: Naming) -> Result<SparseSpec> {
+        let source = match self.kind {
+            SparseKind::Beam => SparseSource::Beam {
+                width: self.beam_width(n, naming)?,
+            },
+            SparseKind::Simulator => SparseSource::Simulator {
+                ordering: self.ordering.unwrap_or(LeafOrdering::Momentum),
+                seed: self.seed.unwrap_or(0),
+            },
+        };
+        Ok(SparseSpec {
+            trees: self.trees(naming)?,
+            source,
+        })
+    }
+}
+
+/// One run: what to infer with, and within which limits.
+#[derive(Clone, Copy, Debug)]
+pub struct Job<'a> {
+    /// The model, by its registry name.
+    pub model: ModelName,
+    /// `Some`: a sparse trellis; `None`: the dense trellis.
+    pub sparse: Option<SparseFlags>,
+    /// A triplet file (`a b c` per line, point names or indices) that
+    /// restricts the posterior to the trees in which every triplet holds.
+    pub triplets: Option<&'a Path>,
+    /// The person's memory limit in bytes (`None`: the memory available).
+    pub memory_limit: Option<u64>,
+    /// The person's time limit in seconds (finite, `>= 0`).
+    pub time_limit: Option<f64>,
+    /// Where the single passes keep their finished levels.
+    pub checkpoint: Option<&'a Path>,
+    /// How messages spell the inputs.
+    pub naming: Naming,
+}
+
+impl Job<'_> {
+    /// Whether the dense trellis runs.
+    pub fn dense(&self) -> bool {
+        self.sparse.is_none()
+    }
+
+    /// What the dense trellis holds for `task` (`None` for a sparse trellis),
+    /// for the loader's first memory check.
+    pub fn dense_workload(&self, task: Task) -> Option<Workload> {
+        self.dense()
+            .then(|| crate::plan::workload(self.model, task, self.triplets.is_some()))
+    }
+
+    /// The splits of a jet's run (the batch's scheduling weight).
+    pub fn jet_work(&self, jet: &Jet) -> u64 {
+        if self.dense() {
+            crate::batch::dense_work(jet)
+        } else {
+            1
+        }
+    }
+
+    /// Step 1 (module docs): a sparse trellis's flags and memory over `n`
+    /// points of pairwise data, before the data is built.
+    ///
+    /// # Errors
+    ///
+    /// A simulator for pairwise data, a flag of another engine, and the
+    /// memory of the trees and their beam search.
+    pub fn check_points(&self, n: usize) -> Result<()> {
+        let Some(sparse) = self.sparse else {
+            return Ok(());
+        };
+        let name = |k: &str| self.naming.name(k);
+        if sparse.kind == SparseKind::Simulator {
+            return Err(Error::input(format!(
+                "{} simulator needs jets ({}); use {} beam for weights and points",
+                name("sparse"),
+                name("jets"),
+                name("sparse")
+            )));
+        }
+        if sparse.ordering.is_some() {
+            return Err(Error::input(format!(
+                "{} applies to {} simulator",
+                name("ordering"),
+                name("sparse")
+            )));
+        }
+        self.check_sparse_memory(&sparse, n, 1)
+    }
+
+    /// The memory of a sparse trellis's trees over `n` points, `parallel`
+    /// problems at once.
+    fn check_sparse_memory(&self, sparse: &SparseFlags, n: usize, parallel: usize) -> Result<()> {
+        let spec = sparse.spec(n, self.naming)?;
+        crate::plan::check_bytes(
+            &format!(
+                "a sparse trellis from {} {} over {n} points",
+                self.naming.name("trees"),
+                spec.trees
+            ),
+            sparse_bytes(n, &spec).saturating_mul(parallel as u128),
+            self.memory_limit,
+        )
+    }
+
+    /// The planner's estimate of `task` over `n` points on `threads`.
+    fn estimate(&self, n: usize, task: Task, threads: usize) -> Result<Estimate> {
+        if self.triplets.is_some() {
+            crate::plan::estimate_constrained(n, self.model, task, threads)
+        } else {
+            crate::plan::estimate(n, self.model, task, threads)
+        }
+    }
+
+    /// Refuses an estimate longer than the time limit.
+    fn check_time(&self, estimate: &Estimate) -> Result<()> {
+        let budget = Budget {
+            memory_bytes: Some(u64::MAX),
+            seconds: self.time_limit,
+        };
+        crate::plan::check(estimate, &budget)
+    }
+
+    /// Step 2 (module docs) on the loaded input, for the planner's `task`;
+    /// `output(n)` is what the door holds for the output of a problem of
+    /// `n` points (summed over the jets of a file, whose lines are all held
+    /// until printed). Returns the estimate's sentence when the run is
+    /// expected to take longer than [`NOTE_SECONDS`].
+    ///
+    /// # Errors
+    ///
+    /// The sparse trellis's flags and memory, the time budget
+    /// ([`ErrorKind::TimeBudget`](crate::ErrorKind::TimeBudget), per jet for
+    /// a jets file), and the memory of the tables with the output.
+    pub fn check(
+        &self,
+        input: &Input,
+        task: Task,
+        output: &dyn Fn(usize) -> u128,
+    ) -> Result<Option<String>> {
+        let threads = crate::plan::default_threads();
+        match input {
+            Input::Jets(file) => {
+                let note = self.check_jets(file, task, threads)?;
+                let total = file
+                    .jets
+                    .iter()
+                    .fold(0u128, |acc, j| acc.saturating_add(output(j.len())));
+                crate::plan::check_bytes("the output of every jet", total, self.memory_limit)?;
+                Ok(note)
+            }
+            Input::Weights(w) => {
+                let n = w.n();
+                self.check_points(n)?;
+                let tables = if self.dense() {
+                    self.estimate(n, task, 1)?.memory_bytes as u128
+                } else {
+                    0
+                };
+                crate::plan::check_bytes(
+                    &format!("the output over {n} points, with the trellis tables,"),
+                    tables.saturating_add(output(n)),
+                    self.memory_limit,
+                )?;
+                if !self.dense() {
+                    return Ok(None);
+                }
+                let estimate = self.estimate(n, task, threads)?;
+                self.check_time(&estimate)?;
+                Ok((estimate.seconds > NOTE_SECONDS).then(|| estimate.to_string()))
+            }
+        }
+    }
+
+    /// The jets of a file against the engine: the largest jet's sparse
+    /// trellis, or each jet's estimate against the time limit (a limit per
+    /// jet) and the note of the whole batch (jets run in parallel).
+    fn check_jets(&self, file: &JetsFile, task: Task, threads: usize) -> Result<Option<String>> {
+        if let Some(sparse) = self.sparse {
+            if sparse.kind == SparseKind::Simulator && sparse.beam_width.is_some() {
+                return Err(Error::input(format!(
+                    "{} applies to {} beam",
+                    self.naming.name("beam-width"),
+                    self.naming.name("sparse")
+                )));
+            }
+            let n = file.jets.iter().map(|j| j.len()).max().unwrap_or(0);
+            self.check_sparse_memory(&sparse, n, threads)?;
+            return Ok(None);
+        }
+        let mut total = 0.0;
+        for jet in &file.jets {
+            let estimate = crate::plan::estimate(jet.len(), self.model, task, 1)?;
+            self.check_time(&estimate)
+                .map_err(|e| e.context(format!("jet {}", jet.id)))?;
+            total += estimate.seconds;
+        }
+        let total = total / threads as f64;
+        Ok((total > NOTE_SECONDS).then(|| {
+            format!(
+                "exact inference over the {} jets takes about {total:.0} s on {threads} threads (estimated)",
+                file.jets.len()
+            )
+        }))
+    }
+
+    /// The triplets of the run over the points of `weights` (their names,
+    /// or indices when they have none); none without a triplet file.
+    ///
+    /// # Errors
+    ///
+    /// The file's (unreadable, too large, a bad line, an unknown point) and
+    /// contradicting triplets, named by the points' names.
+    pub fn read_triplets(&self, weights: &NamedWeights) -> Result<Vec<Triplet>> {
+        let Some(path) = self.triplets else {
+            return Ok(Vec::new());
+        };
+        let context = || format!("in {} {}", self.naming.name("triplets"), path.display());
+        let text = crate::input::read_text(path, self.memory_limit, self.naming)?;
+        let indices: Vec<String>;
+        let names = match weights.names() {
+            Some(names) => names,
+            None => {
+                indices = (0..weights.n()).map(|i| i.to_string()).collect();
+                &indices
+            }
+        };
+        let triplets =
+            crate::ddt::parse_triplets(&text, names).map_err(|e| e.context(context()))?;
+        crate::ddt::build(names.len(), &triplets)
+            .map_err(|e| Error::input(crate::ddt::named_message(&e, names)).context(context()))?;
+        Ok(triplets)
+    }
+
+    /// Step 3 (module docs) for pairwise data: the model at `beta` on the
+    /// engine, restricted by the triplets, computing what `task` needs;
+    /// `progress` sees the dense passes.
+    ///
+    /// # Errors
+    ///
+    /// The triplets' ([`Job::read_triplets`]), the model's (a bad β or
+    /// data), and those of the engine (memory, time limit, checkpoints).
+    pub fn posterior(
+        &self,
+        weights: &NamedWeights,
+        beta: f64,
+        task: Task,
+        progress: Option<ProgressFn<'_>>,
+    ) -> Result<Posterior> {
+        let triplets = self.read_triplets(weights)?;
+        if let Some(sparse) = self.sparse {
+            let n = weights.n();
+            self.check_points(n)?;
+            let (k, width) = (
+                sparse.trees(self.naming)?,
+                sparse.beam_width(n, self.naming)?,
+            );
+            return crate::engines::sparse_pairwise(
+                self.model,
+                weights.view(),
+                beta,
+                &triplets,
+                k,
+                width,
+            );
+        }
+        let options = Options {
+            memory_limit: self.memory_limit,
+            time_limit: self.duration(),
+            progress,
+            checkpoint: self.checkpoint,
+            ..Options::default()
+        };
+        let need = match task {
+            Task::LogZ => Need::LogZ,
+            Task::Map => Need::Map,
+            Task::Sample => Need::Samples,
+            _ => Need::All,
+        };
+        let model = CostModel::build(self.model, weights.view(), beta)?;
+        crate::engines::dense(model, triplets, need, &options)
+    }
+
+    /// Step 3 (module docs) for jet `index` of a file (which seeds the
+    /// simulator's stream): the Ginkgo likelihood on the engine; the dense
+    /// trellis computes the MAP tree alone for [`Task::Map`], else all.
+    ///
+    /// # Errors
+    ///
+    /// A model that is not a jet model, and those of the engine.
+    pub fn jet_posterior(&self, jet: &Jet, index: usize, task: Task) -> Result<Posterior> {
+        let variant = ginkgo_variant(self.model)
+            .ok_or_else(|| Error::input(format!("{} scores weights, not jets", self.model)))?;
+        if let Some(sparse) = self.sparse {
+            let spec = sparse.spec(jet.len(), self.naming)?;
+            return crate::engines::sparse_jet(jet, variant, &spec, index);
+        }
+        let options = Options {
+            memory_limit: self.memory_limit,
+            time_limit: self.duration(),
+            ..Options::default()
+        };
+        let need = if task == Task::Map {
+            Need::Map
+        } else {
+            Need::All
+        };
+        Posterior::dense(Ginkgo::new(jet, variant), need, &options)
+    }
+
+    /// The time limit as a duration (one too long for a `Duration` is no
+    /// limit).
+    pub fn duration(&self) -> Option<std::time::Duration> {
+        self.time_limit
+            .and_then(|t| std::time::Duration::try_from_secs_f64(t).ok())
+    }
+}
