@@ -21,15 +21,14 @@ use trellis::models::CostModel;
 use trellis::{Options, ProgressFn};
 
 use crate::batch::per_jet;
-use crate::commands::{
-    WithLinkage, check_jets_outputs, dendrogram_output, jet_linkage, job, to_json,
-};
+use crate::commands::{WithLinkage, check_jets_outputs, jet_linkage, job, to_json};
 use crate::input::NamedWeights;
 use crate::input::{Input, ginkgo_variant, load_checked, memory_limit};
 use crate::output::number;
 use crate::progress::Bar;
-use crate::trees::{self, DendrogramArgs, HeightsKind};
+use crate::trees::DendrogramArgs;
 use crate::{ModelArgs, ModelName};
+use trellis::print::{self, TreeFormat};
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HeuristicKind {
@@ -394,15 +393,12 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
             if args.json {
                 return to_json(&weights.with_names(out));
             }
-            let heights = args.dendrogram.heights.unwrap_or(HeightsKind::Cost);
-            let dendrogram = trees::of_weights(
-                args.model.model,
-                &weights,
-                out.outcome.best.tree.clone(),
-                heights,
-            )?;
-            if args.newick || args.dendrogram.any() {
-                return dendrogram_output(&dendrogram, &weights, &args.dendrogram);
+            let heights = args.dendrogram.heights();
+            let tree = out.outcome.best.tree.clone();
+            let dendrogram = print::weights_dendrogram(args.model.model, &weights, tree, heights)?;
+            let names = weights.names();
+            if let Some(format) = args.dendrogram.format(args.newick) {
+                return Ok(print::tree_text(&dendrogram, names, None, format)?);
             }
             let kind = if args.approx { "Approximate" } else { "Exact" };
             let full = 3f64.powi(out.n as i32);
@@ -425,7 +421,7 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
                 out.outcome.splits,
                 out.outcome.splits as f64 / full,
                 out.outcome.rounds,
-                trees::weights_newick(&dendrogram, &weights)?.trim_end()
+                print::tree_text(&dendrogram, names, None, TreeFormat::Newick)?.trim_end()
             ))
         }
     }

@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use clap::{ArgGroup, Args, ValueEnum};
 use trellis::baselines::{self as agglomerative, Linkage};
 use trellis::ginkgo::{Ginkgo, Jet};
-use trellis::io::{ReadOptions, Table};
+use trellis::io::Table;
 use trellis::{Dendrogram, Model, Search, Tree};
 
 use crate::batch::per_jet;
@@ -19,9 +19,10 @@ use crate::input::{
     Input, NamedWeights, check_beta_and_memory, gib, ginkgo_variant, load_checked, memory_limit,
     read_input, read_points, similarity_weights,
 };
-use crate::trees::{self, DendrogramArgs, HeightsKind};
+use crate::trees::{DendrogramArgs, HeightsKind};
 use crate::{DataArgs, ModelArgs, ModelName, with_cost_model};
 use trellis::models::InputKind;
+use trellis::print::{self, Heights};
 
 /// Output flags shared by the baselines.
 #[derive(Args, Debug)]
@@ -188,9 +189,13 @@ trait Baseline: Sync {
         model: &M,
         _: Problem<'_>,
         tree: Tree,
-        heights: Option<HeightsKind>,
+        heights: Option<Heights>,
     ) -> Result<Dendrogram> {
-        trees::of_model(model, tree, heights.unwrap_or(HeightsKind::Cost))
+        Ok(print::dendrogram(
+            model,
+            tree,
+            heights.unwrap_or(Heights::Cost),
+        )?)
     }
 }
 
@@ -246,7 +251,7 @@ fn run(
                             &model,
                             Problem::Jet(jet),
                             tree.clone(),
-                            output.dendrogram.heights,
+                            output.dendrogram.chosen_heights(),
                         )?;
                         Some(d.linkage()?)
                     } else {
@@ -362,10 +367,10 @@ impl Baseline for ClassicLinkage {
         model: &M,
         problem: Problem<'_>,
         tree: Tree,
-        heights: Option<HeightsKind>,
+        heights: Option<Heights>,
     ) -> Result<Dendrogram> {
         if let Some(h) = heights {
-            return trees::of_model(model, tree, h);
+            return Ok(print::dendrogram(model, tree, h)?);
         }
         Ok(match problem {
             Problem::Weights(w) => {
@@ -435,51 +440,16 @@ fn linkage_on_matrix(a: &LinkageArgs, method: Linkage, title: &str) -> Result<St
         .map_err(anyhow::Error::from)
     };
     // (distances, names, weights for --model)
-    let (dist, n, names, weights) = if let Some(path) = &a.distances {
-        if a.data.similarity.is_some()
-            || a.data.gamma.is_some()
-            || a.data.center
-            || a.data.names_column.is_some()
-        {
-            bail!(
-                "--similarity, --gamma, --center and --names-column apply to --points, not to --distances"
-            );
-        }
-        let options = ReadOptions::weights().with_max_bytes(trellis::io::input_limit(limit));
-        let table = trellis::io::read_table(path, &options)?;
-        let mut m = table.matrix;
-        if m.rows != m.cols && (m.rows == 1 || m.cols == 1) {
-            // SciPy's condensed vector, read and checked by the library.
-            check(trellis::models::condensed_points(m.data.len())?)?;
-            let d = trellis::Distances::from_condensed_vector(&m.data)?;
-            m = trellis::Matrix {
-                rows: d.n(),
-                cols: d.n(),
-                data: d.to_vec(),
-            };
-        }
-        if m.rows != m.cols {
-            bail!(
-                "--distances must be a square N x N matrix or a condensed vector (one row), \
-                 not {} x {}",
-                m.rows,
-                m.cols
-            );
-        }
-        check(m.rows)?;
-        let mut d = Vec::with_capacity(m.rows * m.rows);
-        for i in 0..m.rows {
-            d.extend_from_slice(m.row(i));
-        }
-        if let Some(k) = d.iter().position(|&x| x < 0.0) {
-            bail!(
-                "--distances: d[{}][{}] = {} is negative; distances must be >= 0",
-                k / m.rows,
-                k % m.rows,
-                d[k]
-            );
-        }
-        (d, m.rows, None, None)
+    let (dist, n, names, weights) = if a.distances.is_some() {
+        let d = read_input(
+            &a.data,
+            a.distances.as_deref(),
+            limit,
+            None,
+            &check,
+            InputKind::Distances,
+        )?;
+        (d.linkage_distances(), d.n(), None, None)
     } else if let (Some(path), Metric::Euclidean) =
         (&a.data.points, a.metric.unwrap_or(Metric::Euclidean))
     {
@@ -517,14 +487,12 @@ fn linkage_on_matrix(a: &LinkageArgs, method: Linkage, title: &str) -> Result<St
             (None, _) => dendrogram,
             (Some(HeightsKind::Rank), _) => Dendrogram::by_rank(tree),
             (Some(HeightsKind::Cost), Some(w)) => {
-                trees::of_weights(a.model.expect("checked above"), w, tree, HeightsKind::Cost)?
+                print::weights_dendrogram(a.model.expect("checked above"), w, tree, Heights::Cost)?
             }
             (Some(HeightsKind::Cost), None) => unreachable!("checked above"),
         };
-        if flags.any() {
-            return trees::linkage_text(&d.linkage()?, flags.linkage_csv);
-        }
-        return trees::newick(&d, names.as_deref(), None);
+        let format = flags.format(true).expect("Newick at least");
+        return Ok(print::tree_text(&d, names.as_deref(), None, format)?);
     }
     if let (Some(model), Some(w)) = (a.model, weights) {
         let w = named(w);

@@ -17,19 +17,19 @@ use trellis::ginkgo::{Ginkgo, Jet};
 use trellis::input::Naming;
 use trellis::job::Job;
 use trellis::posterior::Posterior;
-use trellis::{Dendrogram, ProgressFn, Search, Tree, total_splits, tree_log_potential};
+use trellis::{ProgressFn, Tree, total_splits, tree_log_potential};
 
 use crate::batch::per_jet;
 use crate::input::{Input, NamedWeights, Pairwise, load, load_checked, memory_limit, variant};
 use crate::output::{self, ClusterJson, put};
 use crate::progress::{Bar, options};
 use crate::sparse::SparseArgs;
-use crate::trees::{self, DendrogramArgs, HeightsKind};
+use crate::trees::DendrogramArgs;
 use crate::{
     InferArgs, LogzArgs, MapArgs, MarginalsArgs, ModelArgs, SampleArgs, ScoreArgs, TripletArgs,
-    with_cost_model,
 };
 use trellis::plan::Task;
+use trellis::print::{self, Heights, TreeFormat};
 pub use trellis::report::{
     InferJson, MapJson, MarginalsJson, TreeJson, WithLinkage, with_sparsity,
 };
@@ -42,37 +42,15 @@ pub fn to_json<T: Serialize>(value: &T) -> Result<String> {
     Ok(trellis::report::to_json(value)?)
 }
 
-/// A tree over a weight matrix with its cost (from the weights, any number of
-/// points, independent of β) and `log_potential = -β · cost`.
+/// A tree over weights scored under `--model` at `--beta` (see
+/// [`print::scored`]).
 pub fn weights_tree_json(args: &ModelArgs, weights: &Pairwise, tree: Tree) -> Result<TreeJson> {
-    // The model at the user's β (the cost does not depend on it) so that its
-    // range check refuses a β whose product with the cost overflows.
-    let cost = with_cost_model!(args.model, weights, args.beta, |model| trellis::tree_cost(
-        &model, &tree
-    )?);
-    Ok(TreeJson {
-        n: weights.n(),
-        log_potential: trellis::report::clean(-args.beta * cost),
-        cost: Some(cost),
-        tree,
-    })
+    Ok(print::scored(args.model, weights, args.beta, tree)?)
 }
 
-/// The cost of the split of `l ∪ r` into `l` and `r` under a model.
-pub fn split_cost<M: Search>(model: &M, l: &Tree, r: &Tree) -> f64 {
-    let node = Tree::node(l.clone(), r.clone());
-    let cost = |t: &Tree| trellis::tree_cost(model, t).unwrap_or(f64::NAN);
-    cost(&node) - cost(l) - cost(r)
-}
-
-/// Prints a tree over a weight matrix as `map` does: JSON, Newick, or a
-/// summary with the tree drawn and the cost of every split. The cost is
-/// computed from the weights (any number of points) and does not depend on
-/// β; `log_potential = -β · cost`. When the points have names, they label
-/// the leaves (Newick, the drawing) and JSON gets a `"names"` array.
-///
-/// Newick (rooted, with branch lengths) and the linkage matrix of
-/// `dendrogram` take their heights from `--heights` (default: cost).
+/// Prints a tree over a weight matrix as `map` does: JSON (with the points'
+/// `"names"`), Newick or a linkage matrix (heights from `--heights`), or a
+/// summary with the tree drawn and the cost of every split.
 pub fn weights_tree_output(
     args: &ModelArgs,
     weights: &NamedWeights,
@@ -82,56 +60,30 @@ pub fn weights_tree_output(
     newick: bool,
     dendrogram: &DendrogramArgs,
 ) -> Result<String> {
-    if newick || dendrogram.any() {
-        let heights = dendrogram.heights.unwrap_or(HeightsKind::Cost);
-        let d = trees::of_weights(args.model, weights, tree, heights)?;
-        return dendrogram_output(&d, weights, dendrogram);
+    if let Some(format) = dendrogram.format(newick) {
+        let d = print::weights_dendrogram(args.model, weights, tree, dendrogram.heights())?;
+        return Ok(print::tree_text(&d, weights.names(), None, format)?);
     }
     let out = weights_tree_json(args, weights, tree)?;
-    let cost = out.cost.expect("a cost model");
     if json {
         return to_json(&weights.with_names(out));
     }
-    let mut s = format!(
-        "{title} of {} points ({} model): cost {cost:.6}, log potential {:.6} at beta {}\n",
-        out.n, args.model, out.log_potential, args.beta
-    );
-    with_cost_model!(args.model, weights, 1.0, |model| {
-        s += &out.tree.draw(&|i| weights.label(i), &|l, r| {
-            Some(format!("cost {:.4}", split_cost(&model, l, r)))
-        })
-    });
-    Ok(s)
+    Ok(print::tree_summary(
+        args.model, weights, &out, title, args.beta,
+    )?)
 }
 
-/// A dendrogram over weights printed as the flags say: its linkage matrix
-/// (JSON or CSV) with `--linkage`/`--linkage-csv`, else rooted Newick with
-/// branch lengths and the points' names.
-pub fn dendrogram_output(
-    d: &Dendrogram,
-    weights: &NamedWeights,
-    flags: &DendrogramArgs,
-) -> Result<String> {
-    if flags.any() {
-        return trees::linkage_text(&d.linkage()?, flags.linkage_csv);
-    }
-    trees::weights_newick(d, weights)
-}
-
-/// The linkage matrix of a jet's tree when `--linkage` asks for it: heights
-/// by the Ginkgo likelihood's cumulative split cost (made monotone) or by rank.
+/// The linkage matrix of a jet's tree when `--linkage` asks for it.
 pub fn jet_linkage(
     jet: &Jet,
     variant: trellis::ginkgo::Variant,
     tree: &Tree,
     flags: &DendrogramArgs,
 ) -> Result<Option<Vec<[f64; 4]>>> {
-    if !flags.any() {
-        return Ok(None);
-    }
-    let heights = flags.heights.unwrap_or(HeightsKind::Cost);
-    let d = trees::of_model(&Ginkgo::new(jet, variant), tree.clone(), heights)?;
-    Ok(Some(d.linkage()?))
+    let linkage = flags
+        .any()
+        .then(|| print::jet_linkage(jet, variant, tree, flags.heights()));
+    Ok(linkage.transpose()?)
 }
 
 /// Refuses the output flags that a jets file cannot take (its output is
@@ -351,10 +303,14 @@ pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
         |weights, post| {
             let tree = post.map()?.tree;
             if a.support {
-                let heights = flags.heights.unwrap_or(HeightsKind::Cost);
-                let d = trees::of_weights(args.model, weights, tree, heights)?;
+                let d = print::weights_dendrogram(args.model, weights, tree, flags.heights())?;
                 let support = support(post, args, progress, &d.clusters())?;
-                return trees::newick(&d, weights.names(), Some(&support));
+                return Ok(print::tree_text(
+                    &d,
+                    weights.names(),
+                    Some(&support),
+                    TreeFormat::Newick,
+                )?);
             }
             if json {
                 return to_json(&weights.with_names(with_sparsity(
@@ -530,7 +486,7 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
             );
             let proper = (1u128 << n.min(127)).saturating_sub(n as u128 + 2);
             let of = format!(" of the {proper} non-singleton proper clusters");
-            s += &cluster_list(&out.clusters, &of, min_p, top, weights);
+            s += &print::cluster_list(&out.clusters, &of, min_p, top, &|i| weights.label(i));
             if let (Some(t), Some(p)) = (subtree, out.subtree_p) {
                 s += &format!("sub-hierarchy {}: p = {p:.6e}\n", weights.newick(t));
             }
@@ -546,7 +502,7 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
     // A jet's samples are held for its line; a weight matrix's are written
     // as they are drawn.
     let jets = args.jets.is_some();
-    let heights = flags.heights.unwrap_or(HeightsKind::Cost);
+    let heights = flags.heights();
     let deadline =
         crate::input::time_limit(args).and_then(|t| std::time::Instant::now().checked_add(t));
     run(
@@ -594,8 +550,11 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
             }
             if newick {
                 each_sample(post, k, seed, deadline, &mut |t| {
-                    let d = trees::of_weights(args.model, weights, t, heights)?;
-                    put(out, &trees::weights_newick(&d, weights)?)
+                    let d = print::weights_dendrogram(args.model, weights, t, heights)?;
+                    put(
+                        out,
+                        &print::tree_text(&d, weights.names(), None, TreeFormat::Newick)?,
+                    )
                 })?;
                 return Ok(String::new());
             }
@@ -608,7 +567,8 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
                 }
                 let mut first = true;
                 each_sample(post, k, seed, deadline, &mut |t| {
-                    let rows = trees::of_weights(args.model, weights, t, heights)?.linkage()?;
+                    let rows =
+                        print::weights_dendrogram(args.model, weights, t, heights)?.linkage()?;
                     let sep = if std::mem::take(&mut first) {
                         ""
                     } else if csv {
@@ -617,7 +577,7 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
                         ","
                     };
                     let text = if csv {
-                        trees::csv_rows(&rows)
+                        print::csv_rows(&rows)
                     } else {
                         serde_json::to_string(&rows)?
                     };
@@ -649,27 +609,6 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
             Ok(String::new())
         },
     )
-}
-
-/// The readable list of the `top` most probable clusters, after a line
-/// counting them (`{k}{of} have p > 0`).
-fn cluster_list(
-    clusters: &[ClusterJson],
-    of: &str,
-    min_p: f64,
-    top: usize,
-    weights: &NamedWeights,
-) -> String {
-    let at_least = if min_p > 0.0 {
-        format!(" and p >= {min_p}")
-    } else {
-        String::new()
-    };
-    let k = clusters.len();
-    format!(
-        "{k}{of} have p > 0{at_least}; the {} most probable:\n",
-        top.min(k)
-    ) + &output::labelled_clusters(clusters, top, &|i| weights.label(i))
 }
 
 /// Bytes of the clusters a command lists: up to every subset of the dense
@@ -712,9 +651,14 @@ pub fn infer(a: &InferArgs, progress: bool) -> Result<String> {
         |weights, post| {
             let tree = post.map()?.tree;
             if a.newick {
-                let d = trees::of_weights(args.model, weights, tree, HeightsKind::Cost)?;
+                let d = print::weights_dendrogram(args.model, weights, tree, Heights::Cost)?;
                 let support = support(post, args, progress, &d.clusters())?;
-                return trees::newick(&d, weights.names(), Some(&support));
+                return Ok(print::tree_text(
+                    &d,
+                    weights.names(),
+                    Some(&support),
+                    TreeFormat::Newick,
+                )?);
             }
             let scored = weights_tree_json(args, weights, tree)?;
             let out = InferJson {
@@ -744,7 +688,9 @@ pub fn infer(a: &InferArgs, progress: bool) -> Result<String> {
                 out.map.log_potential
             );
             s += &out.map.tree.draw(&|i| weights.label(i), &|_, _| None);
-            s += &cluster_list(&out.clusters, " clusters", min_p, top, weights);
+            s += &print::cluster_list(&out.clusters, " clusters", min_p, top, &|i| {
+                weights.label(i)
+            });
             Ok(s)
         },
     )

@@ -10,8 +10,6 @@ use std::time::Instant;
 use anyhow::Result;
 use trellis::{Hcc, Matrix, Trellis, tree_cost};
 
-use crate::output;
-
 /// Sepal length, sepal width, petal length, petal width (cm).
 const IRIS: [(&str, [f64; 4]); 12] = [
     ("setosa-0", [5.1, 3.5, 1.4, 0.2]),
@@ -64,7 +62,7 @@ pub fn run() -> Result<String> {
     s += &tree.draw(&label, &|l, r| {
         Some(format!(
             "cost {:.3}",
-            crate::commands::split_cost(model, l, r)
+            trellis::print::split_cost(model, l, r)
         ))
     });
 
@@ -82,7 +80,7 @@ pub fn run() -> Result<String> {
         (1u64 << n) - 1
     );
     for (c, p) in marginals.clusters(0.0).into_iter().take(8) {
-        s += &format!("  p = {p:.4}  {}\n", output::members(c, &label));
+        s += &format!("  p = {p:.4}  {}\n", trellis::print::members(c, &label));
     }
     s += "\nThree exact posterior samples (seed 7):\n";
     for t in trellis.samples(3, 7) {

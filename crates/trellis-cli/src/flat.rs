@@ -410,7 +410,7 @@ fn family_line(f: &FlatRun) -> String {
 }
 
 fn partition_text(p: &Partition, f: &FlatRun) -> String {
-    output::partition(p, &|i| f.label(i))
+    trellis::print::partition(p, &|i| f.label(i))
 }
 
 pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<String> {
@@ -488,11 +488,11 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                 "the {} most probable clusters:\n",
                 a.top.min(clusters.len())
             );
-            s += &output::labelled_clusters(&clusters, a.top, &|i| {
+            s += &trellis::print::clusters(&clusters, a.top, &|i| {
                 trellis::report::label(names.as_deref(), i)
             });
             s += "pairwise co-clustering probabilities P(i ~ j):\n";
-            s += &output::matrix(&pairwise);
+            s += &trellis::print::matrix(&pairwise);
             Ok(s)
         }
         FlatCommand::Sample(a) => {
@@ -558,7 +558,7 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                     "Perturb-and-MAP pairwise co-clustering frequencies ({} samples, beta {}):\n{}",
                     a.num_samples,
                     a.model.beta,
-                    output::matrix(&pairwise)
+                    trellis::print::matrix(&pairwise)
                 ))
             }
         }
@@ -589,8 +589,9 @@ fn summary(a: &SummaryArgs, progress: bool) -> Result<String> {
     let map = post.map()?.clusters;
     let map_loss =
         trellis::summary::binder_loss(post.marginals()?, &map, a.cost_split, a.cost_join)?;
-    let text =
-        |p: &Partition| output::partition(p, &|i| trellis::report::label(names.as_deref(), i));
+    let text = |p: &Partition| {
+        trellis::print::partition(p, &|i| trellis::report::label(names.as_deref(), i))
+    };
     Ok(format!(
         "Binder-optimal partition of {n} points into {} clusters (cost-split {}, cost-join {}, \
          beta {}): expected loss {:.6}\n{}\nthe MAP partition ({} clusters): expected loss {map_loss:.6}\n{}\n",

@@ -126,8 +126,9 @@ pub struct ModelArgs {
     pub jets: Option<PathBuf>,
 
     /// Pairwise distances for the linkage potentials (--model linkage-average,
-    /// linkage-complete, linkage-single): an N x N symmetric matrix of distances >= 0, CSV
-    /// without header or .npy, or `-` for standard input; the diagonal is ignored.
+    /// linkage-complete, linkage-single): an N x N symmetric matrix of distances >= 0 or
+    /// SciPy's condensed vector (one row), CSV without header or .npy, or `-` for standard
+    /// input; the diagonal is ignored.
     /// (--points gives the Euclidean distances between its rows instead.)
     #[arg(long, value_name = "FILE")]
     pub distances: Option<PathBuf>,

@@ -3,7 +3,6 @@
 
 use std::io::Write;
 
-use trellis::Mask;
 pub use trellis::report::{ClusterJson, approx, number, share};
 
 /// A failed write of the output (exit code 1; a closed pipe ends quietly).
@@ -64,42 +63,6 @@ pub fn put(out: &mut dyn Write, text: &str) -> anyhow::Result<()> {
         .map_err(|e| WriteError(e).into())
 }
 
-/// `{a, b, c}` for the points of a cluster.
-pub fn members(cluster: Mask, label: &dyn Fn(usize) -> String) -> String {
-    let names: Vec<String> = trellis::members(cluster).map(label).collect();
-    format!("{{{}}}", names.join(", "))
-}
-
-/// A matrix of probabilities, one row per line.
-pub fn matrix(rows: &[Vec<f64>]) -> String {
-    rows.iter()
-        .map(|r| {
-            r.iter()
-                .map(|p| format!("{p:5.3}"))
-                .collect::<Vec<_>>()
-                .join(" ")
-                + "\n"
-        })
-        .collect()
-}
-
-/// The first `top` clusters with their marginals, one per line, point `i`
-/// shown as `label(i)`.
-pub fn labelled_clusters(
-    clusters: &[ClusterJson],
-    top: usize,
-    label: &dyn Fn(usize) -> String,
-) -> String {
-    clusters
-        .iter()
-        .take(top)
-        .map(|c| {
-            let names: Vec<String> = c.members.iter().map(|&i| label(i)).collect();
-            format!("  {:.6}  {{{}}}\n", c.p, names.join(", "))
-        })
-        .collect()
-}
-
 /// Runs a library stream (`stream` hands each item to a sink that may stop
 /// it) with `each`, whose first error (a failed write) stops the stream and
 /// is returned.
@@ -137,15 +100,4 @@ pub fn stream_samples(
     let rest = tail.trim().trim_start_matches('{').trim_end_matches('}');
     let sep = if rest.is_empty() { "" } else { "," };
     put(out, &format!("]{sep}{rest}}}\n"))
-}
-
-/// A partition shown as `{a, b} {c}`, point `i` as `label(i)`.
-pub fn partition(p: &[Vec<usize>], label: &dyn Fn(usize) -> String) -> String {
-    p.iter()
-        .map(|c| {
-            let names: Vec<String> = c.iter().map(|&i| label(i)).collect();
-            format!("{{{}}}", names.join(", "))
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }

@@ -11,7 +11,7 @@ use trellis::posterior::Posterior;
 use trellis::summary::{Clade, SupportTree};
 
 use crate::commands::{note, outside, run, to_json, with_sparsity};
-use crate::output::{self, ClusterJson};
+use crate::output::ClusterJson;
 use crate::sparse::SparseArgs;
 use crate::{ModelArgs, TripletArgs};
 
@@ -165,7 +165,7 @@ pub fn summary(a: &SummaryArgs, progress: bool) -> Result<String> {
                 a.model.beta,
                 note(post),
                 out.tree.to_newick(weights.names()),
-                output::labelled_clusters(&listed, a.top, &|i| weights.label(i))
+                trellis::print::clusters(&listed, a.top, &|i| weights.label(i))
             ))
         },
     )

@@ -1,16 +1,9 @@
-//! Trees with heights: Newick with branch lengths (and support values) and
-//! SciPy linkage matrices, for every command that returns a tree.
-//!
-//! The heights come from the library's [`Dendrogram`]: by cost (the
-//! cumulative cost of each subtree under the model, made monotone), by rank,
-//! or for `linkage` its own merge distances.
+//! The flags of the tree outputs (Newick with branch lengths, SciPy
+//! linkage matrices) shared by every command that returns a tree; the
+//! writing is the library's (`trellis::print`).
 
-use anyhow::Result;
 use clap::{Args, ValueEnum};
-use trellis::{Dendrogram, Newick, Search, Tree};
-
-use crate::input::NamedWeights;
-use crate::{ModelName, with_cost_model};
+use trellis::print::{Heights, TreeFormat};
 
 /// How merge heights are chosen.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,62 +43,28 @@ impl DendrogramArgs {
     pub fn any(&self) -> bool {
         self.linkage || self.linkage_csv
     }
-}
 
-/// The dendrogram of a tree under a model: heights by cost or by rank.
-pub fn of_model<M: Search + ?Sized>(
-    model: &M,
-    tree: Tree,
-    heights: HeightsKind,
-) -> Result<Dendrogram> {
-    Ok(match heights {
-        HeightsKind::Cost => Dendrogram::by_cost(model, tree)?,
-        HeightsKind::Rank => Dendrogram::by_rank(tree),
-    })
-}
-
-/// The dendrogram of a tree over weights under a cost model (costs do not
-/// depend on beta).
-pub fn of_weights(
-    kind: ModelName,
-    weights: &crate::input::Pairwise,
-    tree: Tree,
-    heights: HeightsKind,
-) -> Result<Dendrogram> {
-    if heights == HeightsKind::Rank {
-        return Ok(Dendrogram::by_rank(tree));
+    /// The merge heights (default: cost).
+    pub fn heights(&self) -> Heights {
+        self.chosen_heights().unwrap_or(Heights::Cost)
     }
-    Ok(with_cost_model!(kind, weights, 1.0, |m| of_model(
-        &m, tree, heights
-    )?))
-}
 
-/// The rooted Newick text of a dendrogram with branch lengths, the points'
-/// names when they have names, and optionally each internal node's support.
-pub fn newick(d: &Dendrogram, names: Option<&[String]>, support: Option<&[f64]>) -> Result<String> {
-    Ok(d.to_newick(&Newick {
-        names,
-        support,
-        ..Newick::default()
-    })? + "\n")
-}
-
-/// [`newick`] over named weights.
-pub fn weights_newick(d: &Dendrogram, weights: &NamedWeights) -> Result<String> {
-    newick(d, weights.names(), None)
-}
-
-/// A linkage matrix as one JSON array of rows, or as CSV rows.
-pub fn linkage_text(rows: &[[f64; 4]], csv: bool) -> Result<String> {
-    if csv {
-        return Ok(csv_rows(rows));
+    /// The merge heights `--heights` asks for, if any.
+    pub fn chosen_heights(&self) -> Option<Heights> {
+        self.heights.map(|h| match h {
+            HeightsKind::Cost => Heights::Cost,
+            HeightsKind::Rank => Heights::Rank,
+        })
     }
-    Ok(serde_json::to_string(rows)? + "\n")
-}
 
-/// CSV rows `a,b,height,size` (ids and sizes as integers).
-pub fn csv_rows(rows: &[[f64; 4]]) -> String {
-    rows.iter()
-        .map(|r| format!("{},{},{},{}\n", r[0], r[1], r[2], r[3]))
-        .collect()
+    /// How the tree is written: a linkage matrix, Newick with `newick`, or
+    /// `None` for the command's JSON or readable output.
+    pub fn format(&self, newick: bool) -> Option<TreeFormat> {
+        match (self.linkage, self.linkage_csv, newick) {
+            (true, _, _) => Some(TreeFormat::Linkage),
+            (_, true, _) => Some(TreeFormat::LinkageCsv),
+            (_, _, true) => Some(TreeFormat::Newick),
+            _ => None,
+        }
+    }
 }

@@ -711,7 +711,7 @@ fn linkage_on_distances_equals_an_independent_computation_and_scipy() {
     let neg = file(&d, "neg.csv", "0,-1\n-1,0\n");
     fails(
         &["linkage", "--distances", s(&neg), "--method", "single"],
-        "negative",
+        "distances must be >= 0, but d[0][1] = -1",
     );
     fails(
         &[

@@ -395,8 +395,14 @@ pub fn read_pairwise<E: From<Error>>(
                 .into());
             }
             let m = read_square(path, load, &check_size)?;
-            let d =
-                Distances::from_matrix(&m).map_err(|e| e.context(in_input("distances", path)))?;
+            let d = if m.rows != m.cols && (m.rows == 1 || m.cols == 1) {
+                // SciPy's condensed vector: the upper triangle, row by row.
+                check_size(crate::models::condensed_points(m.data.len())?)?;
+                Distances::from_condensed_vector(&m.data)
+            } else {
+                Distances::from_matrix(&m)
+            };
+            let d = d.map_err(|e| e.context(in_input("distances", path)))?;
             return Ok(NamedWeights {
                 data: Pairwise::Distances(d),
                 names: None,

@@ -22,6 +22,7 @@
 
 use std::path::Path;
 
+use crate::constraints::ConstrainedEnergy;
 use crate::ddt::Triplet;
 use crate::engines::{SparseSource, SparseSpec, sparse_bytes};
 use crate::error::{Error, Result};
@@ -29,8 +30,8 @@ use crate::ginkgo::{Ginkgo, Jet, JetsFile, LeafOrdering};
 use crate::input::{Input, NamedWeights, Naming, ginkgo_variant};
 use crate::models::{CostModel, ModelName};
 use crate::plan::{Budget, Estimate, Task};
-use crate::posterior::{Need, Posterior};
-use crate::{Options, ProgressFn, Workload};
+use crate::posterior::{Need, PartitionPosterior, Posterior};
+use crate::{CorrelationClustering, Options, ProgressFn, Workload};
 
 /// Runs whose estimate is longer than this many seconds are announced by
 /// the door (the sentence [`Job::check`] returns).
@@ -401,5 +402,158 @@ impl Job<'_> {
     pub fn duration(&self) -> Option<std::time::Duration> {
         self.time_limit
             .and_then(|t| std::time::Duration::try_from_secs_f64(t).ok())
+    }
+}
+
+/// The partitions a flat run is over.
+#[derive(Clone, Copy, Debug)]
+pub enum FlatFamily<'a> {
+    /// Every partition: the full flat trellis (`O(3^N)`), restricted by the
+    /// run's must-links and cannot-links.
+    All,
+    /// The partitions that cut one hierarchy (linear time): this tree (a
+    /// nested JSON list of indices, or Newick over the points' names), or by
+    /// default the average-linkage tree of `max(w) - w`.
+    TreeCuts(Option<&'a str>),
+    /// The partitions made of the clusters listed in this file (one cluster
+    /// per line), a family closed under recursive complement.
+    Clusters(&'a Path),
+}
+
+/// A flat run: the family of partitions, the links, the memory limit.
+#[derive(Clone, Copy, Debug)]
+pub struct FlatJob<'a> {
+    /// The partitions the posterior is over.
+    pub family: FlatFamily<'a>,
+    /// Pairs (`a b` per line, point names or indices) that must share a
+    /// cluster; the full flat trellis only.
+    pub must_link: Option<&'a Path>,
+    /// Pairs that must be in different clusters.
+    pub cannot_link: Option<&'a Path>,
+    /// The person's memory limit in bytes (`None`: the memory available).
+    pub memory_limit: Option<u64>,
+    /// How messages spell the inputs.
+    pub naming: Naming,
+}
+
+/// A flat posterior with what its output needs: the energy (each sample's
+/// log-energy) and the points' names.
+pub struct FlatRun {
+    /// The posterior over the family.
+    pub post: PartitionPosterior,
+    /// The correlation-clustering energy at the run's β.
+    pub energy: CorrelationClustering,
+    /// The points' names, when the input names them.
+    pub names: Option<Vec<String>>,
+}
+
+impl FlatRun {
+    /// How point `i` is shown: its name, or its index.
+    pub fn label(&self, i: usize) -> String {
+        crate::report::label(self.names.as_deref(), i)
+    }
+}
+
+impl FlatJob<'_> {
+    /// The must-links and cannot-links over `n` points (their names, or
+    /// indices without names); empty without link files.
+    ///
+    /// # Errors
+    ///
+    /// An unreadable file, a bad line or an unknown point.
+    #[allow(clippy::type_complexity)]
+    pub fn links(
+        &self,
+        names: Option<&[String]>,
+        n: usize,
+    ) -> Result<(Vec<(usize, usize)>, Vec<(usize, usize)>)> {
+        let indices: Vec<String>;
+        let names = match names {
+            Some(names) => names,
+            None => {
+                indices = (0..n).map(|i| i.to_string()).collect();
+                &indices
+            }
+        };
+        let read = |path: Option<&Path>, key: &str| -> Result<Vec<(usize, usize)>> {
+            let Some(path) = path else {
+                return Ok(Vec::new());
+            };
+            let text = crate::input::read_text(path, self.memory_limit, self.naming)?;
+            crate::io::parse_pairs(&text, names)
+                .map_err(|e| e.context(format!("in {} {}", self.naming.name(key), path.display())))
+        };
+        Ok((
+            read(self.must_link, "must-link")?,
+            read(self.cannot_link, "cannot-link")?,
+        ))
+    }
+
+    /// The posterior of correlation clustering at `beta` over the family,
+    /// computing what `need` says on the full flat trellis (everything on a
+    /// family); `progress` sees the full trellis's pass. The links are read
+    /// and checked (a contradiction is refused) before the pass starts.
+    ///
+    /// # Errors
+    ///
+    /// Links with a sparse family or that contradict each other, the
+    /// energy's (a bad β or weights), the family's file or tree, and those
+    /// of the pass (memory).
+    pub fn posterior(
+        &self,
+        weights: NamedWeights,
+        beta: f64,
+        need: Need,
+        progress: Option<ProgressFn<'_>>,
+    ) -> Result<FlatRun> {
+        let names = weights.names().map(<[String]>::to_vec);
+        let w = weights.into_weights();
+        let energy = CorrelationClustering::new(&w, beta)?;
+        let linked = self.must_link.is_some() || self.cannot_link.is_some();
+        let post = match self.family {
+            FlatFamily::All => {
+                let (must, cannot) = self.links(names.as_deref(), w.n())?;
+                if linked {
+                    let what = format!(
+                        "{}, {} (points by 0-based index)",
+                        self.naming.name("must-link"),
+                        self.naming.name("cannot-link")
+                    );
+                    ConstrainedEnergy::new(&energy, &must, &cannot).map_err(|e| e.context(what))?;
+                }
+                let options = Options {
+                    memory_limit: self.memory_limit,
+                    progress,
+                    ..Options::default()
+                };
+                crate::engines::flat_dense(energy.clone(), &must, &cannot, need, &options)?
+            }
+            _ if linked => {
+                return Err(Error::input(format!(
+                    "{} and {} run on the full flat trellis, not with {}",
+                    self.naming.name("must-link"),
+                    self.naming.name("cannot-link"),
+                    self.naming.name("sparse")
+                )));
+            }
+            FlatFamily::TreeCuts(text) => {
+                let tree = text
+                    .map(|t| crate::read_tree(t, names.as_deref()))
+                    .transpose()?;
+                crate::engines::flat_tree_cuts(&energy, &w, tree.as_ref())?
+            }
+            FlatFamily::Clusters(path) => {
+                let key = self.naming.name("clusters");
+                let text = crate::input::read_text(path, self.memory_limit, self.naming)
+                    .map_err(|e| e.context(key.clone()))?;
+                crate::engines::flat_clusters(&text, &energy)
+                    .map_err(|e| e.context(format!("in {key} {}", path.display())))?
+            }
+        };
+        Ok(FlatRun {
+            post,
+            energy,
+            names,
+        })
     }
 }

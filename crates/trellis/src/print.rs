@@ -1,0 +1,250 @@
+//! Results as people and other tools read them, the same at every door:
+//! trees as rooted Newick (the points' names, branch lengths, support
+//! values) or SciPy linkage matrices (JSON rows or CSV), a scored tree's
+//! readable summary with each split's cost, and cluster lists, partitions
+//! and probability matrices labelled by the points' names. The JSON of a
+//! result is its type in [`crate::report`].
+//!
+//! # Heights
+//!
+//! A tree gets merge heights from a [`Dendrogram`]: by cost (the cumulative
+//! cost of each subtree under the model, made monotone; the Ginkgo
+//! likelihood's split costs for jets) or by rank (1 + the larger child's
+//! rank, leaves 0). Costs of the weight models do not depend on β, so they
+//! are computed at β = 1.
+//!
+//! Cost: linear in the tree's size (a split's cost is the model's summary
+//! of its two children, `O(n)` each for the pair models).
+
+use crate::Result;
+use crate::ginkgo::{Ginkgo, Jet, Variant};
+use crate::input::{NamedWeights, Pairwise};
+use crate::models::{CostModel, ModelName};
+use crate::report::{ClusterJson, TreeJson};
+use crate::{Dendrogram, Mask, Newick, Search, Tree};
+
+/// How merge heights are chosen (module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Heights {
+    /// The cumulative cost of each subtree, made monotone.
+    Cost,
+    /// 1 + the larger child's rank (leaves 0).
+    Rank,
+}
+
+/// How a tree is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TreeFormat {
+    /// Rooted Newick (`[&R] ...;`) with branch lengths.
+    Newick,
+    /// The SciPy linkage matrix as one JSON array of rows.
+    Linkage,
+    /// The linkage matrix as CSV rows `a,b,height,size`.
+    LinkageCsv,
+}
+
+/// The dendrogram of a tree under a model.
+///
+/// # Errors
+///
+/// A tree that does not fit the model (see [`Dendrogram::by_cost`]).
+pub fn dendrogram<M: Search + ?Sized>(
+    model: &M,
+    tree: Tree,
+    heights: Heights,
+) -> Result<Dendrogram> {
+    match heights {
+        Heights::Cost => Dendrogram::by_cost(model, tree),
+        Heights::Rank => Ok(Dendrogram::by_rank(tree)),
+    }
+}
+
+/// The dendrogram of a tree over pairwise data under the cost model
+/// `model` (at β = 1: costs do not depend on β).
+///
+/// # Errors
+///
+/// The model's (data it refuses) and [`dendrogram`]'s.
+pub fn weights_dendrogram(
+    model: ModelName,
+    data: &Pairwise,
+    tree: Tree,
+    heights: Heights,
+) -> Result<Dendrogram> {
+    if heights == Heights::Rank {
+        return Ok(Dendrogram::by_rank(tree));
+    }
+    let model = CostModel::build(model, data.view(), 1.0)?;
+    crate::with_cost_model!(model, |m| dendrogram(&m, tree, heights))
+}
+
+/// The linkage matrix of a jet's tree under the Ginkgo likelihood.
+///
+/// # Errors
+///
+/// A tree that is not over the jet's leaves.
+pub fn jet_linkage(
+    jet: &Jet,
+    variant: Variant,
+    tree: &Tree,
+    heights: Heights,
+) -> Result<Vec<[f64; 4]>> {
+    dendrogram(&Ginkgo::new(jet, variant), tree.clone(), heights)?.linkage()
+}
+
+/// A dendrogram written as `format`, with the points' names (Newick leaves)
+/// and optionally each internal node's support value (Newick labels).
+///
+/// # Errors
+///
+/// Support values that do not fit the tree.
+pub fn tree_text(
+    d: &Dendrogram,
+    names: Option<&[String]>,
+    support: Option<&[f64]>,
+    format: TreeFormat,
+) -> Result<String> {
+    match format {
+        TreeFormat::Newick => Ok(d.to_newick(&Newick {
+            names,
+            support,
+            ..Newick::default()
+        })? + "\n"),
+        TreeFormat::Linkage => linkage_json(&d.linkage()?),
+        TreeFormat::LinkageCsv => Ok(csv_rows(&d.linkage()?)),
+    }
+}
+
+/// A linkage matrix as one JSON array of rows and a newline.
+///
+/// # Errors
+///
+/// None in practice (serialising numbers).
+pub fn linkage_json(rows: &[[f64; 4]]) -> Result<String> {
+    Ok(crate::report::to_json(&rows)? + "\n")
+}
+
+/// CSV rows `a,b,height,size` (ids and sizes as integers).
+pub fn csv_rows(rows: &[[f64; 4]]) -> String {
+    rows.iter()
+        .map(|r| format!("{},{},{},{}\n", r[0], r[1], r[2], r[3]))
+        .collect()
+}
+
+/// A tree over pairwise data scored under the cost model `model` at `beta`:
+/// its cost (independent of β) and `log_potential = -β · cost`.
+///
+/// # Errors
+///
+/// The model's (a β whose product with the cost overflows is refused by the
+/// model at that β) and a tree that does not fit the points.
+pub fn scored(model: ModelName, data: &Pairwise, beta: f64, tree: Tree) -> Result<TreeJson> {
+    let built = CostModel::build(model, data.view(), beta)?;
+    let cost = crate::with_cost_model!(built, |m| crate::tree_cost(&m, &tree))?;
+    Ok(TreeJson {
+        n: data.n(),
+        log_potential: crate::report::clean(-beta * cost),
+        cost: Some(cost),
+        tree,
+    })
+}
+
+/// The cost of the split of `l ∪ r` into `l` and `r` under a model.
+pub fn split_cost<M: Search + ?Sized>(model: &M, l: &Tree, r: &Tree) -> f64 {
+    let node = Tree::node(l.clone(), r.clone());
+    let cost = |t: &Tree| crate::tree_cost(model, t).unwrap_or(f64::NAN);
+    cost(&node) - cost(l) - cost(r)
+}
+
+/// The readable summary of a scored tree over named weights: a title line
+/// (`{title} of n points (model): cost .., log potential .. at beta ..`),
+/// then the tree drawn with each split's cost and the points' names.
+///
+/// # Errors
+///
+/// The model's (see [`scored`]).
+pub fn tree_summary(
+    model: ModelName,
+    weights: &NamedWeights,
+    scored: &TreeJson,
+    title: &str,
+    beta: f64,
+) -> Result<String> {
+    let mut s = format!(
+        "{title} of {} points ({model} model): cost {:.6}, log potential {:.6} at beta {beta}\n",
+        scored.n,
+        scored.cost.unwrap_or(f64::NAN),
+        scored.log_potential,
+    );
+    let built = CostModel::build(model, weights.view(), 1.0)?;
+    crate::with_cost_model!(built, |m| {
+        s += &scored.tree.draw(&|i| weights.label(i), &|l, r| {
+            Some(format!("cost {:.4}", split_cost(&m, l, r)))
+        })
+    });
+    Ok(s)
+}
+
+/// `{a, b, c}` for the points of a cluster, point `i` shown as `label(i)`.
+pub fn members(cluster: Mask, label: &dyn Fn(usize) -> String) -> String {
+    let names: Vec<String> = crate::members(cluster).map(label).collect();
+    format!("{{{}}}", names.join(", "))
+}
+
+/// A partition shown as `{a, b} {c}`, point `i` as `label(i)`.
+pub fn partition(p: &[Vec<usize>], label: &dyn Fn(usize) -> String) -> String {
+    p.iter()
+        .map(|c| {
+            let names: Vec<String> = c.iter().map(|&i| label(i)).collect();
+            format!("{{{}}}", names.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A matrix of probabilities, one row per line.
+pub fn matrix(rows: &[Vec<f64>]) -> String {
+    rows.iter()
+        .map(|r| {
+            r.iter()
+                .map(|p| format!("{p:5.3}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+                + "\n"
+        })
+        .collect()
+}
+
+/// The first `top` clusters with their marginals, one per line, point `i`
+/// shown as `label(i)`.
+pub fn clusters(clusters: &[ClusterJson], top: usize, label: &dyn Fn(usize) -> String) -> String {
+    clusters
+        .iter()
+        .take(top)
+        .map(|c| {
+            let names: Vec<String> = c.members.iter().map(|&i| label(i)).collect();
+            format!("  {:.6}  {{{}}}\n", c.p, names.join(", "))
+        })
+        .collect()
+}
+
+/// The readable list of the `top` most probable clusters after a line
+/// counting them (`{k}{of} have p > 0`, and `p >= min_p` when it is set).
+pub fn cluster_list(
+    listed: &[ClusterJson],
+    of: &str,
+    min_p: f64,
+    top: usize,
+    label: &dyn Fn(usize) -> String,
+) -> String {
+    let at_least = if min_p > 0.0 {
+        format!(" and p >= {min_p}")
+    } else {
+        String::new()
+    };
+    let k = listed.len();
+    format!(
+        "{k}{of} have p > 0{at_least}; the {} most probable:\n",
+        top.min(k)
+    ) + &clusters(listed, top, label)
+}
