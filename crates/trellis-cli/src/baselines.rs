@@ -7,20 +7,20 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{ArgGroup, Args, ValueEnum};
-use trellis::baselines::{self as agglomerative, Linkage};
-use trellis::ginkgo::{Ginkgo, Jet};
+use trellis::baselines::{self as agglomerative, Linkage, Method};
+use trellis::ginkgo::Jet;
 use trellis::io::Table;
-use trellis::{Dendrogram, Model, Search, Tree};
+use trellis::{Dendrogram, Tree};
 
 use crate::batch::per_jet;
-use crate::commands::{TreeJson, WithLinkage, check_jets_outputs, to_json, weights_tree_output};
+use crate::commands::{check_jets_outputs, to_json, weights_tree_output};
 use crate::input::Pairwise;
 use crate::input::{
     Input, NamedWeights, check_beta_and_memory, gib, ginkgo_variant, load_checked, memory_limit,
     read_input, read_points, similarity_weights,
 };
 use crate::trees::{DendrogramArgs, HeightsKind};
-use crate::{DataArgs, ModelArgs, ModelName, with_cost_model};
+use crate::{DataArgs, ModelArgs, ModelName};
 use trellis::models::InputKind;
 use trellis::print::{self, Heights};
 
@@ -160,115 +160,52 @@ impl LinkageArgs {
     }
 }
 
-/// The tree of a jets-file baseline, scored under the jet model.
-fn jet_tree_json(jet: &Jet, model: &Ginkgo, tree: Tree) -> Result<TreeJson> {
-    Ok(TreeJson {
-        n: jet.len(),
-        log_potential: trellis::tree_log_potential(model, &tree)?,
-        cost: None,
-        tree,
-    })
-}
-
-/// The problem a baseline runs on.
-#[derive(Clone, Copy)]
-enum Problem<'a> {
-    Weights(&'a Pairwise),
-    Jet(&'a Jet),
-}
-
-/// A search of a baseline over any model (greedy and beam search), or over
-/// the distances of the problem (linkage).
-trait Baseline: Sync {
-    /// The tree of the search on `model` of `problem`.
-    fn search<M: Model>(&self, model: &M, problem: Problem<'_>) -> Result<Tree>;
-
-    /// The tree with its merge heights (`--heights`, default by cost).
-    fn dendrogram<M: Search>(
-        &self,
-        model: &M,
-        _: Problem<'_>,
-        tree: Tree,
-        heights: Option<Heights>,
-    ) -> Result<Dendrogram> {
-        Ok(print::dendrogram(
-            model,
-            tree,
-            heights.unwrap_or(Heights::Cost),
-        )?)
-    }
-}
-
-/// Runs a baseline on the input of `args` and prints its tree like `map`.
-/// `work(n)` estimates the cost of one search over `n` points (progress bar);
-/// `memory(n)` the bytes it holds, checked before anything runs (with one
-/// search per thread for a jets file).
+/// Runs a baseline on the input of `args` and prints its tree like `map`;
+/// what it holds (with one search per thread for a jets file) is checked
+/// before anything runs.
 fn run(
     args: &ModelArgs,
     output: &TreeOutput,
     progress: bool,
-    work: impl Fn(usize) -> u64 + Sync,
-    memory: impl Fn(usize) -> u128,
     title: &str,
-    baseline: &impl Baseline,
+    method: Method,
 ) -> Result<String> {
+    let what = |n: usize| format!("{} over {n} points", title.to_lowercase());
     // The memory of a weight matrix and of the search over it is checked
     // before the weights are built.
     let check_points = |n: usize| {
-        trellis::plan::check_bytes(
-            &format!("{} over {n} points", title.to_lowercase()),
-            memory(n).saturating_add(trellis::plan::weights_bytes(n)),
+        let needed = method
+            .memory(n)
+            .saturating_add(trellis::plan::weights_bytes(n));
+        Ok(trellis::plan::check_bytes(
+            &what(n),
+            needed,
             memory_limit(args),
-        )
-        .map_err(anyhow::Error::from)
+        )?)
     };
     check_jets_outputs(args, &output.dendrogram, output.newick)?;
     let input = load_checked(args, None, &check_points)?;
     let (n, parallel) = match &input {
-        Input::Jets(file) => (
-            file.jets.iter().map(|j| j.len()).max().unwrap_or(0),
-            rayon::current_num_threads(),
-        ),
+        Input::Jets(file) => {
+            let n = file.jets.iter().map(|j| j.len()).max().unwrap_or(0);
+            (n, rayon::current_num_threads())
+        }
         Input::Weights(w) => (w.n(), 1),
     };
-    trellis::plan::check_bytes(
-        &format!("{} over {n} points", title.to_lowercase()),
-        memory(n).saturating_mul(parallel as u128),
-        memory_limit(args),
-    )?;
+    let needed = method.memory(n).saturating_mul(parallel as u128);
+    trellis::plan::check_bytes(&what(n), needed, memory_limit(args))?;
     match input {
         Input::Jets(file) => {
             let variant = ginkgo_variant(args.model).expect("a jet model");
-            per_jet(
-                &file,
-                progress,
-                |jet| work(jet.len()),
-                |_, jet| {
-                    let model = Ginkgo::new(jet, variant);
-                    let tree = baseline.search(&model, Problem::Jet(jet))?;
-                    let linkage = if output.dendrogram.any() {
-                        let d = baseline.dendrogram(
-                            &model,
-                            Problem::Jet(jet),
-                            tree.clone(),
-                            output.dendrogram.chosen_heights(),
-                        )?;
-                        Some(d.linkage()?)
-                    } else {
-                        None
-                    };
-                    Ok(WithLinkage {
-                        result: jet_tree_json(jet, &model, tree)?,
-                        linkage,
-                    })
-                },
-            )
+            let flags = &output.dendrogram;
+            let linkage = flags.any().then(|| flags.chosen_heights());
+            let work = |jet: &Jet| method.work(jet.len());
+            per_jet(&file, progress, work, |_, jet| {
+                Ok(method.jet_tree(jet, variant, linkage)?)
+            })
         }
         Input::Weights(weights) => {
-            // Search at beta = 1 (the choices do not depend on beta > 0), report -beta * cost.
-            let problem = Problem::Weights(&weights);
-            let tree = with_cost_model!(args.model, &weights, 1.0, |m| baseline
-                .search(&m, problem)?);
+            let tree = method.pairwise_tree(args.model, &weights)?;
             weights_tree_output(
                 args,
                 &weights,
@@ -282,54 +219,15 @@ fn run(
     }
 }
 
-/// Pair evaluations of an `O(n³)` search.
-fn cubic(n: usize) -> u64 {
-    (n as u64).pow(3)
-}
-
-struct Greedy;
-
-impl Baseline for Greedy {
-    fn search<M: Model>(&self, model: &M, _: Problem<'_>) -> Result<Tree> {
-        Ok(agglomerative::greedy(model)?.tree)
-    }
-}
-
 pub fn greedy(a: &GreedyArgs, progress: bool) -> Result<String> {
     crate::input::refuse_time_limit(&a.model, "greedy")?;
     run(
         &a.model,
         &a.output,
         progress,
-        cubic,
-        |n| trellis::plan::beam_bytes(n, 1),
         "Greedy hierarchy",
-        &Greedy,
+        Method::Greedy,
     )
-}
-
-/// Beam search at a width (`None`: the A* paper's default) under a memory
-/// limit (`--max-memory`).
-struct Beam(Option<usize>, Option<u64>);
-
-impl Beam {
-    fn width(&self, n: usize) -> usize {
-        self.0
-            .unwrap_or_else(|| agglomerative::default_beam_width(n))
-    }
-}
-
-impl Baseline for Beam {
-    fn search<M: Model>(&self, model: &M, _: Problem<'_>) -> Result<Tree> {
-        let width = self.width(model.num_points());
-        let options = trellis::Options {
-            memory_limit: self.1,
-            ..Default::default()
-        };
-        Ok(agglomerative::beam_search_with(model, width, &options)?
-            .swap_remove(0)
-            .tree)
-    }
 }
 
 pub fn beam(a: &BeamArgs, progress: bool) -> Result<String> {
@@ -337,50 +235,17 @@ pub fn beam(a: &BeamArgs, progress: bool) -> Result<String> {
     if a.width == Some(0) {
         anyhow::bail!("--width must be at least 1");
     }
-    let beam = Beam(a.width, memory_limit(&a.model));
+    let method = Method::Beam {
+        width: a.width,
+        memory_limit: memory_limit(&a.model),
+    };
     run(
         &a.model,
         &a.output,
         progress,
-        |n| (beam.width(n) as u64).saturating_mul(cubic(n)),
-        |n| trellis::plan::beam_bytes(n, beam.width(n)),
         "Beam-search hierarchy",
-        &beam,
+        method,
     )
-}
-
-/// Linkage on the distances of the problem: `max(w) - w` for weights, the
-/// angles between leaves for jets.
-struct ClassicLinkage(Linkage);
-
-impl Baseline for ClassicLinkage {
-    fn search<M: Model>(&self, _: &M, problem: Problem<'_>) -> Result<Tree> {
-        Ok(match problem {
-            Problem::Weights(w) => agglomerative::linkage(&w.linkage_distances(), w.n(), self.0)?,
-            Problem::Jet(jet) => agglomerative::linkage(&jet.angle_distances(), jet.len(), self.0)?,
-        })
-    }
-
-    /// By default the merge distances.
-    fn dendrogram<M: Search>(
-        &self,
-        model: &M,
-        problem: Problem<'_>,
-        tree: Tree,
-        heights: Option<Heights>,
-    ) -> Result<Dendrogram> {
-        if let Some(h) = heights {
-            return Ok(print::dendrogram(model, tree, h)?);
-        }
-        Ok(match problem {
-            Problem::Weights(w) => {
-                agglomerative::linkage_dendrogram(&w.linkage_distances(), w.n(), self.0)?
-            }
-            Problem::Jet(jet) => {
-                agglomerative::linkage_dendrogram(&jet.angle_distances(), jet.len(), self.0)?
-            }
-        })
-    }
 }
 
 pub fn linkage(a: &LinkageArgs, progress: bool) -> Result<String> {
@@ -404,10 +269,8 @@ pub fn linkage(a: &LinkageArgs, progress: bool) -> Result<String> {
             &a.model_args(model),
             &a.output,
             progress,
-            cubic,
-            |n| 8 * (n as u128) * (n as u128),
             &title,
-            &ClassicLinkage(method),
+            Method::Linkage(method),
         );
     }
     linkage_on_matrix(a, method, &title)

@@ -7,12 +7,14 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::{ArgGroup, Args, Subcommand, ValueEnum};
 use serde::Serialize;
 use trellis::flat::{Partition, perturb_and_map};
-use trellis::posterior::{Need, PartitionPosterior};
-use trellis::{CorrelationClustering, Summarize, Workload};
+use trellis::input::Naming;
+use trellis::job::{FlatFamily, FlatJob, FlatRun};
+use trellis::posterior::Need;
+use trellis::{ProgressFn, Workload};
 
 use crate::DataArgs;
 use crate::commands::to_json;
@@ -119,7 +121,7 @@ pub struct FlatModelArgs {
 
 /// A family of clusters for a sparse flat trellis.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FlatFamily {
+pub enum Family {
     /// The partitions that cut one hierarchy into some of its nodes (linear time): the
     /// hierarchy of --tree, or by default the average-linkage tree of the weights.
     Tree,
@@ -136,7 +138,7 @@ pub struct FlatSparseArgs {
     /// "sparsity" (that number over Bell(N); 0 where it underflows, beyond about 200
     /// points) and "log10_sparsity" (its log10, finite at any size).
     #[arg(long, value_enum)]
-    sparse: Option<FlatFamily>,
+    sparse: Option<Family>,
     /// With --sparse tree: the hierarchy over all points, a nested JSON list of indices
     /// or Newick (leaf labels are the points' names when they have names, else indices)
     /// [default: average linkage on max(w) - w].
@@ -246,91 +248,36 @@ fn weights(a: &FlatModelArgs, dense: Option<Workload>) -> Result<NamedWeights> {
     )
 }
 
-/// The options of a flat trellis pass over `n` points: the memory limit of
-/// `a` and a progress bar of its `(3^n - 1)/2` terms.
-fn with_bar<T>(
-    a: &FlatModelArgs,
-    n: usize,
-    progress: bool,
-    f: impl FnOnce(&trellis::Options<'_>) -> trellis::Result<T>,
-) -> Result<T> {
-    let bar = Bar::new(progress, (3u64.pow(n.min(40) as u32) - 1) / 2);
-    let callback = bar.callback();
-    Ok(f(&options(gib(a.max_memory), callback.as_ref()))?)
+/// A progress bar of the `(3^n - 1)/2` terms of a flat trellis pass.
+fn bar(n: usize, progress: bool) -> Bar {
+    Bar::new(progress, (3u64.pow(n.min(40) as u32) - 1) / 2)
 }
 
-/// A flat inference with what its output needs: the model (for each
-/// sample's log-energy) and the points' names.
-struct FlatRun {
-    post: PartitionPosterior,
-    energy: CorrelationClustering,
-    names: Option<Vec<String>>,
-}
-
-impl FlatRun {
-    /// How point `i` is shown: its name, or its index.
-    fn label(&self, i: usize) -> String {
-        trellis::report::label(self.names.as_deref(), i)
-    }
-
-    /// Hands `k` samples from `seed` to `each` as they are drawn; the first
-    /// error of `each` (a failed write) stops the stream and is returned.
-    fn each_sample(
-        &self,
-        k: usize,
-        seed: u64,
-        each: &mut dyn FnMut(Partition) -> Result<()>,
-    ) -> Result<()> {
-        output::until_error(|sink| self.post.each_sample(k, seed, sink), each)
+/// The library's description of the flat run of `a` over `family`.
+fn job<'a>(a: &'a FlatModelArgs, family: FlatFamily<'a>) -> FlatJob<'a> {
+    FlatJob {
+        beta: a.beta,
+        family,
+        must_link: a.must_link.as_deref(),
+        cannot_link: a.cannot_link.as_deref(),
+        memory_limit: gib(a.max_memory),
+        naming: Naming::Flags,
     }
 }
 
-/// `--must-link` and `--cannot-link` over `n` points (their names, or
-/// indices without names); `None` when neither is given.
-#[allow(clippy::type_complexity)]
-fn links(
-    a: &FlatModelArgs,
-    names: Option<&[String]>,
-    n: usize,
-) -> Result<Option<(Vec<(usize, usize)>, Vec<(usize, usize)>)>> {
-    if a.must_link.is_none() && a.cannot_link.is_none() {
-        return Ok(None);
-    }
-    let indices: Vec<String> = (0..n).map(|i| i.to_string()).collect();
-    let names = names.unwrap_or(&indices);
-    let read = |path: &Option<PathBuf>, flag: &str| -> Result<Vec<(usize, usize)>> {
-        let Some(path) = path else {
-            return Ok(Vec::new());
-        };
-        let text = crate::input::read_text(path, gib(a.max_memory))?;
-        trellis::io::parse_pairs(&text, names)
-            .with_context(|| format!("in {flag} {}", path.display()))
-    };
-    Ok(Some((
-        read(&a.must_link, "--must-link")?,
-        read(&a.cannot_link, "--cannot-link")?,
-    )))
-}
-
-/// The flat trellis of `energy` over every partition, computing what `need`
-/// says, restricted by `--must-link` and `--cannot-link` when given.
+/// The flat trellis over every partition of the weights of `a` (restricted
+/// by the links) at `beta`, computing what `need` says.
 fn dense(
     a: &FlatModelArgs,
-    names: Option<&[String]>,
-    energy: CorrelationClustering,
+    named: NamedWeights,
+    beta: f64,
     progress: bool,
     need: Need,
-) -> Result<PartitionPosterior> {
-    let n = energy.num_points();
-    let (must, cannot) = links(a, names, n)?.unwrap_or_default();
-    // The links are checked (a contradiction is refused) before the bar.
-    if !(must.is_empty() && cannot.is_empty()) {
-        trellis::constraints::ConstrainedEnergy::new(&energy, &must, &cannot)
-            .context("--must-link, --cannot-link (points by 0-based index)")?;
-    }
-    with_bar(a, n, progress, |o| {
-        trellis::engines::flat_dense(energy, &must, &cannot, need, o)
-    })
+) -> Result<FlatRun> {
+    let bar = bar(named.n(), progress);
+    let callback = bar.callback();
+    let progress = callback.as_ref().map(|f| f as ProgressFn<'_>);
+    Ok(job(a, FlatFamily::All).posterior(named, beta, need, progress)?)
 }
 
 /// Runs the inference asked for by `a` and `sparse` at `beta`: over all
@@ -344,51 +291,20 @@ fn infer(
     need: Need,
 ) -> Result<FlatRun> {
     let named = weights(a, sparse.sparse.is_none().then_some(Workload::FlatInside))?;
-    let names = named.names().map(<[String]>::to_vec);
-    let w = named.into_weights();
-    if beta != a.beta {
-        // The MAP searched at beta = 1 is reported at --beta: check that
-        // --beta is in the model's range too.
-        CorrelationClustering::new(&w, a.beta)?;
-    }
-    let energy = CorrelationClustering::new(&w, beta)?;
-    if sparse.sparse.is_some() && (a.must_link.is_some() || a.cannot_link.is_some()) {
-        bail!("--must-link and --cannot-link run on the full flat trellis, not with --sparse");
-    }
-    let post = match sparse.sparse {
-        None => {
-            if sparse.tree.is_some() || sparse.clusters.is_some() {
-                bail!("--tree and --clusters choose the family of --sparse");
-            }
-            dense(a, names.as_deref(), energy.clone(), progress, need)?
+    let family = match (sparse.sparse, &sparse.tree, &sparse.clusters) {
+        (None, None, None) => return dense(a, named, beta, progress, need),
+        (None, _, _) => bail!("--tree and --clusters choose the family of --sparse"),
+        (Some(Family::Tree), _, Some(_)) => {
+            bail!("--clusters goes with --sparse clusters, not --sparse tree")
         }
-        Some(FlatFamily::Tree) => {
-            if sparse.clusters.is_some() {
-                bail!("--clusters goes with --sparse clusters, not --sparse tree");
-            }
-            let tree = match &sparse.tree {
-                Some(text) => Some(trellis::read_tree(text, names.as_deref())?),
-                None => None,
-            };
-            trellis::engines::flat_tree_cuts(&energy, &w, tree.as_ref())?
+        (Some(Family::Tree), tree, None) => FlatFamily::TreeCuts(tree.as_deref()),
+        (Some(Family::Clusters), Some(_), _) => {
+            bail!("--tree goes with --sparse tree, not --sparse clusters")
         }
-        Some(FlatFamily::Clusters) => {
-            if sparse.tree.is_some() {
-                bail!("--tree goes with --sparse tree, not --sparse clusters");
-            }
-            let Some(path) = &sparse.clusters else {
-                bail!("--sparse clusters needs --clusters FILE");
-            };
-            let text = crate::input::read_text(path, gib(a.max_memory)).context("--clusters")?;
-            let context = || format!("in --clusters {}", path.display());
-            trellis::engines::flat_clusters(&text, &energy).with_context(context)?
-        }
+        (Some(Family::Clusters), None, None) => bail!("--sparse clusters needs --clusters FILE"),
+        (Some(Family::Clusters), None, Some(path)) => FlatFamily::Clusters(path),
     };
-    Ok(FlatRun {
-        post,
-        energy,
-        names,
-    })
+    Ok(job(a, family).posterior(named, beta, need, None)?)
 }
 
 /// A flat JSON result with the family's counts and the points' names.
@@ -411,6 +327,17 @@ fn family_line(f: &FlatRun) -> String {
 
 fn partition_text(p: &Partition, f: &FlatRun) -> String {
     trellis::print::partition(p, &|i| f.label(i))
+}
+
+/// Hands `k` samples from `seed` to `each` as they are drawn; the first
+/// error of `each` (a failed write) stops the stream and is returned.
+fn each_sample(
+    f: &FlatRun,
+    k: usize,
+    seed: u64,
+    each: &mut dyn FnMut(Partition) -> Result<()>,
+) -> Result<()> {
+    output::until_error(|sink| f.post.each_sample(k, seed, sink), each)
 }
 
 pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<String> {
@@ -455,9 +382,7 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
         }
         FlatCommand::Marginals(a) => {
             let named = weights(&a.model, Some(Workload::FlatMarginals))?;
-            let names = named.names().map(<[String]>::to_vec);
-            let w = named.into_weights();
-            let n = w.n();
+            let n = named.n();
             if n <= trellis::MAX_POINTS {
                 // The tables, their marginals, and the clusters listed.
                 let needed = trellis::memory_needed(n, Workload::FlatMarginals) as u128;
@@ -467,8 +392,8 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                     gib(a.model.max_memory),
                 )?;
             }
-            let energy = CorrelationClustering::new(&w, a.model.beta)?;
-            let post = dense(&a.model, names.as_deref(), energy, progress, Need::All)?;
+            let f = dense(&a.model, named, a.model.beta, progress, Need::All)?;
+            let (post, names) = (&f.post, &f.names);
             let m = post.marginals()?;
             let clusters: Vec<ClusterJson> = m
                 .clusters(a.min_p)
@@ -504,12 +429,12 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                 // writes them.
                 let tail = with_family(serde_json::json!({}), &f)?;
                 output::stream_samples(out, f.post.n(), &tail, |sample| {
-                    f.each_sample(k, seed, &mut |p| sample(serde_json::to_string(&p)?))
+                    each_sample(&f, k, seed, &mut |p| sample(serde_json::to_string(&p)?))
                 })?;
             } else {
                 put(out, &family_line(&f))?;
                 let log_z = f.post.log_z()?;
-                f.each_sample(k, seed, &mut |p| {
+                each_sample(&f, k, seed, &mut |p| {
                     let line = format!(
                         "{}   log P = {:.6}\n",
                         partition_text(&p, &f),
@@ -574,14 +499,16 @@ fn summary(a: &SummaryArgs, progress: bool) -> Result<String> {
         }
     }
     let named = weights(&a.model, Some(Workload::FlatMarginals))?;
-    let names = named.names().map(<[String]>::to_vec);
-    let w = named.into_weights();
-    let n = w.n();
-    let energy = CorrelationClustering::new(&w, a.model.beta)?;
-    let post = dense(&a.model, names.as_deref(), energy, progress, Need::All)?;
-    let binder = with_bar(&a.model, n, progress, |o| {
-        post.binder_partition(a.cost_split, a.cost_join, o)
-    })?;
+    let n = named.n();
+    let f = dense(&a.model, named, a.model.beta, progress, Need::All)?;
+    let (post, names) = (&f.post, &f.names);
+    let bar = bar(n, progress);
+    let callback = bar.callback();
+    let binder = post.binder_partition(
+        a.cost_split,
+        a.cost_join,
+        &options(gib(a.model.max_memory), callback.as_ref()),
+    )?;
     if a.json {
         let out = serde_json::json!({"n": n, "clusters": binder.clusters, "expected_loss": binder.expected_loss});
         return to_json(&trellis::report::with_family(out, None, names.as_deref()));

@@ -423,6 +423,9 @@ pub enum FlatFamily<'a> {
 /// A flat run: the family of partitions, the links, the memory limit.
 #[derive(Clone, Copy, Debug)]
 pub struct FlatJob<'a> {
+    /// The person's β (the MAP partition, searched at β = 1, is reported
+    /// at it: it must be in the energy's range too).
+    pub beta: f64,
     /// The partitions the posterior is over.
     pub family: FlatFamily<'a>,
     /// Pairs (`a b` per line, point names or indices) that must share a
@@ -508,6 +511,9 @@ impl FlatJob<'_> {
     ) -> Result<FlatRun> {
         let names = weights.names().map(<[String]>::to_vec);
         let w = weights.into_weights();
+        if beta != self.beta {
+            CorrelationClustering::new(&w, self.beta)?;
+        }
         let energy = CorrelationClustering::new(&w, beta)?;
         let linked = self.must_link.is_some() || self.cannot_link.is_some();
         let post = match self.family {

@@ -244,9 +244,11 @@ mod beam;
 #[cfg(test)]
 mod beam_reference;
 mod leaf_order;
+mod method;
 mod scipy;
 
 pub use leaf_order::optimal_leaf_ordering;
+pub use method::{Method, Problem};
 
 pub use beam::{
     LARGE_WIDTH, SMALL_POINTS, beam_memory, beam_search, beam_search_with, compact_beam_width,
