@@ -29,7 +29,7 @@ use crate::{
     InferArgs, LogzArgs, MapArgs, MarginalsArgs, ModelArgs, SampleArgs, ScoreArgs, TripletArgs,
 };
 use trellis::plan::Task;
-use trellis::print::{self, Heights, TreeFormat};
+use trellis::print::{self, Heights, SampleFormat, Samples, TreeFormat};
 pub use trellis::report::{
     InferJson, MapJson, MarginalsJson, TreeJson, WithLinkage, with_sparsity,
 };
@@ -534,78 +534,38 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
             Ok(json!({"n": jet.len(), "samples": samples}))
         },
         |weights, post| {
-            let n = weights.n();
-            if json {
-                // {"n": .., "samples": [..]} and the sparse trellis's counts,
-                // as serde writes them, one sample at a time.
-                let tail = serde_json::to_string(
-                    &weights.with_names(with_sparsity(json!({}), post.sparsity())),
-                )?;
-                output::stream_samples(out, n, &tail, |sample| {
-                    each_sample(post, k, seed, deadline, &mut |t| {
-                        sample(serde_json::to_string(&t)?)
-                    })
-                })?;
-                return Ok(String::new());
-            }
-            if newick {
-                each_sample(post, k, seed, deadline, &mut |t| {
-                    let d = print::weights_dendrogram(args.model, weights, t, heights)?;
-                    put(
-                        out,
-                        &print::tree_text(&d, weights.names(), None, TreeFormat::Newick)?,
-                    )
-                })?;
-                return Ok(String::new());
-            }
-            if flags.any() {
-                // One JSON array of matrices, or CSV matrices separated by an
-                // empty line, one sample at a time.
-                let csv = flags.linkage_csv;
-                if !csv {
-                    put(out, "[")?;
-                }
-                let mut first = true;
-                each_sample(post, k, seed, deadline, &mut |t| {
-                    let rows =
-                        print::weights_dendrogram(args.model, weights, t, heights)?.linkage()?;
-                    let sep = if std::mem::take(&mut first) {
-                        ""
-                    } else if csv {
-                        "\n"
-                    } else {
-                        ","
-                    };
-                    let text = if csv {
-                        print::csv_rows(&rows)
-                    } else {
-                        serde_json::to_string(&rows)?
-                    };
-                    put(out, &format!("{sep}{text}"))
-                })?;
-                if !csv {
-                    put(out, "]\n")?;
-                }
-                return Ok(String::new());
-            }
-            put(
-                out,
-                &format!(
-                    "{k} exact posterior samples over {n} points ({} model, beta {}, seed {seed}):\n{}",
-                    args.model,
-                    args.beta,
-                    note(post)
-                ),
+            let format = match flags.format(newick) {
+                Some(f) => SampleFormat::Tree(f),
+                None if json => SampleFormat::Json,
+                None => SampleFormat::Text,
+            };
+            // {"n": .., "samples": [..]} and the sparse trellis's counts,
+            // as serde writes them.
+            let tail = serde_json::to_string(
+                &weights.with_names(with_sparsity(json!({}), post.sparsity())),
             )?;
-            let log_z = post.log_z()?;
+            let log_z = if format == SampleFormat::Text {
+                put(
+                    out,
+                    &format!(
+                        "{k} exact posterior samples over {} points ({} model, beta {}, seed {seed}):\n{}",
+                        weights.n(),
+                        args.model,
+                        args.beta,
+                        note(post)
+                    ),
+                )?;
+                post.log_z()?
+            } else {
+                0.0
+            };
+            let mut samples =
+                Samples::new(format, args.model, weights, args.beta, heights, log_z, tail);
+            put(out, &samples.head())?;
             each_sample(post, k, seed, deadline, &mut |t| {
-                let log_phi = weights_tree_json(args, weights, t.clone())?.log_potential;
-                let shown = match weights.names() {
-                    Some(_) => weights.newick(&t),
-                    None => t.to_string(),
-                };
-                put(out, &format!("{shown}   log P = {:.6}\n", log_phi - log_z))
+                put(out, &samples.item(t)?)
             })?;
+            put(out, &samples.foot())?;
             Ok(String::new())
         },
     )

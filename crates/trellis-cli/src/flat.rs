@@ -428,9 +428,13 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                 // {"n": .., "samples": [..]} and the family's counts, as serde
                 // writes them.
                 let tail = with_family(serde_json::json!({}), &f)?;
-                output::stream_samples(out, f.post.n(), &tail, |sample| {
-                    each_sample(&f, k, seed, &mut |p| sample(serde_json::to_string(&p)?))
+                put(out, &format!("{{\"n\":{},\"samples\":[", f.post.n()))?;
+                let mut first = true;
+                each_sample(&f, k, seed, &mut |p| {
+                    let sep = if std::mem::take(&mut first) { "" } else { "," };
+                    put(out, &format!("{sep}{}", serde_json::to_string(&p)?))
                 })?;
+                put(out, &trellis::print::json_samples_foot(&tail))?;
             } else {
                 put(out, &family_line(&f))?;
                 let log_z = f.post.log_z()?;

@@ -81,23 +81,3 @@ pub fn until_error<T>(
     })?;
     failed.map_or(Ok(()), Err)
 }
-
-/// Writes `{"n": n, "samples": [..], ..tail}` one sample at a time: `draw`
-/// hands each sample's JSON to the writer it is given; `tail` is a JSON
-/// object whose fields follow the array (as serde writes them).
-pub fn stream_samples(
-    out: &mut dyn Write,
-    n: usize,
-    tail: &str,
-    draw: impl FnOnce(&mut dyn FnMut(String) -> anyhow::Result<()>) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    put(out, &format!("{{\"n\":{n},\"samples\":["))?;
-    let mut first = true;
-    draw(&mut |sample| {
-        let sep = if std::mem::take(&mut first) { "" } else { "," };
-        put(out, &format!("{sep}{sample}"))
-    })?;
-    let rest = tail.trim().trim_start_matches('{').trim_end_matches('}');
-    let sep = if rest.is_empty() { "" } else { "," };
-    put(out, &format!("]{sep}{rest}}}\n"))
-}

@@ -248,3 +248,120 @@ pub fn cluster_list(
         top.min(k)
     ) + &clusters(listed, top, label)
 }
+
+/// How each tree of a stream of samples is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SampleFormat {
+    /// One JSON object `{"n", "samples": [tree, ..], ..}`.
+    Json,
+    /// Newick, one tree per line; linkage matrices as one JSON array of
+    /// matrices, or as CSV matrices separated by an empty line.
+    Tree(TreeFormat),
+    /// Each tree (Newick with names, else nested lists) with its log
+    /// posterior probability, one per line.
+    Text,
+}
+
+/// A stream of sampled trees over named weights, written one at a time:
+/// [`Samples::head`], the text of each tree from [`Samples::item`] (with
+/// its separator), then [`Samples::foot`]; memory does not grow with the
+/// number of samples.
+pub struct Samples<'a> {
+    format: SampleFormat,
+    model: ModelName,
+    weights: &'a NamedWeights,
+    beta: f64,
+    heights: Heights,
+    log_z: f64,
+    tail: String,
+    written: usize,
+}
+
+impl<'a> Samples<'a> {
+    /// A stream of trees under `model` at `beta` (whose log partition
+    /// function is `log_z`, for the text's probabilities) with merge
+    /// `heights`; `tail` is a JSON object whose fields follow the samples
+    /// array in the JSON format (e.g. the points' names).
+    pub fn new(
+        format: SampleFormat,
+        model: ModelName,
+        weights: &'a NamedWeights,
+        beta: f64,
+        heights: Heights,
+        log_z: f64,
+        tail: String,
+    ) -> Samples<'a> {
+        Samples {
+            format,
+            model,
+            weights,
+            beta,
+            heights,
+            log_z,
+            tail,
+            written: 0,
+        }
+    }
+
+    /// What comes before the first tree.
+    pub fn head(&self) -> String {
+        match self.format {
+            SampleFormat::Json => format!("{{\"n\":{},\"samples\":[", self.weights.n()),
+            SampleFormat::Tree(TreeFormat::Linkage) => "[".to_string(),
+            _ => String::new(),
+        }
+    }
+
+    /// The text of the next tree, after its separator.
+    ///
+    /// # Errors
+    ///
+    /// The model's (see [`scored`], [`weights_dendrogram`]).
+    pub fn item(&mut self, tree: Tree) -> Result<String> {
+        let separator = match (self.written, self.format) {
+            (0, _) => "",
+            (_, SampleFormat::Json | SampleFormat::Tree(TreeFormat::Linkage)) => ",",
+            (_, SampleFormat::Tree(TreeFormat::LinkageCsv)) => "\n",
+            _ => "",
+        };
+        self.written += 1;
+        let (model, weights) = (self.model, self.weights);
+        let text = match self.format {
+            SampleFormat::Json => crate::report::to_json(&tree)?.trim_end().to_string(),
+            SampleFormat::Tree(format) => {
+                let d = weights_dendrogram(model, weights, tree, self.heights)?;
+                let text = tree_text(&d, weights.names(), None, format)?;
+                match format {
+                    TreeFormat::Linkage => text.trim_end().to_string(),
+                    _ => text,
+                }
+            }
+            SampleFormat::Text => {
+                let log_phi = scored(model, weights, self.beta, tree.clone())?.log_potential;
+                let shown = match weights.names() {
+                    Some(_) => weights.newick(&tree),
+                    None => tree.to_string(),
+                };
+                format!("{shown}   log P = {:.6}\n", log_phi - self.log_z)
+            }
+        };
+        Ok(format!("{separator}{text}"))
+    }
+
+    /// What comes after the last tree.
+    pub fn foot(&self) -> String {
+        match self.format {
+            SampleFormat::Json => json_samples_foot(&self.tail),
+            SampleFormat::Tree(TreeFormat::Linkage) => "]\n".to_string(),
+            _ => String::new(),
+        }
+    }
+}
+
+/// The end of a JSON object `{"n", "samples": [..], ..tail}` written one
+/// sample at a time: `tail` is a JSON object whose fields follow the array.
+pub fn json_samples_foot(tail: &str) -> String {
+    let rest = tail.trim().trim_start_matches('{').trim_end_matches('}');
+    let sep = if rest.is_empty() { "" } else { "," };
+    format!("]{sep}{rest}}}\n")
+}
