@@ -26,7 +26,7 @@ use crate::progress::{Bar, options};
 use crate::sparse::SparseArgs;
 use crate::trees::DendrogramArgs;
 use crate::{
-    InferArgs, LogzArgs, MapArgs, MarginalsArgs, ModelArgs, SampleArgs, ScoreArgs, TripletArgs,
+    InferArgs, LogzArgs, MapArgs, MarginalsArgs, ModelArgs, RunArgs, SampleArgs, ScoreArgs,
 };
 use trellis::plan::Task;
 use trellis::print::{self, Heights, SampleFormat, Samples, TreeFormat};
@@ -212,9 +212,7 @@ pub(crate) fn note(post: &Posterior) -> String {
 /// problem of `n` points (in addition to the trellis).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run<T: Serialize + Send>(
-    args: &ModelArgs,
-    sparse: &SparseArgs,
-    feedback: &TripletArgs,
+    run: &RunArgs,
     task: Task,
     beta: f64,
     progress: bool,
@@ -223,7 +221,8 @@ pub(crate) fn run<T: Serialize + Send>(
     jet: impl Fn(&Jet, &Posterior, usize) -> Result<T> + Sync,
     weights: impl FnOnce(&NamedWeights, &Posterior) -> Result<String>,
 ) -> Result<String> {
-    let job = job(args, sparse, feedback.triplets.as_deref())?;
+    let args = &run.model;
+    let job = job(args, &run.sparse, run.feedback.triplets.as_deref())?;
     let input = load_checked(
         args,
         job.dense_workload(task),
@@ -265,7 +264,7 @@ pub(crate) fn run<T: Serialize + Send>(
 }
 
 pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
-    let (args, sparse, json, newick) = (&a.model, &a.sparse, a.json, a.newick);
+    let (args, _sparse, json, newick) = (&a.run.model, &a.run.sparse, a.json, a.newick);
     let flags = &a.dendrogram;
     check_jets_outputs(args, flags, newick)?;
     // Support values need the outside pass as well.
@@ -279,9 +278,7 @@ pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
     // Support values are marginals at --beta.
     let beta = if a.support { args.beta } else { 1.0 };
     run(
-        args,
-        sparse,
-        &a.feedback,
+        &a.run,
         task,
         beta,
         progress,
@@ -390,11 +387,9 @@ pub fn score(a: &ScoreArgs) -> Result<String> {
 }
 
 pub fn logz(a: &LogzArgs, progress: bool) -> Result<String> {
-    let (args, sparse, json) = (&a.model, &a.sparse, a.json);
+    let (args, _sparse, json) = (&a.run.model, &a.run.sparse, a.json);
     run(
-        args,
-        sparse,
-        &a.feedback,
+        &a.run,
         Task::LogZ,
         args.beta,
         progress,
@@ -409,7 +404,7 @@ pub fn logz(a: &LogzArgs, progress: bool) -> Result<String> {
                     post.sparsity(),
                 )));
             }
-            let over = match &a.feedback.triplets {
+            let over = match &a.run.feedback.triplets {
                 Some(path) => format!("the hierarchies satisfying {}", path.display()),
                 None => format!(
                     "{} hierarchies",
@@ -446,16 +441,14 @@ fn marginals_json(
 }
 
 pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
-    let (args, sparse, min_p, top, json) = (&a.model, &a.sparse, a.min_p, a.top, a.json);
+    let (args, sparse, min_p, top, json) = (&a.run.model, &a.run.sparse, a.min_p, a.top, a.json);
     // Read once the points' names are known: Newick labels are names then.
     let subtree = std::sync::OnceLock::new();
     if a.subtree.is_some() && sparse.sparse.is_some() {
         bail!("--subtree is not available with --sparse");
     }
     run(
-        args,
-        sparse,
-        &a.feedback,
+        &a.run,
         Task::Marginals,
         args.beta,
         progress,
@@ -496,7 +489,7 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
 }
 
 pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<String> {
-    let (args, sparse, k, seed) = (&a.model, &a.sparse, a.num_samples, a.seed);
+    let (args, _sparse, k, seed) = (&a.run.model, &a.run.sparse, a.num_samples, a.seed);
     let (json, newick, flags) = (a.json, a.newick, &a.dendrogram);
     check_jets_outputs(args, flags, newick)?;
     // A jet's samples are held for its line; a weight matrix's are written
@@ -506,9 +499,7 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
     let deadline =
         crate::input::time_limit(args).and_then(|t| std::time::Instant::now().checked_add(t));
     run(
-        args,
-        sparse,
-        &a.feedback,
+        &a.run,
         Task::Sample,
         args.beta,
         progress,
@@ -584,12 +575,10 @@ fn listed_clusters(sparse: &SparseArgs, n: usize) -> u128 {
 /// `trellis infer`: the inside pass (log Z and the MAP), then the outside
 /// pass (every cluster marginal) of one trellis at `--beta`.
 pub fn infer(a: &InferArgs, progress: bool) -> Result<String> {
-    let (args, sparse, min_p, top) = (&a.model, &a.sparse, a.min_p, a.top);
+    let (args, sparse, min_p, top) = (&a.run.model, &a.run.sparse, a.min_p, a.top);
     check_jets_outputs(args, &DendrogramArgs::default(), a.newick)?;
     run(
-        args,
-        sparse,
-        &a.feedback,
+        &a.run,
         Task::Marginals,
         args.beta,
         progress,

@@ -171,6 +171,18 @@ pub struct ModelArgs {
     pub checkpoint: Option<PathBuf>,
 }
 
+/// What every inference command runs: the model and its input, the engine
+/// (the dense trellis or `--sparse`), and the person's feedback.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub sparse: sparse::SparseArgs,
+    #[command(flatten)]
+    pub feedback: TripletArgs,
+}
+
 /// A person's feedback on a hierarchy, which restricts the exact posterior.
 #[derive(Args, Debug)]
 pub struct TripletArgs {
@@ -244,11 +256,7 @@ enum GinkgoCommand {
 #[derive(Args, Debug)]
 pub struct MapArgs {
     #[command(flatten)]
-    pub model: ModelArgs,
-    #[command(flatten)]
-    pub sparse: sparse::SparseArgs,
-    #[command(flatten)]
-    pub feedback: TripletArgs,
+    pub run: RunArgs,
     /// Print one JSON object {"n", "log_potential", "cost", "tree"}.
     #[arg(long, conflicts_with = "newick")]
     pub json: bool,
@@ -268,11 +276,7 @@ pub struct MapArgs {
 #[derive(Args, Debug)]
 pub struct InferArgs {
     #[command(flatten)]
-    pub model: ModelArgs,
-    #[command(flatten)]
-    pub sparse: sparse::SparseArgs,
-    #[command(flatten)]
-    pub feedback: TripletArgs,
+    pub run: RunArgs,
     /// Only list clusters with probability >= P (clusters with p = 0 are never listed).
     #[arg(long, default_value_t = 0.0, value_name = "P", value_parser = probability)]
     pub min_p: f64,
@@ -292,11 +296,7 @@ pub struct InferArgs {
 #[derive(Args, Debug)]
 pub struct LogzArgs {
     #[command(flatten)]
-    pub model: ModelArgs,
-    #[command(flatten)]
-    pub sparse: sparse::SparseArgs,
-    #[command(flatten)]
-    pub feedback: TripletArgs,
+    pub run: RunArgs,
     /// Print one JSON object {"n", "log_z"}.
     #[arg(long)]
     pub json: bool,
@@ -305,11 +305,7 @@ pub struct LogzArgs {
 #[derive(Args, Debug)]
 pub struct MarginalsArgs {
     #[command(flatten)]
-    pub model: ModelArgs,
-    #[command(flatten)]
-    pub sparse: sparse::SparseArgs,
-    #[command(flatten)]
-    pub feedback: TripletArgs,
+    pub run: RunArgs,
     /// Only list clusters with probability >= P (clusters with p = 0 are never listed).
     #[arg(long, default_value_t = 0.0, value_name = "P", value_parser = probability)]
     pub min_p: f64,
@@ -330,11 +326,7 @@ pub struct MarginalsArgs {
 #[derive(Args, Debug)]
 pub struct SampleArgs {
     #[command(flatten)]
-    pub model: ModelArgs,
-    #[command(flatten)]
-    pub sparse: sparse::SparseArgs,
-    #[command(flatten)]
-    pub feedback: TripletArgs,
+    pub run: RunArgs,
     /// Number of samples.
     #[arg(short = 'n', long = "num-samples", value_name = "K")]
     pub num_samples: usize,
@@ -470,21 +462,21 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<String> {
     let progress = !cli.quiet;
     let checkpointed = match &cli.command {
         Command::Map(a) => {
-            a.model.checkpoint.is_none()
-                || (a.feedback.triplets.is_none() && a.sparse.sparse.is_none())
+            a.run.model.checkpoint.is_none()
+                || (a.run.feedback.triplets.is_none() && a.run.sparse.sparse.is_none())
         }
         Command::Logz(a) => {
-            a.model.checkpoint.is_none()
-                || (a.feedback.triplets.is_none() && a.sparse.sparse.is_none())
+            a.run.model.checkpoint.is_none()
+                || (a.run.feedback.triplets.is_none() && a.run.sparse.sparse.is_none())
         }
-        Command::Marginals(a) => a.model.checkpoint.is_none(),
+        Command::Marginals(a) => a.run.model.checkpoint.is_none(),
         Command::Sample(a) => {
-            a.model.checkpoint.is_none()
-                || (a.feedback.triplets.is_none() && a.sparse.sparse.is_none())
+            a.run.model.checkpoint.is_none()
+                || (a.run.feedback.triplets.is_none() && a.run.sparse.sparse.is_none())
         }
-        Command::Infer(a) => a.model.checkpoint.is_none(),
+        Command::Infer(a) => a.run.model.checkpoint.is_none(),
         Command::Score(a) => a.model.checkpoint.is_none(),
-        Command::Summary(a) => a.model.checkpoint.is_none(),
+        Command::Summary(a) => a.run.model.checkpoint.is_none(),
         Command::Greedy(a) => a.model.checkpoint.is_none(),
         Command::Beam(a) => a.model.checkpoint.is_none(),
         Command::Astar(a) => a.model.checkpoint.is_none(),

@@ -10,10 +10,9 @@ use trellis::plan::Task;
 use trellis::posterior::Posterior;
 use trellis::summary::{Clade, SupportTree};
 
+use crate::RunArgs;
 use crate::commands::{note, outside, run, to_json, with_sparsity};
 use crate::output::ClusterJson;
-use crate::sparse::SparseArgs;
-use crate::{ModelArgs, TripletArgs};
 
 /// Which summary of the posterior.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,11 +28,7 @@ pub enum SummaryKind {
 #[derive(Args, Debug)]
 pub struct SummaryArgs {
     #[command(flatten)]
-    pub model: ModelArgs,
-    #[command(flatten)]
-    pub sparse: SparseArgs,
-    #[command(flatten)]
-    pub feedback: TripletArgs,
+    pub run: RunArgs,
     /// `mcc`: the binary tree maximising the product of its clusters' exact marginals (its
     /// log is "log_credibility"); `consensus`: the tree of every cluster with marginal
     /// above the threshold, generally multifurcating. Each cluster carries its marginal.
@@ -86,7 +81,7 @@ fn summarise(
     progress: bool,
     threshold: f64,
 ) -> Result<SummaryJson> {
-    let tree = outside(post, &a.model, progress, |o| match a.kind {
+    let tree = outside(post, &a.run.model, progress, |o| match a.kind {
         SummaryKind::Mcc => post.mcc_tree(o),
         SummaryKind::Consensus => post.consensus_tree(threshold, o),
     })?;
@@ -100,7 +95,7 @@ fn summarise(
 }
 
 pub fn summary(a: &SummaryArgs, progress: bool) -> Result<String> {
-    if a.newick && a.model.jets.is_some() {
+    if a.newick && a.run.model.jets.is_some() {
         bail!("--newick prints one tree; with --jets the output is one JSON line per jet");
     }
     let threshold = match (a.kind, a.threshold) {
@@ -119,11 +114,9 @@ pub fn summary(a: &SummaryArgs, progress: bool) -> Result<String> {
         SummaryKind::Consensus => Task::Consensus,
     };
     run(
-        &a.model,
-        &a.sparse,
-        &a.feedback,
+        &a.run,
         planned,
-        a.model.beta,
+        a.run.model.beta,
         progress,
         |_| 0,
         |_| Ok(()),
@@ -161,8 +154,8 @@ pub fn summary(a: &SummaryArgs, progress: bool) -> Result<String> {
             Ok(format!(
                 "{title}\n({} points, {:?} model, beta {})\n{}{}\n{}",
                 out.n,
-                a.model.model,
-                a.model.beta,
+                a.run.model.model,
+                a.run.model.beta,
                 note(post),
                 out.tree.to_newick(weights.names()),
                 trellis::print::clusters(&listed, a.top, &|i| weights.label(i))
