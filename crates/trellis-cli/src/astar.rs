@@ -20,6 +20,7 @@ use trellis::ginkgo::{Heuristic, Jet, Variant};
 use trellis::models::CostModel;
 use trellis::{Options, ProgressFn};
 
+use crate::ModelArgs;
 use crate::batch::per_jet;
 use crate::commands::{WithLinkage, check_jets_outputs, jet_linkage, job, to_json};
 use crate::input::NamedWeights;
@@ -27,7 +28,6 @@ use crate::input::{Input, ginkgo_variant, load_checked, memory_limit};
 use crate::output::number;
 use crate::progress::Bar;
 use crate::trees::DendrogramArgs;
-use crate::{ModelArgs, ModelName};
 use trellis::print::{self, TreeFormat};
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -229,10 +229,7 @@ fn jet_outcome(
     args: &AstarArgs,
     progress: Option<ProgressFn<'_>>,
 ) -> Result<AstarJson> {
-    let heuristic = match args.heuristic.unwrap_or(HeuristicKind::H0) {
-        HeuristicKind::H0 => Heuristic::H0,
-        HeuristicKind::H1 => Heuristic::H1,
-    };
+    let heuristic = heuristic(args);
     let request = request(args, jet.len(), true);
     let out = astar::solve_jet(
         jet,
@@ -244,17 +241,16 @@ fn jet_outcome(
     Ok(json(jet.len(), out, heuristic_name(args)))
 }
 
-fn heuristic_name(args: &AstarArgs) -> &'static str {
-    match (
-        args.model.model,
-        args.heuristic.unwrap_or(HeuristicKind::H0),
-    ) {
-        (ModelName::Hcc, _) => "hcc",
-        (ModelName::Dasgupta, _) => "dasgupta",
-        (m, _) if m.linkage_kind().is_some() => "mst",
-        (_, HeuristicKind::H0) => "h0",
-        (_, HeuristicKind::H1) => "h1",
+/// The Ginkgo heuristic of `--heuristic` (default h0).
+fn heuristic(args: &AstarArgs) -> Heuristic {
+    match args.heuristic.unwrap_or(HeuristicKind::H0) {
+        HeuristicKind::H0 => Heuristic::H0,
+        HeuristicKind::H1 => Heuristic::H1,
     }
+}
+
+fn heuristic_name(args: &AstarArgs) -> &'static str {
+    astar::heuristic_name(args.model.model, heuristic(args))
 }
 
 fn json(n: usize, mut outcome: Outcome, heuristic: &'static str) -> AstarJson {
@@ -400,28 +396,16 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
             if let Some(format) = args.dendrogram.format(args.newick) {
                 return Ok(print::tree_text(&dendrogram, names, None, format)?);
             }
-            let kind = if args.approx { "Approximate" } else { "Exact" };
-            let full = 3f64.powi(out.n as i32);
-            Ok(format!(
-                "{kind} A* over {} points ({} model, heuristic {}): cost {:.6}, log potential \
-                 {:.6} at beta {}\n{} the optimum; explored {} trellis vertices, scored {} splits \
-                 ({:.2e} of 3^N), {} rounds\n{}\n",
+            let newick = print::tree_text(&dendrogram, names, None, TreeFormat::Newick)?;
+            let (model, beta) = (args.model.model, args.model.beta);
+            Ok(print::search_summary(
+                args.approx,
+                &out.outcome,
                 out.n,
-                args.model.model,
+                model,
                 out.heuristic,
-                out.outcome.cost,
-                out.outcome.best.log_potential,
-                args.model.beta,
-                if out.outcome.exact {
-                    "Proven"
-                } else {
-                    "Not proven"
-                },
-                out.outcome.explored,
-                out.outcome.splits,
-                out.outcome.splits as f64 / full,
-                out.outcome.rounds,
-                print::tree_text(&dendrogram, names, None, TreeFormat::Newick)?.trim_end()
+                beta,
+                &newick,
             ))
         }
     }

@@ -208,15 +208,3 @@ pub fn memory_limit(args: &ModelArgs) -> Option<u64> {
 pub fn gib(g: Option<f64>) -> Option<u64> {
     g.map(|g| (g * (1u64 << 30) as f64) as u64)
 }
-
-/// Runs `$body` with `$m` bound to the cost model `$kind` (a
-/// [`trellis::models::ModelName`]) built at `$beta` over `$data` (a
-/// [`Pairwise`]) by the library's registry, a concrete type per model (see
-/// `trellis::with_cost_model!`).
-#[macro_export]
-macro_rules! with_cost_model {
-    ($kind:expr, $data:expr, $beta:expr, |$m:ident| $body:expr) => {{
-        let model = trellis::models::CostModel::build($kind, $data.view(), $beta)?;
-        trellis::with_cost_model!(model, |$m| $body)
-    }};
-}

@@ -15,13 +15,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
-use serde_json::json;
 use trellis::ddt::{
     Chain, Dataset, Ddt, Hierarchy, LcaDepths, LoopOptions, ModelSpec, Rebuild, Simulation,
     Strategy, Triplet, interactive_model, named_message, parse_triplets,
 };
 
 use crate::output::put;
+use trellis::print::LoopRecords;
 
 #[derive(Subcommand, Debug)]
 pub enum InteractiveCommand {
@@ -336,82 +336,21 @@ fn simulate(a: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
     let mut sim = new_simulation(model, target, options, a.run.rebuild, a.seed).map_err(named)?;
     // The state before any query, then one record per query, each written
     // as it comes.
+    let records = LoopRecords {
+        json: a.json,
+        names,
+    };
+    let strategy = a.strategy.strategy().name();
+    let (queries, iters) = (a.run.queries, a.run.iters_per_query);
+    put(out, &records.head(queries, strategy, iters, a.seed))?;
     let mut record = sim.record(None);
-    if !a.json {
-        put(
-            out,
-            &format!(
-                "# {} queries ({}), {} iterations between queries, seed {}\n{:>6}  {:>16}  {:>11}  {:>14}  triplet\n",
-                a.run.queries,
-                a.strategy.strategy().name(),
-                a.run.iters_per_query,
-                a.seed,
-                "query",
-                "triplet_distance",
-                "constraints",
-                "log_likelihood"
-            ),
-        )?;
-    }
-    for q in 0..=a.run.queries {
+    for q in 0..=queries {
         if q > 0 {
             record = sim.next_query().map_err(|e| named_error(e, names))?;
         }
-        let r = &record;
-        if a.json {
-            let mut v = json!({
-                "query": r.query,
-                "triplet_distance": r.triplet_distance,
-                "constraints": r.constraints,
-                "log_likelihood": r.log_likelihood,
-            });
-            if q == a.run.queries {
-                v["tree"] = json!(sim.sampler().tree().to_newick(names));
-                v["triplets"] = json!(triplet_names(&sim, names));
-            }
-            put(out, &(serde_json::to_string(&v)? + "\n"))?;
-        } else {
-            let t = r
-                .triplet
-                .map(|t| format!("({{{}, {}}}, {})", names[t.a], names[t.b], names[t.c]))
-                .unwrap_or_default();
-            put(
-                out,
-                &format!(
-                    "{:>6}  {:>16.4}  {:>11}  {:>14.3}  {t}\n",
-                    r.query, r.triplet_distance, r.constraints, r.log_likelihood
-                ),
-            )?;
-        }
+        put(out, &records.line(&record, &sim, q == queries)?)?;
     }
-    if !a.json {
-        let st = sim.sampler().stats();
-        put(
-            out,
-            &format!(
-                "# SPR acceptance {:.3}, time-move acceptance {:.3}\n{}\n",
-                st.spr_accepted as f64 / st.spr_proposed.max(1) as f64,
-                st.time_accepted as f64 / st.time_proposed.max(1) as f64,
-                sim.sampler().tree().to_newick(names)
-            ),
-        )?;
-    }
-    Ok(())
-}
-
-/// The constraints in force, as `[a, b, c]` names: `({a, b}, c)`.
-fn triplet_names<'a>(sim: &Simulation, names: &'a [String]) -> Vec<[&'a str; 3]> {
-    sim.sampler()
-        .constraints()
-        .iter()
-        .map(|t| {
-            [
-                names[t.a].as_str(),
-                names[t.b].as_str(),
-                names[t.c].as_str(),
-            ]
-        })
-        .collect()
+    put(out, &records.foot(&sim))
 }
 
 fn read_triplets(path: &Path, names: &[String]) -> Result<Vec<Triplet>> {

@@ -365,3 +365,115 @@ pub fn json_samples_foot(tail: &str) -> String {
     let sep = if rest.is_empty() { "" } else { "," };
     format!("]{sep}{rest}}}\n")
 }
+
+/// The readable summary of an A* search (`approximate` or exact) over `n`
+/// points of `model` at `beta`: the tree's cost and log potential, whether
+/// it is proven optimal, the work done, and the tree in Newick (`newick`).
+pub fn search_summary(
+    approximate: bool,
+    outcome: &crate::astar::Outcome,
+    n: usize,
+    model: ModelName,
+    heuristic: &str,
+    beta: f64,
+    newick: &str,
+) -> String {
+    let kind = if approximate { "Approximate" } else { "Exact" };
+    let proven = if outcome.exact {
+        "Proven"
+    } else {
+        "Not proven"
+    };
+    format!(
+        "{kind} A* over {n} points ({model} model, heuristic {heuristic}): cost {:.6}, log \
+         potential {:.6} at beta {beta}\n{proven} the optimum; explored {} trellis vertices, \
+         scored {} splits ({:.2e} of 3^N), {} rounds\n{}\n",
+        outcome.cost,
+        outcome.best.log_potential,
+        outcome.explored,
+        outcome.splits,
+        outcome.splits as f64 / 3f64.powi(n as i32),
+        outcome.rounds,
+        newick.trim_end()
+    )
+}
+
+/// The records of a simulated interactive loop (`trellis interactive
+/// simulate`): a readable table, or one JSON object per record whose last
+/// adds the final tree (Newick) and the triplets in force (by name).
+pub struct LoopRecords<'a> {
+    /// JSON lines instead of the table.
+    pub json: bool,
+    /// The points' names.
+    pub names: &'a [String],
+}
+
+impl LoopRecords<'_> {
+    /// The table's header (nothing for JSON).
+    pub fn head(&self, queries: usize, strategy: &str, iters: usize, seed: u64) -> String {
+        if self.json {
+            return String::new();
+        }
+        format!(
+            "# {queries} queries ({strategy}), {iters} iterations between queries, seed {seed}\n\
+             {:>6}  {:>16}  {:>11}  {:>14}  triplet\n",
+            "query", "triplet_distance", "constraints", "log_likelihood"
+        )
+    }
+
+    /// One record (`last`: the final one, which carries the tree in JSON).
+    ///
+    /// # Errors
+    ///
+    /// None in practice (serialising numbers and names).
+    pub fn line(
+        &self,
+        r: &crate::ddt::Record,
+        sim: &crate::ddt::Simulation,
+        last: bool,
+    ) -> Result<String> {
+        let names = self.names;
+        if !self.json {
+            let t = r
+                .triplet
+                .map(|t| format!("({{{}, {}}}, {})", names[t.a], names[t.b], names[t.c]))
+                .unwrap_or_default();
+            return Ok(format!(
+                "{:>6}  {:>16.4}  {:>11}  {:>14.3}  {t}\n",
+                r.query, r.triplet_distance, r.constraints, r.log_likelihood
+            ));
+        }
+        let mut v = serde_json::json!({
+            "query": r.query,
+            "triplet_distance": r.triplet_distance,
+            "constraints": r.constraints,
+            "log_likelihood": r.log_likelihood,
+        });
+        if last {
+            let chain = sim.sampler();
+            let triplets: Vec<[&str; 3]> = chain
+                .constraints()
+                .iter()
+                .map(|t| [&*names[t.a], &*names[t.b], &*names[t.c]])
+                .collect();
+            v["tree"] = serde_json::json!(chain.tree().to_newick(names));
+            v["triplets"] = serde_json::json!(triplets);
+        }
+        crate::report::to_json(&v)
+    }
+
+    /// The table's footer: the moves' acceptance rates and the final tree
+    /// (nothing for JSON).
+    pub fn foot(&self, sim: &crate::ddt::Simulation) -> String {
+        if self.json {
+            return String::new();
+        }
+        let st = sim.sampler().stats();
+        format!(
+            "# SPR acceptance {:.3}, time-move acceptance {:.3}\n{}\n",
+            st.spr_accepted as f64 / st.spr_proposed.max(1) as f64,
+            st.time_accepted as f64 / st.time_proposed.max(1) as f64,
+            sim.sampler().tree().to_newick(self.names)
+        )
+    }
+}

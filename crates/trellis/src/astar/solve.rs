@@ -180,3 +180,17 @@ impl Request {
         )
     }
 }
+
+/// The name of the heuristic A* uses for `model`: `hcc` and `dasgupta`
+/// (their own bounds), `mst` (the linkage potentials' spanning-tree
+/// bound), or the Ginkgo likelihood's `h0`/`h1` as `jet` says.
+pub fn heuristic_name(model: crate::models::ModelName, jet: Heuristic) -> &'static str {
+    use crate::models::ModelName;
+    match (model, jet) {
+        (ModelName::Hcc, _) => "hcc",
+        (ModelName::Dasgupta, _) => "dasgupta",
+        (m, _) if m.linkage_kind().is_some() => "mst",
+        (_, Heuristic::H0) => "h0",
+        (_, Heuristic::H1) => "h1",
+    }
+}
