@@ -190,16 +190,7 @@ fn each_sample(
 /// A line about a sparse trellis for readable output (empty for the dense
 /// trellis).
 pub(crate) fn note(post: &Posterior) -> String {
-    match post.sparsity() {
-        Some(s) => format!(
-            "sparse trellis: {} clusters, {} splits, {} trees realised (sparsity {})\n",
-            s.clusters,
-            s.splits,
-            output::approx(&s.trees_realised),
-            output::share(s.log10_sparsity)
-        ),
-        None => String::new(),
-    }
+    print::sparsity_note(post.sparsity())
 }
 
 /// Runs `f` on the posterior of every problem of the input: one JSON line per
@@ -264,7 +255,7 @@ pub(crate) fn run<T: Serialize + Send>(
 }
 
 pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
-    let (args, _sparse, json, newick) = (&a.run.model, &a.run.sparse, a.json, a.newick);
+    let (args, json, newick) = (&a.run.model, a.json, a.newick);
     let flags = &a.dendrogram;
     check_jets_outputs(args, flags, newick)?;
     // Support values need the outside pass as well.
@@ -387,7 +378,7 @@ pub fn score(a: &ScoreArgs) -> Result<String> {
 }
 
 pub fn logz(a: &LogzArgs, progress: bool) -> Result<String> {
-    let (args, _sparse, json) = (&a.run.model, &a.run.sparse, a.json);
+    let (args, json) = (&a.run.model, a.json);
     run(
         &a.run,
         Task::LogZ,
@@ -470,13 +461,7 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
                 return to_json(&weights.with_names(with_sparsity(out, post.sparsity())));
             }
             let n = out.n;
-            let mut s = format!(
-                "log Z = {:.10}   ({n} points, {:?} model, beta {})\n{}",
-                out.log_z,
-                args.model,
-                args.beta,
-                note(post)
-            );
+            let mut s = print::log_z_header(out.log_z, n, args.model, args.beta, &note(post));
             let proper = (1u128 << n.min(127)).saturating_sub(n as u128 + 2);
             let of = format!(" of the {proper} non-singleton proper clusters");
             s += &print::cluster_list(&out.clusters, &of, min_p, top, &|i| weights.label(i));
@@ -489,7 +474,7 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
 }
 
 pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<String> {
-    let (args, _sparse, k, seed) = (&a.run.model, &a.run.sparse, a.num_samples, a.seed);
+    let (args, k, seed) = (&a.run.model, a.num_samples, a.seed);
     let (json, newick, flags) = (a.json, a.newick, &a.dendrogram);
     check_jets_outputs(args, flags, newick)?;
     // A jet's samples are held for its line; a weight matrix's are written
@@ -613,24 +598,14 @@ pub fn infer(a: &InferArgs, progress: bool) -> Result<String> {
             let out = InferJson {
                 n: weights.n(),
                 log_z: post.log_z()?,
-                map: MapJson {
-                    tree: scored.tree,
-                    log_potential: scored.log_potential,
-                    cost: scored.cost,
-                },
+                map: scored.into(),
                 clusters: clusters(post, args, progress, min_p)?,
             };
             if a.json {
                 return to_json(&weights.with_names(with_sparsity(out, post.sparsity())));
             }
             let n = out.n;
-            let mut s = format!(
-                "log Z = {:.10}   ({n} points, {:?} model, beta {})\n{}",
-                out.log_z,
-                args.model,
-                args.beta,
-                note(post)
-            );
+            let mut s = print::log_z_header(out.log_z, n, args.model, args.beta, &note(post));
             s += &format!(
                 "MAP hierarchy: cost {:.6}, log potential {:.6}\n",
                 out.map.cost.unwrap_or(f64::NAN),

@@ -5,14 +5,13 @@
 
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
-use serde::Serialize;
 use trellis::plan::Task;
 use trellis::posterior::Posterior;
-use trellis::summary::{Clade, SupportTree};
+use trellis::print;
+use trellis::report::SummaryJson;
 
 use crate::RunArgs;
 use crate::commands::{note, outside, run, to_json, with_sparsity};
-use crate::output::ClusterJson;
 
 /// Which summary of the posterior.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,17 +53,6 @@ pub struct SummaryArgs {
     pub newick: bool,
 }
 
-/// The JSON of a summary tree.
-#[derive(Serialize)]
-struct SummaryJson {
-    n: usize,
-    kind: &'static str,
-    tree: SupportTree,
-    clusters: Vec<Clade>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    log_credibility: Option<f64>,
-}
-
 impl SummaryKind {
     fn name(self) -> &'static str {
         match self {
@@ -85,13 +73,7 @@ fn summarise(
         SummaryKind::Mcc => post.mcc_tree(o),
         SummaryKind::Consensus => post.consensus_tree(threshold, o),
     })?;
-    Ok(SummaryJson {
-        n: tree.n(),
-        kind: a.kind.name(),
-        clusters: tree.clades().to_vec(),
-        log_credibility: tree.log_credibility(),
-        tree,
-    })
+    Ok(SummaryJson::of(a.kind.name(), tree))
 }
 
 pub fn summary(a: &SummaryArgs, progress: bool) -> Result<String> {
@@ -129,36 +111,15 @@ pub fn summary(a: &SummaryArgs, progress: bool) -> Result<String> {
             if a.newick {
                 return Ok(out.tree.to_newick(weights.names()) + "\n");
             }
-            let title = match a.kind {
-                SummaryKind::Mcc => format!(
-                    "Maximum-clade-credibility tree: log credibility {:.6} (the sum of the log \
-                     marginals of its {} clusters)",
-                    out.log_credibility.unwrap_or(f64::NAN),
-                    out.clusters.len()
-                ),
-                SummaryKind::Consensus => format!(
-                    "Consensus tree at {}: the {} clusters with marginal {} {threshold}",
-                    threshold,
-                    out.clusters.len(),
-                    if threshold == 0.5 { ">" } else { ">=" }
-                ),
-            };
-            let listed: Vec<ClusterJson> = out
-                .clusters
-                .iter()
-                .map(|c| ClusterJson {
-                    members: c.members.clone(),
-                    p: c.p,
-                })
-                .collect();
-            Ok(format!(
-                "{title}\n({} points, {:?} model, beta {})\n{}{}\n{}",
-                out.n,
-                a.run.model.model,
-                a.run.model.beta,
-                note(post),
-                out.tree.to_newick(weights.names()),
-                trellis::print::clusters(&listed, a.top, &|i| weights.label(i))
+            let model = &a.run.model;
+            Ok(print::summary_text(
+                &out,
+                threshold,
+                model.model,
+                model.beta,
+                &note(post),
+                a.top,
+                weights.names(),
             ))
         },
     )

@@ -477,3 +477,66 @@ impl LoopRecords<'_> {
         )
     }
 }
+
+/// A line about a sparse trellis for readable output (empty for the
+/// dense trellis).
+pub fn sparsity_note(sparsity: Option<crate::posterior::Sparsity>) -> String {
+    match sparsity {
+        Some(s) => format!(
+            "sparse trellis: {} clusters, {} splits, {} trees realised (sparsity {})\n",
+            s.clusters,
+            s.splits,
+            crate::report::approx(&s.trees_realised),
+            crate::report::share(s.log10_sparsity)
+        ),
+        None => String::new(),
+    }
+}
+
+/// The readable summary of a summary tree (a consensus at `threshold`):
+/// its title, the run (`model`, `beta`, the sparse trellis's `note`), the
+/// tree in Newick and its `top` most probable clusters.
+pub fn summary_text(
+    out: &crate::report::SummaryJson,
+    threshold: f64,
+    model: ModelName,
+    beta: f64,
+    note: &str,
+    top: usize,
+    names: Option<&[String]>,
+) -> String {
+    let title = if out.kind == "mcc" {
+        format!(
+            "Maximum-clade-credibility tree: log credibility {:.6} (the sum of the log \
+             marginals of its {} clusters)",
+            out.log_credibility.unwrap_or(f64::NAN),
+            out.clusters.len()
+        )
+    } else {
+        format!(
+            "Consensus tree at {threshold}: the {} clusters with marginal {} {threshold}",
+            out.clusters.len(),
+            if threshold == 0.5 { ">" } else { ">=" }
+        )
+    };
+    let listed: Vec<ClusterJson> = out
+        .clusters
+        .iter()
+        .map(|c| ClusterJson {
+            members: c.members.clone(),
+            p: c.p,
+        })
+        .collect();
+    format!(
+        "{title}\n({} points, {model:?} model, beta {beta})\n{note}{}\n{}",
+        out.n,
+        out.tree.to_newick(names),
+        clusters(&listed, top, &|i| crate::report::label(names, i))
+    )
+}
+
+/// The first line of a readable posterior: `log Z = ..   (n points, model,
+/// beta ..)`, then the sparse trellis's `note`.
+pub fn log_z_header(log_z: f64, n: usize, model: ModelName, beta: f64, note: &str) -> String {
+    format!("log Z = {log_z:.10}   ({n} points, {model:?} model, beta {beta})\n{note}")
+}

@@ -345,3 +345,33 @@ mod tests {
         assert_eq!(ClusterJson::list(vec![(vec![0, 2], 0.25)]), vec![c]);
     }
 }
+
+/// The result of `summary`: the maximum-clade-credibility tree or a
+/// consensus tree, with every cluster's exact marginal.
+#[derive(Serialize, Debug, Clone)]
+pub struct SummaryJson {
+    /// The number of points.
+    pub n: usize,
+    /// `"mcc"` or `"consensus"`.
+    pub kind: &'static str,
+    /// The tree (nested lists; a consensus may multifurcate).
+    pub tree: crate::summary::SupportTree,
+    /// Its clusters with their marginals, most probable first.
+    pub clusters: Vec<crate::summary::Clade>,
+    /// `Σ log P(C)` over the MCC tree's clusters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_credibility: Option<f64>,
+}
+
+impl SummaryJson {
+    /// The result of a summary tree of `kind`.
+    pub fn of(kind: &'static str, tree: crate::summary::SupportTree) -> SummaryJson {
+        SummaryJson {
+            n: tree.n(),
+            kind,
+            clusters: tree.clades().to_vec(),
+            log_credibility: tree.log_credibility(),
+            tree,
+        }
+    }
+}
