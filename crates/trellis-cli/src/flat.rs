@@ -314,15 +314,7 @@ fn with_family<T: Serialize>(result: T, f: &FlatRun) -> Result<String> {
 }
 
 fn family_line(f: &FlatRun) -> String {
-    match f.post.family() {
-        Some(family) => format!(
-            "(over the {} partitions of the family, {} of all {})\n",
-            output::approx(&family.partitions_realised),
-            output::share(family.log10_share),
-            output::approx(f.post.num_partitions())
-        ),
-        None => String::new(),
-    }
+    trellis::print::family_line(&f.post)
 }
 
 fn partition_text(p: &Partition, f: &FlatRun) -> String {
@@ -405,20 +397,11 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                 let out = serde_json::json!({"n": n, "log_z": log_z, "clusters": clusters, "pairwise": pairwise});
                 return to_json(&trellis::report::with_family(out, None, names.as_deref()));
             }
-            let mut s = format!(
-                "log Z = {log_z:.10}   ({n} points, beta {})\n",
-                a.model.beta
-            );
-            s += &format!(
-                "the {} most probable clusters:\n",
-                a.top.min(clusters.len())
-            );
-            s += &trellis::print::clusters(&clusters, a.top, &|i| {
-                trellis::report::label(names.as_deref(), i)
-            });
-            s += "pairwise co-clustering probabilities P(i ~ j):\n";
-            s += &trellis::print::matrix(&pairwise);
-            Ok(s)
+            let names = names.as_deref();
+            let beta = a.model.beta;
+            Ok(trellis::print::flat_marginals(
+                log_z, beta, &clusters, &pairwise, a.top, names,
+            ))
         }
         FlatCommand::Sample(a) => {
             let f = infer(&a.model, &a.sparse, a.model.beta, progress, Need::All)?;

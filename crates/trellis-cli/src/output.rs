@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-pub use trellis::report::{ClusterJson, approx, number, share};
+pub use trellis::report::{ClusterJson, approx, number};
 
 /// A failed write of the output (exit code 1; a closed pipe ends quietly).
 #[derive(Debug)]

@@ -540,3 +540,37 @@ pub fn summary_text(
 pub fn log_z_header(log_z: f64, n: usize, model: ModelName, beta: f64, note: &str) -> String {
     format!("log Z = {log_z:.10}   ({n} points, {model:?} model, beta {beta})\n{note}")
 }
+
+/// A line on the family a flat posterior is restricted to (empty over
+/// every partition): how many partitions it realises, and their share.
+pub fn family_line(post: &crate::posterior::PartitionPosterior) -> String {
+    match post.family() {
+        Some(family) => format!(
+            "(over the {} partitions of the family, {} of all {})\n",
+            crate::report::approx(&family.partitions_realised),
+            crate::report::share(family.log10_share),
+            crate::report::approx(post.num_partitions())
+        ),
+        None => String::new(),
+    }
+}
+
+/// The readable flat marginals: log Z, the `top` most probable clusters
+/// and the pairwise co-clustering matrix.
+pub fn flat_marginals(
+    log_z: f64,
+    beta: f64,
+    listed: &[ClusterJson],
+    pairwise: &[Vec<f64>],
+    top: usize,
+    names: Option<&[String]>,
+) -> String {
+    format!(
+        "log Z = {log_z:.10}   ({} points, beta {beta})\nthe {} most probable clusters:\n{}\
+         pairwise co-clustering probabilities P(i ~ j):\n{}",
+        pairwise.len(),
+        top.min(listed.len()),
+        clusters(listed, top, &|i| crate::report::label(names, i)),
+        matrix(pairwise)
+    )
+}
