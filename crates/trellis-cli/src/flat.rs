@@ -115,6 +115,14 @@ pub struct FlatModelArgs {
     /// the must-links join is refused.
     #[arg(long, value_name = "FILE")]
     pub cannot_link: Option<PathBuf>,
+    /// Keep the finished levels of the full flat trellis's passes in DIR (created if
+    /// missing) and resume from them: `map`, `logz`, `marginals`, `sample` or `summary`
+    /// killed part-way gives the identical answer when run again with the same DIR. Each
+    /// level is written atomically with a header naming the run and a SHA-256 checksum; a
+    /// DIR of another run (points, weights, beta) or a damaged file is refused (exit 2).
+    /// --sparse and `perturb-map` refuse it. Delete DIR when the answer is in.
+    #[arg(long, value_name = "DIR")]
+    pub checkpoint: Option<PathBuf>,
 }
 
 /// A family of clusters for a sparse flat trellis.
@@ -256,7 +264,9 @@ fn with_bar<T>(
 ) -> Result<T> {
     let bar = Bar::new(progress, (3u64.pow(n.min(40) as u32) - 1) / 2);
     let callback = bar.callback();
-    Ok(f(&options(gib(a.max_memory), callback.as_ref()))?)
+    let mut options = options(gib(a.max_memory), callback.as_ref());
+    options.checkpoint = a.checkpoint.as_deref();
+    Ok(f(&options)?)
 }
 
 /// A flat inference with what its output needs: the model (for each
@@ -354,6 +364,9 @@ fn infer(
     let energy = CorrelationClustering::new(&w, beta)?;
     if sparse.sparse.is_some() && (a.must_link.is_some() || a.cannot_link.is_some()) {
         bail!("--must-link and --cannot-link run on the full flat trellis, not with --sparse");
+    }
+    if sparse.sparse.is_some() && a.checkpoint.is_some() {
+        bail!("--checkpoint is kept by the full flat trellis, not with --sparse");
     }
     let post = match sparse.sparse {
         None => {
@@ -530,6 +543,9 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
             }
             if a.model.must_link.is_some() || a.model.cannot_link.is_some() {
                 bail!("--must-link and --cannot-link apply to map, logz, marginals and sample");
+            }
+            if a.model.checkpoint.is_some() {
+                bail!("--checkpoint is kept by the full flat trellis, not by perturb-map");
             }
             let named = weights(&a.model, Some(Workload::FlatInside))?;
             let names = named.names().map(<[String]>::to_vec);
