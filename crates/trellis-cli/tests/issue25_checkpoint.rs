@@ -1,6 +1,7 @@
-//! Issue 25: `--checkpoint DIR` on `logz`, `map` and `sample`: a run killed at
-//! (pseudo-)random points resumes to the identical answer; a DIR of another
-//! run is refused (exit 2); commands without checkpoints refuse the flag; a
+//! Issue 25: `--checkpoint DIR` on `logz`, `map`, `sample`, `marginals` and
+//! `flat logz` / `flat map`: a run killed at (pseudo-)random points resumes
+//! to the identical answer; a DIR of another run or a damaged level is
+//! refused (exit 2); commands without checkpoints refuse the flag; a
 //! checkpoint that cannot be written is exit 1.
 
 use std::time::Duration;
