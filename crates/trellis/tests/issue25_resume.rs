@@ -112,7 +112,7 @@ struct MarginalsBits {
     log_p: Vec<u64>,
 }
 
-fn marginals(hcc: &Hcc, options: &Options<'_>) -> trellis::Result<MarginalsBits> {
+fn marginals<M: trellis::Model>(hcc: M, options: &Options<'_>) -> trellis::Result<MarginalsBits> {
     let t = Trellis::with_options(hcc, options)?;
     let m = t.marginals_with(options)?;
     Ok(MarginalsBits {
@@ -209,6 +209,37 @@ fn issue25_marginals_resume_to_the_identical_answer() {
             marginals(&hcc, o)
         });
     }
+}
+
+#[test]
+fn issue25_marginals_of_a_model_without_pairs_resume_to_the_identical_answer() {
+    // Triplets restrict hcc to a model given by its tables alone: the run's
+    // fingerprint is then the tables, bit for bit.
+    use trellis::constraints::Constrained;
+    use trellis::ddt::Triplet;
+    let hcc = Hcc::new(&lib_weights(&random_weights(N, 3380, 1.0)), 1.0).unwrap();
+    let triplets = vec![
+        Triplet::new(0, 1, 2).unwrap(),
+        Triplet::new(3, 4, 0).unwrap(),
+    ];
+    let restricted = Constrained::new(&hcc, triplets.clone()).unwrap();
+    let base = Options::default();
+    let want = marginals(&restricted, &base).unwrap();
+    resumes_identically("restricted", &base, &MARGINALS_PASSES, &want, &|o| {
+        marginals(&restricted, o)
+    });
+    // Other triplets: another run.
+    let dir = fresh_dir("restricted-other");
+    with_dir(&base, &dir, None, |o| marginals(&restricted, o))
+        .0
+        .unwrap();
+    let other = Constrained::new(&hcc, triplets[..1].to_vec()).unwrap();
+    refused(
+        "other triplets",
+        "another run",
+        with_dir(&base, &dir, None, |o| marginals(&other, o)).0,
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
