@@ -117,6 +117,14 @@ pub struct FlatModelArgs {
     /// the must-links join is refused.
     #[arg(long, value_name = "FILE")]
     pub cannot_link: Option<PathBuf>,
+    /// Keep the finished levels of the full flat trellis's passes in DIR (created if
+    /// missing) and resume from them: `map`, `logz`, `marginals`, `sample` or `summary`
+    /// killed part-way gives the identical answer when run again with the same DIR. Each
+    /// level is written atomically with a header naming the run and a SHA-256 checksum; a
+    /// DIR of another run (points, weights, beta) or a damaged file is refused (exit 2).
+    /// --sparse and `perturb-map` refuse it. Delete DIR when the answer is in.
+    #[arg(long, value_name = "DIR")]
+    pub checkpoint: Option<PathBuf>,
 }
 
 /// A family of clusters for a sparse flat trellis.
@@ -261,6 +269,7 @@ fn job<'a>(a: &'a FlatModelArgs, family: FlatFamily<'a>) -> FlatJob<'a> {
         must_link: a.must_link.as_deref(),
         cannot_link: a.cannot_link.as_deref(),
         memory_limit: gib(a.max_memory),
+        checkpoint: a.checkpoint.as_deref(),
         naming: Naming::Flags,
     }
 }
@@ -442,6 +451,9 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
             }
             if a.model.must_link.is_some() || a.model.cannot_link.is_some() {
                 bail!("--must-link and --cannot-link apply to map, logz, marginals and sample");
+            }
+            if a.model.checkpoint.is_some() {
+                bail!("--checkpoint is kept by the full flat trellis, not by perturb-map");
             }
             let named = weights(&a.model, Some(Workload::FlatInside))?;
             let names = named.names().map(<[String]>::to_vec);

@@ -160,13 +160,14 @@ pub struct ModelArgs {
     #[arg(long, value_name = "S", allow_negative_numbers = true)]
     pub time_limit: Option<f64>,
 
-    /// Keep the finished levels of the exact pass in DIR (created if missing) and resume
-    /// from them: a `logz`, `map` or `sample` run of `hcc` (a single blocked pass over 8
-    /// bytes per subset) that is killed part-way gives the identical answer when run
-    /// again with the same DIR. Each level is written atomically (write, fsync, rename) with a header
-    /// naming the run and a SHA-256 checksum; a DIR of another run (points, model, beta,
-    /// weights) or a damaged file is refused (exit 2), never used. Other commands, models,
-    /// --triplets, --jets and --sparse refuse it. Delete DIR when the answer is in.
+    /// Keep the finished levels of the exact passes in DIR (created if missing) and resume
+    /// from them: a `logz`, `map`, `sample` or `marginals` run of `hcc` (the blocked
+    /// passes; `marginals` also its outside pass) that is killed part-way gives the
+    /// identical answer when run again with the same DIR. Each level is written atomically
+    /// (write, fsync, rename) with a header naming the run and a SHA-256 checksum; a DIR of
+    /// another run (points, model, beta, weights) or a damaged file is refused (exit 2),
+    /// never used. Other commands, models, --triplets, --jets and --sparse refuse it.
+    /// Delete DIR when the answer is in.
     #[arg(long, value_name = "DIR", conflicts_with = "jets")]
     pub checkpoint: Option<PathBuf>,
 }
@@ -469,7 +470,10 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<String> {
             a.run.model.checkpoint.is_none()
                 || (a.run.feedback.triplets.is_none() && a.run.sparse.sparse.is_none())
         }
-        Command::Marginals(a) => a.run.model.checkpoint.is_none(),
+        Command::Marginals(a) => {
+            a.run.model.checkpoint.is_none()
+                || (a.run.feedback.triplets.is_none() && a.run.sparse.sparse.is_none())
+        }
         Command::Sample(a) => {
             a.run.model.checkpoint.is_none()
                 || (a.run.feedback.triplets.is_none() && a.run.sparse.sparse.is_none())
@@ -484,8 +488,8 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<String> {
     };
     if !checkpointed {
         anyhow::bail!(
-            "--checkpoint is kept by `logz`, `map` and `sample` without --triplets or --sparse \
-             (the single exact pass); this run has no checkpoints"
+            "--checkpoint is kept by `logz`, `map`, `sample` and `marginals` without --triplets \
+             or --sparse (the blocked exact passes); this run has no checkpoints"
         );
     }
     match cli.command {

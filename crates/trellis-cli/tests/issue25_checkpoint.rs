@@ -1,6 +1,7 @@
-//! Issue 25: `--checkpoint DIR` on `logz`, `map` and `sample`: a run killed at
-//! (pseudo-)random points resumes to the identical answer; a DIR of another
-//! run is refused (exit 2); commands without checkpoints refuse the flag; a
+//! Issue 25: `--checkpoint DIR` on `logz`, `map`, `sample`, `marginals` and
+//! `flat logz` / `flat map`: a run killed at (pseudo-)random points resumes
+//! to the identical answer; a DIR of another run or a damaged level is
+//! refused (exit 2); commands without checkpoints refuse the flag; a
 //! checkpoint that cannot be written is exit 1.
 
 use std::time::Duration;
@@ -109,6 +110,8 @@ fn issue25_checkpoint_refusals_and_failed_writes() {
             "hcc",
             "--weights",
             s(&w),
+            "--sparse",
+            "beam",
             "--checkpoint",
             s(&ck),
         ],
@@ -163,4 +166,147 @@ fn issue25_checkpoint_refusals_and_failed_writes() {
     );
     assert!(out.stdout.is_empty());
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write the checkpoint"));
+}
+
+/// Kills `args` at pseudo-random times (a fixed linear congruence from
+/// `seed`) five times, then runs it to the end twice: both runs print
+/// `want`. Returns how many runs were killed.
+fn killed_and_resumed(args: &[&str], want: &str, seed: u64) -> usize {
+    let mut x = seed;
+    let mut kills = 0;
+    for _ in 0..5 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        kills += usize::from(kill_after(args, 20 + (x >> 33) % 600));
+    }
+    assert_eq!(stdout(args), want, "{args:?} after {kills} kills");
+    assert_eq!(stdout(args), want, "{args:?} rerun");
+    kills
+}
+
+#[test]
+fn issue25_killed_marginals_resume_to_the_identical_answer() {
+    let d = dir("issue25_resume_marginals");
+    let w = file(&d, "w.csv", &weights_csv(20, 27));
+    let ck = d.join("ck");
+    let plain = [
+        "marginals",
+        "--model",
+        "hcc",
+        "--weights",
+        s(&w),
+        "--min-p",
+        "0.05",
+        "--json",
+        "-q",
+    ];
+    let want = stdout(&plain);
+    let mut args = plain.to_vec();
+    args.extend(["--checkpoint", s(&ck)]);
+    assert!(
+        killed_and_resumed(&args, &want, 777) > 0,
+        "no run was killed"
+    );
+    // The inside and outside passes both left their levels.
+    let names: Vec<String> = std::fs::read_dir(&ck)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    for pass in ["keys+map-level", "weights-", "outside-"] {
+        assert!(
+            names.iter().any(|n| n.starts_with(pass)),
+            "{pass}: {names:?}"
+        );
+    }
+    // `logz` of the same input shares the directory; another β is refused.
+    let logz = ["logz", "--model", "hcc", "--weights", s(&w), "--json", "-q"];
+    let mut with_ck = logz.to_vec();
+    with_ck.extend(["--checkpoint", s(&ck)]);
+    assert_eq!(stdout(&with_ck), stdout(&logz));
+    let mut other = args.clone();
+    other.extend(["--beta", "3"]);
+    fails(&other, "another run");
+}
+
+#[test]
+fn issue25_killed_flat_logz_resumes_to_the_identical_answer() {
+    let d = dir("issue25_resume_flat");
+    let w = file(&d, "w.csv", &weights_csv(20, 28));
+    for cmd in ["logz", "map"] {
+        let ck = d.join(format!("ck-{cmd}"));
+        let plain = [
+            "flat",
+            cmd,
+            "--model",
+            "cc",
+            "--weights",
+            s(&w),
+            "--json",
+            "-q",
+        ];
+        let want = stdout(&plain);
+        let mut args = plain.to_vec();
+        args.extend(["--checkpoint", s(&ck)]);
+        assert!(
+            killed_and_resumed(&args, &want, 4242) > 0,
+            "flat {cmd}: no run was killed"
+        );
+        let mut other = args.clone();
+        other.extend(["--beta", "2"]);
+        if cmd == "logz" {
+            fails(&other, "another run");
+        }
+    }
+    // A damaged level is refused, never used.
+    let ck = d.join("ck-logz");
+    let level = std::fs::read_dir(&ck)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_str().unwrap().contains("flat-weights-"))
+        .unwrap();
+    let mut bytes = std::fs::read(&level).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x01;
+    std::fs::write(&level, &bytes).unwrap();
+    fails(
+        &[
+            "flat",
+            "logz",
+            "--model",
+            "cc",
+            "--weights",
+            s(&w),
+            "--checkpoint",
+            s(&ck),
+        ],
+        "checksum",
+    );
+    // The sparse families and Perturb-and-MAP keep none.
+    for args in [
+        vec![
+            "flat",
+            "logz",
+            "--model",
+            "cc",
+            "--weights",
+            s(&w),
+            "--sparse",
+            "tree",
+        ],
+        vec![
+            "flat",
+            "perturb-map",
+            "--model",
+            "cc",
+            "--weights",
+            s(&w),
+            "-n",
+            "2",
+        ],
+    ] {
+        let mut args = args;
+        args.extend(["--checkpoint", s(&ck)]);
+        fails(&args, "checkpoint");
+    }
 }

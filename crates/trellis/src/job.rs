@@ -435,6 +435,9 @@ pub struct FlatJob<'a> {
     pub cannot_link: Option<&'a Path>,
     /// The person's memory limit in bytes (`None`: the memory available).
     pub memory_limit: Option<u64>,
+    /// Where the full flat trellis's passes keep their finished levels
+    /// (refused with a family of partitions).
+    pub checkpoint: Option<&'a Path>,
     /// How messages spell the inputs.
     pub naming: Naming,
 }
@@ -530,6 +533,7 @@ impl FlatJob<'_> {
                 let options = Options {
                     memory_limit: self.memory_limit,
                     progress,
+                    checkpoint: self.checkpoint,
                     ..Options::default()
                 };
                 crate::engines::flat_dense(energy.clone(), &must, &cannot, need, &options)?
@@ -539,6 +543,13 @@ impl FlatJob<'_> {
                     "{} and {} run on the full flat trellis, not with {}",
                     self.naming.name("must-link"),
                     self.naming.name("cannot-link"),
+                    self.naming.name("sparse")
+                )));
+            }
+            _ if self.checkpoint.is_some() => {
+                return Err(Error::input(format!(
+                    "{} is kept by the full flat trellis, not with {}",
+                    self.naming.name("checkpoint"),
                     self.naming.name("sparse")
                 )));
             }

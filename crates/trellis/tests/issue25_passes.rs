@@ -295,8 +295,14 @@ fn issue25_checkpoints_are_refused_where_no_pass_keeps_them() {
         checkpoint: Some(&dir),
         ..Options::default()
     };
-    // The full inside pass (marginals, samples) and a restricted model.
-    let e = Trellis::with_options(&hcc, &options).unwrap_err();
+    // The level-order inside pass (a factor that depends on the size) and a
+    // restricted model's single pass.
+    let nonneg: Vec<Vec<f64>> = random_weights(n, 3200, 1.0)
+        .into_iter()
+        .map(|r| r.into_iter().map(f64::abs).collect())
+        .collect();
+    let dasgupta = trellis::Dasgupta::new(&lib_weights(&nonneg), 1.0).unwrap();
+    let e = Trellis::with_options(&dasgupta, &options).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Parameter { .. }), "{e}");
     let restricted = Constrained::new(&hcc, vec![Triplet::new(0, 1, 2).unwrap()]).unwrap();
     let e = Trellis::log_z_only(&restricted, &options).unwrap_err();

@@ -50,6 +50,10 @@
 //!   subset (terms rebuilt from the weights) against brute force, the full
 //!   inside pass (bit for bit) and the general kernel at β up to 1e300, and
 //!   their memory check;
+//! - `issue25_resume`: checkpoints of `marginals` (the full trellis's passes
+//!   and the blocked outside pass) and of the flat passes, resumed after every
+//!   progress report and from every prefix of their levels to the identical
+//!   answer; damaged and foreign level files refused;
 //! - `issue24_support`: clade support of the DDT session's trees against a
 //!   direct count over the window, the sliding window, the Newick labels;
 //! - `issue26_summary`: the exact posterior summaries (MCC tree, majority-rule
@@ -95,6 +99,7 @@ mod issue22_sparse;
 mod issue24_constraints;
 mod issue24_support;
 mod issue25_passes;
+mod issue25_resume;
 mod issue26_summary;
 mod linkage_models;
 mod numerics;

@@ -47,15 +47,22 @@ pub struct Options<'a> {
     /// ([`KernelPath`](crate::base::kernel_path::KernelPath)); `None` takes the one named by the
     /// `TRELLIS_KERNEL` environment variable, else the fastest the CPU has.
     pub kernel: Option<crate::base::kernel_path::KernelPath>,
-    /// A directory where the single passes of `logz` and `map` (of a model
-    /// in pair form: hierarchical correlation clustering) keep their
-    /// finished levels: a run killed part-way resumes from them and gives
-    /// the identical answer (see `dense/checkpoint.rs`). `None`: no
-    /// checkpoints. Read by [`Trellis::log_z_only`](crate::Trellis::log_z_only)
-    /// and [`Trellis::map_only`](crate::Trellis::map_only); the full inside
-    /// pass ([`Trellis::with_options`](crate::Trellis::with_options)), which
-    /// they fall back to for other models, refuses it. Other computations do
-    /// not read it.
+    /// A directory where the blocked passes keep their finished levels: a
+    /// run killed part-way resumes from them and gives the identical answer
+    /// (see `dense/checkpoint.rs`). `None`: no checkpoints. Read by
+    /// [`Trellis::log_z_only`](crate::Trellis::log_z_only) and
+    /// [`Trellis::map_only`](crate::Trellis::map_only) (a model in pair
+    /// form: hierarchical correlation clustering),
+    /// [`Trellis::with_options`](crate::Trellis::with_options) and
+    /// [`Trellis::marginals_with`](crate::Trellis::marginals_with) (a
+    /// separable model with a constant factor; the outside pass uses the
+    /// directory the trellis was built with), and the flat trellis's
+    /// [`log_z_only`](crate::flat::FlatTrellis::log_z_only),
+    /// [`map_only`](crate::flat::FlatTrellis::map_only) and
+    /// [`with_options`](crate::flat::FlatTrellis::with_options). Where such a
+    /// computation needs a pass that keeps none (another model, weights or
+    /// energies beyond the blocked passes' range) it refuses the directory.
+    /// Other computations do not read it.
     pub checkpoint: Option<&'a std::path::Path>,
 }
 

@@ -96,10 +96,11 @@ pub(crate) use crate::base::kernel_path::KernelPath;
 use crate::base::par;
 use crate::base::run::Ticker;
 use crate::base::set::{Mask, for_each_split, total_splits};
-use crate::dense::checkpoint::PassCheckpoint;
+use crate::dense::checkpoint::{PassCheckpoint, Run};
 use crate::dense::pairs::{PairBlocks, Term, block_bits};
 use crate::dense::potentials::SeparableTables;
 use crate::error::{Error, Result};
+use std::cell::Cell;
 use std::path::Path;
 
 /// Lanes of one chunk: the lowest 3 low bits.
@@ -911,6 +912,22 @@ unsafe fn block_avx2<S: Semiring, F: Fn(Mask, f64, f64, f64) -> f64>(
 /// Blocks per parallel batch (each batch is followed by a progress report).
 const BATCH_BLOCKS: usize = 256;
 
+/// Where a pass keeps its finished levels (`checkpoint.rs`): its checkpoint,
+/// and the entries its `keep` writes besides the table, `side[s ^ flip]`
+/// for the pass's subset `s`. They are saved with each level and restored
+/// with it, since `keep` is not asked again for a level read back.
+pub(crate) struct Levels<'a> {
+    ck: PassCheckpoint,
+    side: Option<(&'a [Cell<f64>], usize)>,
+}
+
+impl Levels<'_> {
+    /// Values per subset in a level's file.
+    fn columns(&self) -> usize {
+        1 + usize::from(self.side.is_some())
+    }
+}
+
 /// Runs one pass over the whole table in semiring `S`: `finish(s, acc, P(s),
 /// C(s))` makes the entry of subset `s` from its accumulated splits (the zero
 /// for a single point) and its `terms` (0 without) and `keep(s, acc, value)` sees every entry once, in block order;
@@ -925,7 +942,7 @@ fn pass<S: Semiring, F, K>(
     path: KernelPath,
     shape: Shape<'_>,
     terms: Option<Terms<'_>>,
-    checkpoint: Option<&PassCheckpoint>,
+    checkpoint: Option<Levels<'_>>,
     finish: &F,
     mut keep: K,
     ticker: &mut Ticker<'_>,
@@ -1035,8 +1052,15 @@ where
         // A level read from a checkpoint passed `keep` when it was made
         // (it is saved only then), and `keep` of a checkpointed pass has
         // no side effects: it is not asked again.
-        if let Some(ck) = checkpoint {
-            if ck.load(p, &level, &mut table)? {
+        if let Some(l) = &checkpoint {
+            let loaded = l.ck.load(p, &level, l.columns(), |column, i, v| {
+                match (column, l.side) {
+                    (0, _) => table[i] = v,
+                    (_, Some((side, flip))) => side[i ^ flip].set(v),
+                    _ => unreachable!("one column without a side table"),
+                }
+            })?;
+            if loaded {
                 ticker.resume(work * level.len() as u64)?;
                 continue;
             }
@@ -1047,31 +1071,60 @@ where
                 return Ok((table, false));
             }
         }
-        if let Some(ck) = checkpoint {
-            ck.save(p, &level, &table)?;
+        if let Some(l) = &checkpoint {
+            l.ck.save(p, &level, l.columns(), |column, i| match (column, l.side) {
+                (0, _) => table[i],
+                (_, Some((side, flip))) => side[i ^ flip].get(),
+                _ => unreachable!("one column without a side table"),
+            })?;
         }
     }
     Ok((table, true))
 }
 
-/// The checkpoint of pass `pass` in `dir`, when there is a directory.
-/// Only the terms rebuilt from pairs have a fingerprint that is cheap to
-/// take (the `n × n` pairs); tables are never checkpointed.
-fn checkpoint(
-    dir: Option<&Path>,
-    pass: &str,
-    terms: Terms<'_>,
-    n: usize,
-) -> Result<Option<PassCheckpoint>> {
+/// The checkpoint run of the single passes over `terms` in `dir`, when
+/// there is a directory. Only the terms rebuilt from pairs have a
+/// fingerprint that is cheap to take (the `n × n` pairs); the single passes
+/// over tables refuse a directory ([`run_of_tables`] is the full trellis's).
+pub(crate) fn run_of(dir: Option<&Path>, terms: Terms<'_>, n: usize) -> Result<Option<Run>> {
     match (dir, terms) {
         (None, _) => Ok(None),
         (Some(dir), Terms::Pairs { factor, blocks }) => {
-            PassCheckpoint::new(dir, pass, factor, blocks, n, block_bits(n)).map(Some)
+            Run::of_pairs(dir, factor, blocks, n, block_bits(n)).map(Some)
         }
         (Some(_), Terms::Tables(_)) => Err(Error::parameter(
             "checkpoints are kept by the single passes of a model in pair form (hcc logz and map)",
         )),
     }
+}
+
+/// The checkpoint run of the full trellis's passes over the tables `sep`
+/// in `dir`: the run of the pair form when the model has one (`pairs`, so
+/// that `logz`, `map` and the full trellis of one input share a directory
+/// and the levels of their common passes), else of the tables, bit for bit.
+pub(crate) fn run_of_tables(
+    dir: &Path,
+    sep: SeparableTables<'_>,
+    pairs: Option<&PairBlocks>,
+    n: usize,
+) -> Result<Run> {
+    let factor = sep.factors[1];
+    match pairs {
+        Some(blocks) => Run::of_pairs(dir, factor, blocks, n, block_bits(n)),
+        None => Run::of_tables(dir, factor, sep.parent, sep.child, n, block_bits(n)),
+    }
+}
+
+/// The levels of pass `pass` of `run`, with `side` (see [`Levels`]).
+fn levels<'a>(
+    run: Option<&Run>,
+    pass: &str,
+    side: Option<(&'a [Cell<f64>], usize)>,
+) -> Option<Levels<'a>> {
+    run.map(|r| Levels {
+        ck: r.pass(pass),
+        side,
+    })
 }
 
 /// The MAP keys `K(S)` of every subset (see the module docs), and with `map`
@@ -1080,14 +1133,14 @@ fn checkpoint(
 ///
 /// `map` needs [`Terms::Tables`] (the full inside pass has them).
 ///
-/// With `dir`, the pass keeps its finished levels there and resumes from
-/// them (`checkpoint.rs`; [`Terms::Pairs`] only).
+/// With `run`, the pass keeps its finished levels (and those of `map`) in
+/// its directory and resumes from them (`checkpoint.rs`).
 pub(crate) fn keys(
     n: usize,
     terms: Terms<'_>,
     path: KernelPath,
-    mut map: Option<&mut [f64]>,
-    dir: Option<&Path>,
+    map: Option<&mut [f64]>,
+    run: Option<&Run>,
     ticker: &mut Ticker<'_>,
 ) -> Result<Vec<f64>> {
     let f = terms.factor();
@@ -1103,24 +1156,26 @@ pub(crate) fn keys(
         (Some(_), Terms::Tables(sep)) => Some(sep.parent),
         (Some(_), Terms::Pairs { .. }) => unreachable!("the MAP values are kept with tables"),
     };
+    let map = map.map(|m| Cell::from_mut(m).as_slice_of_cells());
     let keep = |s: Mask, acc: f64, _: f64| {
-        if let (Some(map), Some(parent)) = (map.as_deref_mut(), parent) {
+        if let (Some(map), Some(parent)) = (map, parent) {
             let s = s as usize;
-            map[s] = if s.is_power_of_two() {
+            map[s].set(if s.is_power_of_two() {
                 0.0
             } else {
                 f * parent[s] + acc
-            };
+            });
         }
         true
     };
+    let name = if map.is_some() { "keys+map" } else { "keys" };
     let (table, _) = pass::<MaxPlus, _, _>(
         n,
         block_bits(n),
         path,
         Shape::Tree,
         Some(terms),
-        checkpoint(dir, "keys", terms, n)?.as_ref(),
+        levels(run, name, map.map(|m| (m, 0))),
         &finish,
         keep,
         ticker,
@@ -1186,6 +1241,12 @@ impl Scale {
         (width.is_finite() && width <= FIT_WIDTH).then_some(Scale { a, b })
     }
 
+    /// The name of pass `pass` at this scale (its checkpoint files'), the
+    /// scale bit for bit.
+    fn name(&self, pass: &str) -> String {
+        format!("{pass}-a{}-b{}", self.a.to_bits(), self.b.to_bits())
+    }
+
     /// `(α, β)` with `a = α ln 2`, `b = β ln 2`.
     pub fn exponents(&self) -> (i32, i32) {
         let ln2 = std::f64::consts::LN_2;
@@ -1234,7 +1295,7 @@ pub(crate) fn weights(
     terms: Terms<'_>,
     scale: Scale,
     path: KernelPath,
-    dir: Option<&Path>,
+    run: Option<&Run>,
     ticker: &mut Ticker<'_>,
 ) -> Result<Option<Vec<f64>>> {
     let f = terms.factor();
@@ -1262,13 +1323,7 @@ pub(crate) fn weights(
         path,
         Shape::Tree,
         Some(terms),
-        checkpoint(
-            dir,
-            &format!("weights-a{}-b{}", scale.a.to_bits(), scale.b.to_bits()),
-            terms,
-            n,
-        )?
-        .as_ref(),
+        levels(run, &scale.name("weights"), None),
         &finish,
         keep,
         ticker,
@@ -1300,6 +1355,12 @@ fn in_window(v: f64) -> bool {
 /// the left and the finished `G` on the right, [`Shape::Outside`]. Both
 /// tables stay in the window, so every term is a normal number and
 /// `P(S) = F(S) · G(S)` has full relative precision.
+///
+/// With `run`, the pass keeps its finished levels (and those of `log_p`)
+/// in its directory and resumes from them (`checkpoint.rs`).
+// The pass's inputs: the inside pass's tables, scale and run, and where it
+// writes; bundling them would only move the list.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn outside(
     n: usize,
     sep: SeparableTables<'_>,
@@ -1307,6 +1368,7 @@ pub(crate) fn outside(
     scale: Scale,
     path: KernelPath,
     log_p: &mut [f64],
+    run: Option<&Run>,
     ticker: &mut Ticker<'_>,
 ) -> Result<bool> {
     let full = (1usize << n) - 1;
@@ -1317,6 +1379,7 @@ pub(crate) fn outside(
     if !in_window(root) {
         return Ok(false);
     }
+    let log_p = Cell::from_mut(log_p).as_slice_of_cells();
     let finish = |t: Mask, acc: f64, _: f64, _: f64| mul_exp(acc, own(full ^ t as usize));
     let keep = |t: Mask, acc: f64, h: f64| {
         let s = full ^ t as usize;
@@ -1332,7 +1395,7 @@ pub(crate) fn outside(
         if !(in_window(acc) || acc == 0.0) || !h_ok {
             return false;
         }
-        log_p[s] = (acc * weights[s]).ln().min(0.0);
+        log_p[s].set((acc * weights[s]).ln().min(0.0));
         true
     };
     let shape = Shape::Outside { weights, root };
@@ -1342,7 +1405,7 @@ pub(crate) fn outside(
         path,
         shape,
         None,
-        None,
+        levels(run, &scale.name("outside"), Some((log_p, full))),
         &finish,
         keep,
         ticker,
@@ -1353,10 +1416,14 @@ pub(crate) fn outside(
 /// The flat trellis's MAP values `log M(S)` of every subset (`log M(∅) =
 /// 0`) from `log E` of every cluster: `M(S) = max_{C ∋ top(S)} E(C) M(S ∖ C)`
 /// with `top(S)` the highest point of `S`.
+///
+/// With `run`, the pass keeps its finished levels in its directory and
+/// resumes from them (`checkpoint.rs`).
 pub(crate) fn flat_keys(
     n: usize,
     log_energies: &[f64],
     path: KernelPath,
+    run: Option<&Run>,
     ticker: &mut Ticker<'_>,
 ) -> Result<Vec<f64>> {
     let shape = Shape::Flat {
@@ -1371,7 +1438,7 @@ pub(crate) fn flat_keys(
         path,
         shape,
         None,
-        None,
+        levels(run, "flat-keys", None),
         &finish,
         keep,
         ticker,
@@ -1381,12 +1448,14 @@ pub(crate) fn flat_keys(
 
 /// The flat trellis's weights `Z(S) e^{-(a|S| + b)}` of every subset from
 /// the scaled energies `E(C) e^{-a|C|}`, or `None` when an entry leaves
-/// `[2^-480, 2^480]` (see the module docs).
+/// `[2^-480, 2^480]` (see the module docs). With `run`, checkpointed as
+/// [`flat_keys`].
 pub(crate) fn flat_weights(
     n: usize,
     scaled_energies: &[f64],
     scale: Scale,
     path: KernelPath,
+    run: Option<&Run>,
     ticker: &mut Ticker<'_>,
 ) -> Result<Option<Vec<f64>>> {
     let shape = Shape::Flat {
@@ -1401,7 +1470,7 @@ pub(crate) fn flat_weights(
         path,
         shape,
         None,
-        None,
+        levels(run, &scale.name("flat-weights"), None),
         &finish,
         keep,
         ticker,
@@ -1661,7 +1730,8 @@ mod tests {
                 let public = t.marginals().unwrap();
                 for path in KernelPath::ALL.into_iter().filter(|p| p.available()) {
                     let mut got = vec![f64::NEG_INFINITY; 1 << n];
-                    if outside(n, sep, &weights, scale, path, &mut got, &mut ticker).unwrap() {
+                    if outside(n, sep, &weights, scale, path, &mut got, None, &mut ticker).unwrap()
+                    {
                         ran_blocked += 1;
                     } else {
                         fell_back += 1;

@@ -60,7 +60,7 @@
 //! enumeration order (decreasing `L`) wins.
 
 pub(crate) mod blocked;
-mod checkpoint;
+pub(crate) mod checkpoint;
 pub(crate) mod kernel;
 pub(crate) mod levels;
 mod outside;
@@ -84,6 +84,7 @@ use crate::base::scaled::{RelativeSum, Scaled, ZERO_EXP, relative_of};
 use crate::base::set::{Mask, for_each_split, full, lowest, splits_of_size, total_splits};
 use crate::base::tree::{ScoredTree, Tree};
 use crate::dense::blocked::Terms;
+use crate::dense::checkpoint::Run;
 use crate::dense::kernel::{Cell, Factors, Fast, level_max_exp, sweep, sweep_fast};
 use crate::dense::levels::{solve_level, update_by_size};
 use crate::dense::pairs::PairBlocks;
@@ -127,6 +128,9 @@ pub(crate) struct Inside<M: Model> {
     /// pass then runs blocked at the same scale).
     blocked_scale: Option<blocked::Scale>,
     memory_limit: Option<u64>,
+    /// The checkpoint directory the trellis was built with: its outside
+    /// pass keeps its levels there too.
+    checkpoint: Option<Run>,
 }
 
 impl<M: Model> std::fmt::Debug for Trellis<M> {
@@ -163,9 +167,9 @@ fn check_memory<M: Model + ?Sized>(model: &M, options: &Options<'_>) -> Result<(
 fn refuse_checkpoint(options: &Options<'_>, what: &str) -> Result<()> {
     match options.checkpoint {
         Some(_) => Err(Error::parameter(format!(
-            "this run needs {what} (a model not in pair form, triplets, a task beyond log Z \
-             and the MAP tree, or weights beyond the single pass's range), which keeps no \
-             checkpoints; run it without a checkpoint directory"
+            "this run needs {what} (a model without a constant factor, a user model, or \
+             weights beyond the blocked passes' range), which keeps no checkpoints; run it \
+             without a checkpoint directory"
         ))),
         None => Ok(()),
     }
@@ -196,6 +200,19 @@ fn pair_blocks<M: Model + ?Sized>(
     let blocks = PairBlocks::new(&pairs, pairs::block_bits(n));
     let (p, c) = blocks.extremes();
     Ok(scaled_range_holds(n, &sep.factors, p, c).then_some((sep.factors[1], blocks)))
+}
+
+/// The checkpoint run of the full trellis's blocked passes over the tables
+/// `sep` of `model` in `dir` (see [`blocked::run_of_tables`]).
+fn run_of_model<M: Model + ?Sized>(
+    model: &M,
+    dir: &std::path::Path,
+    sep: SeparableTables<'_>,
+    n: usize,
+) -> Result<Run> {
+    let pairs = model.separable().and_then(|s| s.pairs).filter(|p| p.n == n);
+    let blocks = pairs.map(|p| PairBlocks::new(&p, pairs::block_bits(n)));
+    blocked::run_of_tables(dir, sep, blocks.as_ref(), n)
 }
 
 /// The tree below `cluster` whose every split is `best(S)`.
@@ -290,9 +307,17 @@ impl<M: Model> Trellis<M> {
     /// `"inside"`, counting splits; it may cancel).
     pub fn with_options(model: M, options: &Options<'_>) -> Result<Trellis<M>> {
         let n = model.num_points();
-        refuse_checkpoint(options, "the full inside pass")?;
         check_memory(&model, options)?;
         let potentials = Potentials::new(&model);
+        let run = match (options.checkpoint, potentials.scaled()) {
+            (Some(dir), Some(sep)) if n >= 2 && sep.constant_factor() => {
+                Some(run_of_model(&model, dir, sep, n)?)
+            }
+            _ => {
+                refuse_checkpoint(options, "the full inside pass")?;
+                None
+            }
+        };
         // The blocked kernel runs two passes (MAP, then the weights).
         let passes = match potentials.scaled() {
             Some(sep) if sep.constant_factor() => 2,
@@ -308,8 +333,17 @@ impl<M: Model> Trellis<M> {
         let mut blocked_scale = None;
         match potentials.scaled() {
             Some(sep) => {
-                blocked_scale = inside_blocked(n, sep, options, &mut rel, &mut map, &mut ticker)?;
+                blocked_scale = inside_blocked(
+                    n,
+                    sep,
+                    options,
+                    run.as_ref(),
+                    &mut rel,
+                    &mut map,
+                    &mut ticker,
+                )?;
                 if blocked_scale.is_none() {
+                    refuse_checkpoint(options, "the level-order inside pass")?;
                     inside_separable(n, sep, &mut rel, &mut map, &mut ticker)?
                 }
             }
@@ -328,6 +362,7 @@ impl<M: Model> Trellis<M> {
             },
             blocked_scale,
             memory_limit: options.memory_limit,
+            checkpoint: run,
         };
         inside.map_tree = ScoredTree {
             tree: inside.map_tree_of(full(n)),
@@ -351,7 +386,8 @@ impl<M: Model> Trellis<M> {
             let map_of = |terms: Terms<'_>| -> Result<ScoredTree> {
                 let path = KernelPath::choose(options.kernel)?;
                 let mut ticker = Ticker::new(options, "inside", total_splits(n) as u64)?;
-                let keys = blocked::keys(n, terms, path, None, options.checkpoint, &mut ticker)?;
+                let run = blocked::run_of(options.checkpoint, terms, n)?;
+                let keys = blocked::keys(n, terms, path, None, run.as_ref(), &mut ticker)?;
                 let split = |l: Mask, r: Mask| keys[l as usize] + keys[r as usize];
                 let best = |s: Mask| blocked::best_split(s, split);
                 let root = full(n);
@@ -546,6 +582,16 @@ impl<M: Model> Inside<M> {
         self.memory_limit
     }
 
+    /// The checkpoint run the trellis was built with.
+    pub(crate) fn checkpoint(&self) -> Option<&Run> {
+        self.checkpoint.as_ref()
+    }
+
+    /// The checkpoint run of this trellis's blocked passes (tables `sep`) in `dir`.
+    pub(crate) fn run_in(&self, dir: &std::path::Path, sep: SeparableTables<'_>) -> Result<Run> {
+        run_of_model(&self.model, dir, sep, self.n)
+    }
+
     /// `log ψ` of a split, `left` holding the lowest point of the union.
     #[inline(always)]
     pub(crate) fn log_potential(&self, left: Mask, right: Mask) -> f64 {
@@ -644,22 +690,20 @@ impl WeightTable {
                 log_z: blocked::log_z_of(weights[root as usize], root, f, child, scale),
                 weights,
             };
+            let run = blocked::run_of(options.checkpoint, terms, n)?;
+            let run = run.as_ref();
             let guess = greedy_scale(model, n, terms)?;
             // The greedy tree may have zero potential (constraints): no guess.
             if guess.a.is_finite() && guess.b.is_finite() {
-                if let Some(w) =
-                    blocked::weights(n, terms, guess, path, options.checkpoint, &mut ticker)?
-                {
+                if let Some(w) = blocked::weights(n, terms, guess, path, run, &mut ticker)? {
                     return Ok(Some(table(w, guess)));
                 }
             }
-            let keys = blocked::keys(n, terms, path, None, options.checkpoint, &mut ticker)?;
+            let keys = blocked::keys(n, terms, path, None, run, &mut ticker)?;
             if let Some(scale) = blocked::Scale::from_keys(n, &keys, blocked::log_double_factorial)
             {
                 drop(keys);
-                if let Some(w) =
-                    blocked::weights(n, terms, scale, path, options.checkpoint, &mut ticker)?
-                {
+                if let Some(w) = blocked::weights(n, terms, scale, path, run, &mut ticker)? {
                     return Ok(Some(table(w, scale)));
                 }
             }
@@ -841,6 +885,7 @@ fn inside_blocked(
     n: usize,
     sep: SeparableTables<'_>,
     options: &Options<'_>,
+    run: Option<&Run>,
     rel: &mut [f64],
     map: &mut [f64],
     ticker: &mut Ticker<'_>,
@@ -849,12 +894,12 @@ fn inside_blocked(
         return Ok(None);
     }
     let path = KernelPath::choose(options.kernel)?;
-    let keys = blocked::keys(n, Terms::Tables(sep), path, Some(&mut *map), None, ticker)?;
+    let keys = blocked::keys(n, Terms::Tables(sep), path, Some(&mut *map), run, ticker)?;
     let Some(scale) = blocked::Scale::from_keys(n, &keys, blocked::log_double_factorial) else {
         return Ok(None);
     };
     drop(keys);
-    let Some(weights) = blocked::weights(n, Terms::Tables(sep), scale, path, None, ticker)? else {
+    let Some(weights) = blocked::weights(n, Terms::Tables(sep), scale, path, run, ticker)? else {
         return Ok(None);
     };
     let f = sep.factors[1];

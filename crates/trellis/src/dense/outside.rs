@@ -100,6 +100,12 @@ impl<M: Model> Trellis<M> {
 
     /// [`Trellis::marginals`] with a memory limit and a progress callback
     /// (stage `"outside"`, counting terms; it may cancel).
+    ///
+    /// A trellis built with a checkpoint directory ([`Options::checkpoint`]
+    /// of [`Trellis::with_options`]; else the one of `options`) keeps the
+    /// finished levels of its outside pass there and resumes from them
+    /// (`checkpoint.rs`): the blocked outside pass only, the others refuse
+    /// a directory.
     pub fn marginals_with(&self, options: &Options<'_>) -> Result<Marginals<M>> {
         let inside = self.inside();
         let n = inside.n();
@@ -108,21 +114,51 @@ impl<M: Model> Trellis<M> {
         let mut ticker = Ticker::new(options, "outside", terms)?;
         let mut log_p = vec![f64::NEG_INFINITY; 1usize << n];
         log_p[self.root() as usize] = 0.0;
+        let wanted = inside.checkpoint().is_some() || options.checkpoint.is_some();
+        let refuse = || {
+            Error::parameter(
+                "the marginals of this run need the level-order outside pass (weights beyond \
+                 the blocked pass's range, or a model without a constant factor), which keeps \
+                 no checkpoints; run it without a checkpoint directory",
+            )
+        };
         match inside.potentials().scaled() {
             Some(sep) => {
                 let (map, rel) = (inside.map_table(), inside.rel_table());
                 let blocked = match inside.blocked_scale() {
                     Some(scale) => {
                         let path = KernelPath::choose(options.kernel)?;
+                        let own_run;
+                        let run = match (inside.checkpoint(), options.checkpoint) {
+                            (Some(run), _) => Some(run),
+                            (None, Some(dir)) => {
+                                own_run = inside.run_in(dir, sep)?;
+                                Some(&own_run)
+                            }
+                            (None, None) => None,
+                        };
                         let weights = weights_of(sep, map, rel, scale);
-                        blocked::outside(n, sep, &weights, scale, path, &mut log_p, &mut ticker)?
+                        blocked::outside(
+                            n,
+                            sep,
+                            &weights,
+                            scale,
+                            path,
+                            &mut log_p,
+                            run,
+                            &mut ticker,
+                        )?
                     }
                     None => false,
                 };
                 if !blocked {
+                    if wanted {
+                        return Err(refuse());
+                    }
                     outside_separable(n, sep, map, rel, &mut log_p, &mut ticker)?;
                 }
             }
+            None if wanted => return Err(refuse()),
             None => outside_general(inside, &mut log_p, &mut ticker)?,
         }
         Ok(Marginals {

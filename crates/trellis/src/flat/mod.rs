@@ -89,6 +89,7 @@ use crate::base::run::{Options, Ticker};
 use crate::base::scaled::{RelativeSum, Scaled, ZERO_EXP, relative_of};
 use crate::base::set::{Mask, for_each_split, full, lowest, members};
 use crate::dense::blocked::{self, KernelPath};
+use crate::dense::checkpoint::Run;
 use crate::dense::kernel::{
     Cell, Factors, Fast, SEPARABLE_LOG_LIMIT, level_max_exp, sweep, sweep_fast,
 };
@@ -247,9 +248,11 @@ impl<E: Energy> FlatTrellis<E> {
         };
         if scaled {
             if !t.inside_blocked(options, &mut ticker)? {
+                refuse_checkpoint(options, "the level-order flat pass")?;
                 t.inside(&mut ticker)?;
             }
         } else {
+            refuse_checkpoint(options, "the log-space flat pass")?;
             t.inside_log_space(&mut ticker)?;
         }
         let (log_z, map) = (t.log_z(), t.map[size - 1]);
@@ -284,7 +287,8 @@ impl<E: Energy> FlatTrellis<E> {
         let log_e = log_energies(energy)?;
         let path = KernelPath::choose(options.kernel)?;
         let mut ticker = Ticker::new(options, "inside", (3u64.pow(n as u32) - 1) / 2)?;
-        let keys = blocked::flat_keys(n, &log_e, path, &mut ticker)?;
+        let run = run_of(options, &log_e, n)?;
+        let keys = blocked::flat_keys(n, &log_e, path, run.as_ref(), &mut ticker)?;
         let log_energy = keys[size - 1];
         if log_energy.is_nan() || log_energy == f64::INFINITY {
             return Err(Error::new(ErrorKind::BadPotential {
@@ -320,7 +324,8 @@ impl<E: Energy> FlatTrellis<E> {
                 let path = KernelPath::choose(options.kernel)?;
                 let mut ticker = Ticker::new(options, "inside", (3u64.pow(n as u32) - 1) / 2)?;
                 let cell = |c: usize| Cell::new(log_e[c], log_e[c]);
-                if let Some(w) = blocked_weights(n, cell, scale, path, &mut ticker)? {
+                let run = run_of(options, &log_e, n)?;
+                if let Some(w) = blocked_weights(n, cell, scale, path, run.as_ref(), &mut ticker)? {
                     let log_z = w[w.len() - 1].ln() + scale.a * n as f64 + scale.b;
                     if log_z.is_finite() {
                         // Never below a partition's own log-energy (rounding
@@ -343,7 +348,9 @@ impl<E: Energy> FlatTrellis<E> {
         let path = KernelPath::choose(options.kernel)?;
         let cells = &self.cells;
         let log_e = par::collect_range(size, true, |c| if c == 0 { 0.0 } else { cells[c].key });
-        let keys = blocked::flat_keys(n, &log_e, path, ticker)?;
+        let run = run_of(options, &log_e, n)?;
+        let run = run.as_ref();
+        let keys = blocked::flat_keys(n, &log_e, path, run, ticker)?;
         // ln Bell(k) ≤ k ln k bounds the relative part of log Z.
         let slack = |k: usize| k as f64 * (k.max(1) as f64).ln();
         let Some(scale) = blocked::Scale::from_keys(n, &keys, slack) else {
@@ -352,7 +359,7 @@ impl<E: Energy> FlatTrellis<E> {
         drop(log_e);
         let size_of = |c: usize| (c as Mask).count_ones() as f64;
         let (alpha, beta) = scale.exponents();
-        let Some(weights) = blocked_weights(n, |c| cells[c], scale, path, ticker)? else {
+        let Some(weights) = blocked_weights(n, |c| cells[c], scale, path, run, ticker)? else {
             return Ok(false);
         };
         let (a, b) = (scale.a, scale.b);
@@ -700,6 +707,7 @@ fn blocked_weights(
     cell: impl Fn(usize) -> Cell + Sync,
     scale: blocked::Scale,
     path: KernelPath,
+    run: Option<&Run>,
     ticker: &mut Ticker<'_>,
 ) -> Result<Option<Vec<f64>>> {
     let (alpha, _) = scale.exponents();
@@ -715,7 +723,27 @@ fn blocked_weights(
     if !blocked::energies_in_range(&e_hat) {
         return Ok(None);
     }
-    blocked::flat_weights(n, &e_hat, scale, path, ticker)
+    blocked::flat_weights(n, &e_hat, scale, path, run, ticker)
+}
+
+/// The checkpoint run of the flat passes over the log-energies `log_e`
+/// (entry 0 unused, 0) in the directory of `options`, when it names one.
+fn run_of(options: &Options<'_>, log_e: &[f64], n: usize) -> Result<Option<Run>> {
+    options
+        .checkpoint
+        .map(|dir| Run::of_energies(dir, log_e, n, crate::dense::pairs::block_bits(n)))
+        .transpose()
+}
+
+/// Refuses a checkpoint directory for a flat pass that keeps none.
+fn refuse_checkpoint(options: &Options<'_>, what: &str) -> Result<()> {
+    match options.checkpoint {
+        Some(_) => Err(Error::parameter(format!(
+            "this run needs {what} (energies beyond the blocked passes' range), which keeps \
+             no checkpoints; run it without a checkpoint directory"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// A scale for the flat weight pass without the MAP values: the line from
