@@ -673,4 +673,11 @@ fn issue24_triplets_hold_beyond_128_points() {
     assert_eq!(out.sets, "wide");
     assert!(out.cost.is_finite());
     assert!(triplets.iter().all(|t| holds(&out.best.tree, t)));
+    // Exact A* refuses as it does without triplets (its own limit named).
+    let e = solve(&model, &triplets, &Request::Exact, &Options::default()).unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::TooManyPoints { n: 140, .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("exact A*"), "{e}");
 }

@@ -11,7 +11,7 @@
 //! triplets it starts only from trees that satisfy them: those of the
 //! requested starts in which every triplet holds, plus greedy agglomeration
 //! under the triplets, which always satisfies them
-//! ([`Constrained::satisfying_starts`]). The initial trees rank merges at
+//! ([`crate::constraints::Constrained::satisfying_starts`]). The initial trees rank merges at
 //! β = 1 (the choices of a cost model do not depend on β > 0). The
 //! triplets' cluster masks are of the search's set type: `u128` up to 128
 //! points, [`WideSet`] beyond ([`crate::constraints::WideConstrained`]);
@@ -22,7 +22,7 @@
 
 use super::{ApproxOptions, Outcome, Start, approximate_with, exact, start_trees};
 use crate::base::set::{MAX_SET_POINTS, Set, SetRepr, WideSet};
-use crate::constraints::{Constrained, Restricted, TripletRule};
+use crate::constraints::{Restricted, TripletRule};
 use crate::ddt::Triplet;
 use crate::error::{Error, Result};
 use crate::ginkgo::{Ginkgo, Heuristic, Jet, Variant};
@@ -143,7 +143,11 @@ fn search<S: SetRepr, M: Search, U: Search>(
         return if triplets.is_empty() {
             exact(model, run)
         } else {
-            exact(&Constrained::new(model, triplets.to_vec())?, run)
+            // Masks of `S`: beyond 128 points exact A* refuses with its own limit.
+            exact(
+                &Restricted::<_, TripletRule<S>>::new(model, triplets.to_vec())?,
+                run,
+            )
         };
     };
     let d = starts.iter().any(|s| s.is_linkage()).then(distances);
