@@ -512,3 +512,38 @@ fn issue24_sparse_beam_with_triplets_stays_among_the_trees_that_satisfy_them() {
         assert!(TRIPLETS.iter().all(|&x| holds(&tree_of(s), x)), "{s}");
     }
 }
+
+/// Beyond 128 points (wide cluster masks): `--sparse beam` and `astar
+/// --approx` under triplets at N = 140 give trees in which every triplet
+/// holds.
+#[test]
+fn issue24_triplets_beyond_128_points_on_the_sparse_trellis_and_approximate_astar() {
+    let d = dir("issue24_wide_triplets");
+    let w = file(&d, "w.csv", &weights_csv(140, 140));
+    let t = file(&d, "t.txt", "0 4 3\n3 7 6\n130 139 135\n");
+    let (w, t) = (w.to_str().unwrap(), t.to_str().unwrap());
+    let wide: [(usize, usize, usize); 3] = [(0, 4, 3), (3, 7, 6), (130, 139, 135)];
+    let base = ["--model", "hcc", "--weights", w, "--triplets", t, "--json"];
+    let sparse = ["--sparse", "beam", "--trees", "3", "--beam-width", "4"];
+    let map = json(&[&["map"][..], &sparse, &base].concat());
+    let tree = tree_of(&map["tree"]);
+    assert_eq!(tree.num_leaves(), 140);
+    assert!(wide.iter().all(|&x| holds(&tree, x)), "{map}");
+    let out = json(
+        &[
+            &["sample", "--num-samples", "20", "--seed", "1"][..],
+            &sparse,
+            &base,
+        ]
+        .concat(),
+    );
+    for s in out["samples"].as_array().unwrap() {
+        assert!(wide.iter().all(|&x| holds(&tree_of(s), x)), "{s}");
+    }
+    let approx = json(&[&["astar", "--approx", "--max-explored", "500"][..], &base].concat());
+    assert_eq!(approx["sets"], "wide");
+    assert!(
+        wide.iter().all(|&x| holds(&tree_of(&approx["tree"]), x)),
+        "{approx}"
+    );
+}

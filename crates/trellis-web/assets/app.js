@@ -6,6 +6,10 @@
 // Large trees: every leaf gets a row of at least ROW_MIN pixels and labels
 // keep their font size; the query's box scrolls, and zoom (buttons, + and -,
 // Ctrl/Cmd + wheel; "fit") scales the rows and the width, never the text.
+// When the tree does not fit its box, an overview beside it shows the whole
+// tree with the part in view framed (click or drag it to move the view), the
+// search's hits and the picked items. The exact panel's two small trees
+// share a zoom of their own.
 'use strict';
 
 const $ = (id) => document.getElementById(id);
@@ -32,6 +36,8 @@ const state = {
   zoom: null, // the query dendrogram's zoom (null: fit to the box)
   axis: 'rank', // the dendrograms' horizontal axis: rank, time or log
   exactKind: 'mcc', // the exact panel's tree: mcc or map
+  exactSummary: null, // the exact panel's tree as last drawn
+  sideZoom: 1, // the zoom of the exact panel's two small trees
 };
 
 // The smallest row of a dendrogram leaf (its label is 14 px), and the zoom
@@ -39,6 +45,9 @@ const state = {
 const ROW_MIN = 18;
 const ZOOM_MAX = 6;
 const ZOOM_STEP = 1.25;
+// The row of the exact panel's two small trees at 100%, and the overview's width.
+const SIDE_ROW = 22;
+const OVERVIEW_W = 96;
 
 // One line under the controls explaining the horizontal axis.
 const AXIS_HELP = {
@@ -439,16 +448,98 @@ function drawQuery(anchor, keep = true) {
     width: Math.max(520, box.clientWidth - 4),
   });
   box.replaceChildren(svg);
+  // The overview shows when the tree overflows its box; showing or hiding it
+  // changes the box's width, so the fitted tree is drawn once more.
+  const [w, h] = size(svg);
+  const over = h > box.clientHeight + 1 || w > box.clientWidth + 1;
+  if (over === $('query-overview').hidden) {
+    $('query-overview').hidden = !over;
+    if (state.zoom === null) {
+      drawQuery(anchor, keep);
+      return;
+    }
+  }
   if (old && keep) {
-    const [w, h] = size(svg);
     box.scrollLeft = fx * w - ax;
     box.scrollTop = fy * h - ay;
   }
   $('zoom-level').textContent = `${Math.round(zoom * 100)}%${state.zoom === null ? ' (fit)' : ''}`;
   $('zoom-out').disabled = zoom <= min + 1e-9;
   $('zoom-in').disabled = zoom >= ZOOM_MAX - 1e-9;
+  drawOverview();
   renderSelection();
   search();
+}
+
+// The overview of the query's dendrogram (when it overflows its box): its
+// links scaled into a box OVERVIEW_W wide and as tall as the query's box, a
+// mark per leaf (coloured for the search's hits and the picked items) and
+// a frame around the part in view.
+function drawOverview() {
+  const ov = $('query-overview');
+  const box = $('query-tree');
+  const svg = box.querySelector('svg');
+  if (ov.hidden || !svg) { ov.replaceChildren(); return; }
+  const w = Number(svg.getAttribute('width'));
+  const h = Number(svg.getAttribute('height'));
+  const H = box.clientHeight;
+  ov.style.height = `${H}px`;
+  const mini = el('svg', {
+    width: OVERVIEW_W - 2, height: H - 2, viewBox: `0 0 ${w} ${h}`,
+    preserveAspectRatio: 'none', 'aria-hidden': 'true', 'data-width': w, 'data-height': h,
+  });
+  for (const l of svg.querySelectorAll('line.link')) {
+    const c = el('line', { class: 'link' });
+    for (const a of ['x1', 'x2', 'y1', 'y2']) c.setAttribute(a, l.getAttribute(a));
+    mini.append(c);
+  }
+  const row = Number(svg.dataset.row);
+  const lx = Math.max(...[...svg.querySelectorAll('line.link:not(.merge)')].map((l) => Number(l.getAttribute('x2'))));
+  for (const g of svg.querySelectorAll('g.leaf')) {
+    const y = g.transform.baseVal[0].matrix.f;
+    mini.append(el('rect', {
+      class: 'ov-leaf', 'data-name': g.dataset.name, x: lx + 2, y: y - row / 2 + 1, width: Math.max(1, w - lx - 4), height: Math.max(1, row - 2),
+    }));
+  }
+  mini.append(el('rect', { class: 'ov-view' }));
+  ov.replaceChildren(mini);
+  markOverview();
+  overviewView();
+}
+
+// The overview's frame: the part of the tree in the query's box.
+function overviewView() {
+  const box = $('query-tree');
+  const r = $('query-overview').querySelector('rect.ov-view');
+  if (!r) return;
+  r.setAttribute('x', box.scrollLeft);
+  r.setAttribute('y', box.scrollTop);
+  r.setAttribute('width', box.clientWidth);
+  r.setAttribute('height', box.clientHeight);
+}
+
+// The overview's leaf marks follow the query's leaves: hits and picks.
+function markOverview() {
+  const ov = $('query-overview');
+  if (ov.hidden) return;
+  const cls = new Map([...$('query-tree').querySelectorAll('g.leaf')].map((g) => [g.dataset.name, g.classList]));
+  for (const m of ov.querySelectorAll('rect.ov-leaf')) {
+    const c = cls.get(m.dataset.name);
+    for (const k of ['hit', 'together', 'odd']) m.classList.toggle(k, !!c && c.contains(k));
+  }
+}
+
+// A point of the overview (client coordinates) becomes the centre of the view.
+function overviewJump(e) {
+  const mini = $('query-overview').querySelector('svg');
+  if (!mini) return;
+  const r = mini.getBoundingClientRect();
+  const box = $('query-tree');
+  const fx = Math.min(1, Math.max(0, (e.clientX - r.left) / r.width));
+  const fy = Math.min(1, Math.max(0, (e.clientY - r.top) / r.height));
+  box.scrollLeft = fx * Number(mini.dataset.width) - box.clientWidth / 2;
+  box.scrollTop = fy * Number(mini.dataset.height) - box.clientHeight / 2;
+  overviewView();
 }
 
 // Zooms the query's dendrogram by `factor` (null: fit), keeping `anchor` in place.
@@ -487,6 +578,7 @@ function renderSelection() {
     g.classList.toggle('together', n === a || n === b);
     g.classList.toggle('odd', n === c);
   }
+  markOverview();
   const p = $('selection');
   p.replaceChildren();
   const span = (t, cls) => { const s = document.createElement('span'); s.className = cls; s.textContent = t; return s; };
@@ -667,7 +759,8 @@ function drawTree() {
   box.replaceChildren(ul);
   if (state.session && state.session.n <= 20) {
     $('sampler-tree').replaceChildren(dendrogram(root, {
-      rowH: 22,
+      rowH: SIDE_ROW,
+      zoom: state.sideZoom,
       thumb: 20,
       width: 320,
       axis: state.axis,
@@ -697,6 +790,7 @@ function search() {
   for (const g of document.querySelectorAll('#query-tree g.leaf, #exact-tree g.leaf, #sampler-tree g.leaf')) {
     g.classList.toggle('hit', q !== '' && g.dataset.name.toLowerCase().includes(q));
   }
+  markOverview();
   // The hits' pictures in a strip (the first 60); a click shows the leaf.
   const strip = $('search-hits');
   strip.replaceChildren();
@@ -758,11 +852,30 @@ async function loadExact() {
   if (state.exactKey === key) return;
   state.exactKey = key;
   $('exact-tree').dataset.kind = e.tree;
-  $('exact-tree').replaceChildren(dendrogram(e.summary, {
-    rowH: 22,
+  state.exactSummary = e.summary;
+  drawExact();
+}
+
+function drawExact() {
+  if (!state.exactSummary) return;
+  $('exact-tree').replaceChildren(dendrogram(state.exactSummary, {
+    rowH: SIDE_ROW, zoom: state.sideZoom,
     thumb: 20, width: 320, nodeLabel: (n) => (n.p === undefined ? null : n.p.toFixed(2)),
   }));
   search();
+}
+
+// The zoom of the exact panel's two small trees (null: back to 100%):
+// rows from the legible minimum up to ZOOM_MAX times, and the width above
+// 100%, as in the query's dendrogram; the labels keep their size.
+function sideZoomBy(factor) {
+  const min = ROW_MIN / SIDE_ROW;
+  state.sideZoom = factor === null ? 1 : Math.min(ZOOM_MAX, Math.max(min, state.sideZoom * factor));
+  $('side-zoom-level').textContent = `${Math.round(state.sideZoom * 100)}%`;
+  $('side-zoom-out').disabled = state.sideZoom <= min + 1e-9;
+  $('side-zoom-in').disabled = state.sideZoom >= ZOOM_MAX - 1e-9;
+  drawExact();
+  drawTree();
 }
 
 // ------------------------------------------------------------------ export
@@ -867,6 +980,24 @@ function start() {
     const r = $('query-tree').getBoundingClientRect();
     zoomBy(e.deltaY < 0 ? ZOOM_STEP : 1 / ZOOM_STEP, { x: e.clientX - r.left, y: e.clientY - r.top });
   }, { passive: false });
+  $('query-tree').addEventListener('scroll', overviewView, { passive: true });
+  const ov = $('query-overview');
+  ov.addEventListener('pointerdown', (e) => {
+    e.preventDefault();
+    ov.setPointerCapture(e.pointerId);
+    overviewJump(e);
+  });
+  ov.addEventListener('pointermove', (e) => { if (ov.hasPointerCapture(e.pointerId)) overviewJump(e); });
+  $('side-zoom-in').addEventListener('click', () => sideZoomBy(ZOOM_STEP));
+  $('side-zoom-out').addEventListener('click', () => sideZoomBy(1 / ZOOM_STEP));
+  $('side-zoom-reset').addEventListener('click', () => sideZoomBy(null));
+  for (const id of ['exact-tree', 'sampler-tree']) {
+    $(id).addEventListener('wheel', (e) => {
+      if (!(e.ctrlKey || e.metaKey)) return;
+      e.preventDefault();
+      sideZoomBy(e.deltaY < 0 ? ZOOM_STEP : 1 / ZOOM_STEP);
+    }, { passive: false });
+  }
   for (const radio of document.querySelectorAll('input[name="exact-kind"]')) {
     radio.addEventListener('change', (e) => {
       state.exactKind = e.target.value;
@@ -877,7 +1008,7 @@ function start() {
   let resized = null;
   window.addEventListener('resize', () => {
     clearTimeout(resized);
-    resized = setTimeout(() => { if (state.zoom === null) drawQuery(); }, 200);
+    resized = setTimeout(() => { if (state.zoom === null) drawQuery(); else drawOverview(); }, 200);
   });
   setAxis(state.axis);
   $('export-newick').addEventListener('click', () => download('/api/tree?format=newick', `${state.session.session}-tree.nwk`));

@@ -28,6 +28,13 @@
 // docs/figures/interactive-large.png. The exact panel shows the MCC tree with
 // each cluster's marginal as support, and the MAP tree after the toggle,
 // each as /api/exact?tree=mcc|map says.
+//
+// Issue 24 item 4, the overview and the small trees' zoom: a query that fits
+// its box has no overview; the 150-leaf one has an overview beside it with a
+// mark per leaf and a frame that follows the box's scroll; a click on the
+// overview moves the view there; the search's hits and the picked items are
+// marked in it. The exact panel's two small trees zoom together (buttons and
+// Ctrl + wheel), their labels keeping their size, down to 18 px rows.
 
 import { spawn } from 'node:child_process';
 import net from 'node:net';
@@ -245,6 +252,7 @@ try {
     assert.equal((await shownLeaves(page)).length, 10);
     await assertText(page, '#npoints', '150');
     await assertText(page, '#session-name', 'iris.csv');
+    assert.ok(await page.locator('#query-overview').isHidden(), 'a query that fits its box has no overview');
   });
 
   await check('accept by clicking', async () => {
@@ -369,6 +377,64 @@ try {
     assert.ok(wheel.row > fit.row && !wheel.zoom.includes('fit'), JSON.stringify(wheel));
     await page.locator('#zoom-fit').click();
     assert.deepEqual(await layout(), fit);
+  });
+
+  await check('150 items: an overview frames the part in view; a click moves the view; hits and picks are marked', async () => {
+    await page.waitForSelector('#query-overview:not([hidden]) svg');
+    const view = () => page.evaluate(() => {
+      const box = document.querySelector('#query-tree');
+      const ov = document.querySelector('#query-overview');
+      const r = ov.querySelector('rect.ov-view');
+      const mini = ov.querySelector('svg');
+      return {
+        marks: ov.querySelectorAll('rect.ov-leaf').length,
+        frame: ['x', 'y', 'width', 'height'].map((a) => Math.round(Number(r.getAttribute(a)))),
+        box: [box.scrollLeft, box.scrollTop, box.clientWidth, box.clientHeight].map(Math.round),
+        maxTop: box.scrollHeight - box.clientHeight,
+        ovH: Math.round(ov.getBoundingClientRect().height),
+        boxH: Math.round(box.getBoundingClientRect().height),
+        full: [Number(mini.dataset.width), Number(mini.dataset.height)],
+        svg: [Number(box.querySelector('svg').getAttribute('width')), Number(box.querySelector('svg').getAttribute('height'))],
+      };
+    });
+    const top = await view();
+    log(`overview at the top: ${JSON.stringify(top)}`);
+    assert.equal(top.marks, 150, 'a mark per leaf');
+    assert.deepEqual(top.frame, top.box, 'the frame is the part in view');
+    assert.deepEqual(top.full, top.svg, 'the overview holds the whole tree');
+    assert.ok(Math.abs(top.ovH - top.boxH) <= 2, `as tall as the box: ${top.ovH} and ${top.boxH}`);
+    // A click near the overview's bottom moves the view to the end of the tree.
+    const ob = await page.locator('#query-overview svg').boundingBox();
+    await page.locator('#query-overview svg').click({ position: { x: ob.width / 2, y: ob.height - 2 } });
+    const bottom = await view();
+    assert.ok(bottom.box[1] >= bottom.maxTop - 2, `scrolled to the end: ${bottom.box[1]} of ${bottom.maxTop}`);
+    assert.deepEqual(bottom.frame, bottom.box);
+    // Scrolling the box moves the frame.
+    await page.locator('#query-tree').evaluate((b) => { b.scrollTop = 300; });
+    await page.waitForFunction(() => Number(document.querySelector('#query-overview rect.ov-view').getAttribute('y')) === document.querySelector('#query-tree').scrollTop);
+    // The search's hits are marked in the overview as in the dendrogram.
+    await page.locator('#search').fill('14');
+    const hits = await page.locator('#query-tree g.leaf.hit').count();
+    assert.ok(hits > 1, `${hits} hits`);
+    assert.equal(await page.locator('#query-overview rect.ov-leaf.hit').count(), hits);
+    await page.locator('#search').fill('');
+    assert.equal(await page.locator('#query-overview rect.ov-leaf.hit').count(), 0);
+    // A picked item is marked; clearing unmarks it.
+    const leaves = await shownLeaves(page);
+    await page.evaluate(() => document.activeElement.blur());
+    for (const k of ['1', '4', '0']) await page.keyboard.press(k);
+    await assertText(page, '#selection', `${leaves[139]} belongs together with`);
+    assert.equal(await page.locator(`#query-overview rect.ov-leaf.together[data-name="${leaves[139]}"]`).count(), 1);
+    await page.keyboard.press('Escape');
+    assert.equal(await page.locator('#query-overview rect.ov-leaf.together').count(), 0);
+    // Zoomed in, the overview still frames the part in view.
+    await page.locator('#zoom-in').click();
+    await page.locator('#zoom-in').click();
+    const zoomed = await view();
+    assert.deepEqual(zoomed.full, zoomed.svg);
+    assert.deepEqual(zoomed.frame, zoomed.box);
+    await page.locator('#zoom-fit').click();
+    await page.locator('#query-tree').evaluate((b) => { b.scrollTop = 0; b.scrollLeft = 0; });
   });
 
   await check('150 items: the axis option moves the merges (merge order spreads the near-zero heights)', async () => {
@@ -584,6 +650,41 @@ try {
     assert.ok(ps.includes('1.00'), 'the root');
     await assertText(page, '#exact-model', 'log Z');
     await assertText(page, '#exact-status', 'conditioned on all 0 triplets in force');
+  });
+
+  await check('the exact panel\'s two small trees zoom together, labels keeping their size', async () => {
+    const rows = () => page.evaluate(() => ['#exact-tree', '#sampler-tree'].map((id) => {
+      const svg = document.querySelector(`${id} svg`);
+      const fonts = [...new Set([...svg.querySelectorAll('g.leaf text:not(.key)')].map((t) => getComputedStyle(t).fontSize))];
+      return { row: Number(svg.dataset.row), width: Number(svg.getAttribute('width')), fonts };
+    }));
+    // 22 px rows at 100%, 26 px with these items' pictures (20 px thumbnails).
+    const base = await rows();
+    assert.deepEqual(base.map((r) => r.row), [26, 26]);
+    await page.locator('#side-zoom-in').click();
+    await page.locator('#side-zoom-in').click();
+    const zin = await rows();
+    await assertText(page, '#side-zoom-level', '156%');
+    for (const [i, r] of zin.entries()) {
+      assert.ok(r.row > base[i].row && r.width > base[i].width, JSON.stringify(zin));
+      assert.deepEqual(r.fonts, ['14px']);
+    }
+    await page.locator('#side-zoom-reset').click();
+    assert.deepEqual(await rows(), base);
+    await page.locator('#side-zoom-out').click();
+    const out = await rows();
+    assert.deepEqual(out.map((r) => r.row), [26, 26], 'never below the legible minimum (here the pictures\' rows)');
+    assert.ok(await page.locator('#side-zoom-out').isDisabled(), 'zooming out stops at 82% (18 px rows without pictures)');
+    await assertText(page, '#side-zoom-level', '82%');
+    // Ctrl + wheel over either tree zooms both.
+    const bb = await page.locator('#exact-tree').boundingBox();
+    await page.mouse.move(bb.x + bb.width / 2, bb.y + Math.min(bb.height / 2, 40));
+    await page.keyboard.down('Control');
+    await page.mouse.wheel(0, -100);
+    await page.keyboard.up('Control');
+    await assertText(page, '#side-zoom-level', '102%');
+    await page.locator('#side-zoom-reset').click();
+    await page.mouse.move(0, 0);
   });
 
   // The clusters of a JSON tree with their marginals, as sorted strings.

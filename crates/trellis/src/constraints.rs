@@ -45,39 +45,43 @@
 //! pair whose points the must-links join (directly or through others) is a
 //! contradiction and is refused naming the chain.
 //!
-//! Both wrappers hold each cluster's points as a 128-bit mask: constraints
-//! apply to problems of at most [`MAX_CONSTRAINED_POINTS`] points.
+//! # Any number of points
+//!
+//! Both wrappers hold each cluster's points as a set of the crate's one set
+//! abstraction ([`SetRepr`]), the rule's `Mask` type: a `u128`
+//! ([`Constrained`], [`ConstrainedEnergy`], at most
+//! [`MAX_CONSTRAINED_POINTS`] points), or a [`WideSet`] of `⌈n/64⌉` words
+//! ([`WideConstrained`], any number). The dense trellises (at most 30
+//! points) use the `u128` masks; the sparse trellises and approximate A*
+//! pick the mask type with their clusters' set type, from the number of
+//! points, so the wide path is the `u128` path with bigger words and gives
+//! the same answers on the same input (tested). A wide mask costs one
+//! allocation per merged summary, as the engines' wide clusters do.
 
-use crate::base::set::Points;
+use crate::base::set::{Points, Set, SetRepr, WideSet};
 use crate::ddt::{Triplet, build};
 use crate::error::{Error, Result};
 use crate::models::{Cluster, Energy, Model, Search, Separable, Summarize};
 
-/// The most points a constrained problem may have (the clusters' masks are
-/// 128 bits).
-pub const MAX_CONSTRAINED_POINTS: usize = 128;
+/// The most points a constrained problem on `u128` masks ([`Constrained`],
+/// [`ConstrainedEnergy`]) may have; [`WideConstrained`] takes any number.
+pub const MAX_CONSTRAINED_POINTS: usize = <Set as SetRepr>::MAX_POINTS;
 
-/// A cluster's summary under constraints: the model's own, its points, and
-/// whether a constraint forbids it.
+/// A cluster's summary under constraints: the model's own, its points (as a
+/// `K`: `u128` or [`WideSet`]), and whether a constraint forbids it.
 #[derive(Clone, Debug)]
-pub struct ConstrainedSummary<S> {
+pub struct ConstrainedSummary<S, K = Set> {
     inner: S,
-    mask: u128,
+    mask: K,
     forbidden: bool,
 }
 
-fn bit(i: usize) -> u128 {
-    1u128 << i
-}
-
-fn mask_of(points: Points<'_>) -> u128 {
-    points.iter().fold(0, |m, i| m | bit(i))
-}
-
-fn check_size(n: usize, what: &str) -> Result<()> {
-    if n > MAX_CONSTRAINED_POINTS {
+fn check_size<K: SetRepr>(n: usize, what: &str) -> Result<()> {
+    if n > K::MAX_POINTS {
         return Err(Error::parameter(format!(
-            "{what} apply to at most {MAX_CONSTRAINED_POINTS} points, not {n}"
+            "{what} on {max}-bit masks apply to at most {max} points, not {n} \
+             (wide masks take any number)",
+            max = K::MAX_POINTS
         )));
     }
     Ok(())
@@ -85,23 +89,38 @@ fn check_size(n: usize, what: &str) -> Result<()> {
 
 /// Which clusters a set of constraints forbids (see the module docs).
 pub trait Rule: Clone + Sync {
+    /// How a cluster's points are held: `u128` (at most 128 points) or
+    /// [`WideSet`].
+    type Mask: SetRepr;
+
+    /// The number of points.
+    fn num_points(&self) -> usize;
+
     /// Whether the cluster of the points of `mask` is forbidden.
-    fn forbids(&self, mask: u128) -> bool;
+    fn forbids(&self, mask: &Self::Mask) -> bool;
 }
 
 /// Triplets as a cluster rule: a cluster holding `c` and exactly one of
-/// `a`, `b` is forbidden.
+/// `a`, `b` is forbidden. Clusters are held as `K` (`u128` by default).
 #[derive(Clone, Debug)]
-pub struct TripletRule {
-    masks: Vec<(u128, u128, u128)>,
+pub struct TripletRule<K = Set> {
+    n: usize,
     triplets: Vec<Triplet>,
+    mask: std::marker::PhantomData<fn() -> K>,
 }
 
-impl Rule for TripletRule {
-    fn forbids(&self, m: u128) -> bool {
-        self.masks
+impl<K: SetRepr> Rule for TripletRule<K> {
+    type Mask = K;
+
+    fn num_points(&self) -> usize {
+        self.n
+    }
+
+    #[inline]
+    fn forbids(&self, m: &K) -> bool {
+        self.triplets
             .iter()
-            .any(|&(a, b, c)| m & c != 0 && ((m & a != 0) != (m & b != 0)))
+            .any(|t| m.contains(t.c) && (m.contains(t.a) != m.contains(t.b)))
     }
 }
 
@@ -114,8 +133,13 @@ pub struct Restricted<M, R> {
     rule: R,
 }
 
-/// A model restricted to the trees that satisfy every triplet.
+/// A model restricted to the trees that satisfy every triplet (`u128`
+/// masks: at most [`MAX_CONSTRAINED_POINTS`] points).
 pub type Constrained<M> = Restricted<M, TripletRule>;
+
+/// [`Constrained`] with [`WideSet`] masks: any number of points (the
+/// sparse trellises and approximate A* beyond 128 points).
+pub type WideConstrained<M> = Restricted<M, TripletRule<WideSet>>;
 
 /// A flat energy restricted to the partitions that keep every must-link
 /// pair together and every cannot-link pair apart.
@@ -127,35 +151,36 @@ impl<M, R: Rule> Restricted<M, R> {
         &self.inner
     }
 
-    fn wrap<S>(&self, inner: S, mask: u128) -> ConstrainedSummary<S> {
+    fn wrap<S>(&self, inner: S, mask: R::Mask) -> ConstrainedSummary<S, R::Mask> {
         ConstrainedSummary {
+            forbidden: self.rule.forbids(&mask),
             inner,
             mask,
-            forbidden: self.rule.forbids(mask),
         }
     }
 }
 
-impl<M: Summarize> Restricted<M, TripletRule> {
+impl<M: Summarize, K: SetRepr> Restricted<M, TripletRule<K>> {
     /// `model` restricted to the trees in which every triplet holds.
     ///
     /// # Errors
     ///
-    /// More than [`MAX_CONSTRAINED_POINTS`] points; a triplet naming a point
-    /// out of range or a point twice; triplets that no tree satisfies
+    /// More points than `K` holds ([`MAX_CONSTRAINED_POINTS`] for `u128`
+    /// masks); a triplet naming a point out of range or a point twice;
+    /// triplets that no tree satisfies
     /// ([`ErrorKind::UnrealisableTriplets`](crate::ErrorKind::UnrealisableTriplets),
     /// naming one of the conflict).
-    pub fn new(model: M, triplets: Vec<Triplet>) -> Result<Constrained<M>> {
+    pub fn new(model: M, triplets: Vec<Triplet>) -> Result<Self> {
         let n = model.num_points();
-        check_size(n, "triplet constraints")?;
+        check_size::<K>(n, "triplet constraints")?;
         build(n, &triplets)?;
-        let masks = triplets
-            .iter()
-            .map(|t| (bit(t.a), bit(t.b), bit(t.c)))
-            .collect();
         Ok(Restricted {
             inner: model,
-            rule: TripletRule { masks, triplets },
+            rule: TripletRule {
+                n,
+                triplets,
+                mask: std::marker::PhantomData,
+            },
         })
     }
 
@@ -165,7 +190,7 @@ impl<M: Summarize> Restricted<M, TripletRule> {
     }
 }
 
-impl<M: Search> Restricted<M, TripletRule> {
+impl<M: Search, K: SetRepr> Restricted<M, TripletRule<K>> {
     /// Starting trees for a search under the triplets (the sparse trellis's
     /// trees, approximate A*'s initial trees): those of `trees` in which
     /// every triplet holds (a finite cost under the restriction), then the
@@ -187,7 +212,7 @@ impl<M: Search> Restricted<M, TripletRule> {
 }
 
 /// The model's cluster under its own summary.
-fn inner<'a, S>(c: Cluster<'a, ConstrainedSummary<S>>) -> Cluster<'a, S> {
+fn inner<'a, S, K>(c: Cluster<'a, ConstrainedSummary<S, K>>) -> Cluster<'a, S> {
     Cluster {
         points: c.points,
         summary: &c.summary.inner,
@@ -195,18 +220,21 @@ fn inner<'a, S>(c: Cluster<'a, ConstrainedSummary<S>>) -> Cluster<'a, S> {
 }
 
 impl<M: Summarize, R: Rule> Summarize for Restricted<M, R> {
-    type Summary = ConstrainedSummary<M::Summary>;
+    type Summary = ConstrainedSummary<M::Summary, R::Mask>;
 
     fn num_points(&self) -> usize {
         self.inner.num_points()
     }
 
     fn leaf(&self, i: usize) -> Self::Summary {
-        self.wrap(self.inner.leaf(i), bit(i))
+        self.wrap(
+            self.inner.leaf(i),
+            R::Mask::singleton(i, self.rule.num_points()),
+        )
     }
 
     fn merge(&self, a: Cluster<'_, Self::Summary>, b: Cluster<'_, Self::Summary>) -> Self::Summary {
-        let mask = a.summary.mask | b.summary.mask;
+        let mask = a.summary.mask.union(&b.summary.mask);
         self.wrap(self.inner.merge(inner(a), inner(b)), mask)
     }
 
@@ -215,11 +243,14 @@ impl<M: Summarize, R: Rule> Summarize for Restricted<M, R> {
     }
 
     fn summary(&self, points: Points<'_>) -> Self::Summary {
-        self.wrap(self.inner.summary(points), mask_of(points))
+        self.wrap(
+            self.inner.summary(points),
+            R::Mask::from_points(points.iter(), self.rule.num_points()),
+        )
     }
 }
 
-impl<M: Model> Model for Restricted<M, TripletRule> {
+impl<M: Model, K: SetRepr> Model for Restricted<M, TripletRule<K>> {
     #[inline]
     fn log_potential(&self, p: &Self::Summary, l: &Self::Summary, r: &Self::Summary) -> f64 {
         if p.forbidden || l.forbidden || r.forbidden {
@@ -248,7 +279,7 @@ impl<M: Model> Model for Restricted<M, TripletRule> {
         if clusters.iter().any(|c| c.forbidden) {
             return false;
         }
-        let owner = |i: usize| clusters.iter().position(|c| c.mask & bit(i) != 0);
+        let owner = |i: usize| clusters.iter().position(|c| c.mask.contains(i));
         let mut contracted = Vec::new();
         for t in &self.rule.triplets {
             let (Some(a), Some(b), Some(c)) = (owner(t.a), owner(t.b), owner(t.c)) else {
@@ -296,7 +327,7 @@ impl<M: Model> Model for Restricted<M, TripletRule> {
     }
 }
 
-impl<M: Search> Search for Restricted<M, TripletRule> {
+impl<M: Search, K: SetRepr> Search for Restricted<M, TripletRule<K>> {
     fn split_cost(&self, p: &Self::Summary, l: &Self::Summary, r: &Self::Summary) -> f64 {
         if l.forbidden || r.forbidden {
             return f64::INFINITY;
@@ -317,24 +348,38 @@ impl<M: Search> Search for Restricted<M, TripletRule> {
     }
 
     fn without(&self, cluster: Cluster<'_, Self::Summary>, x: usize) -> Self::Summary {
-        let mask = cluster.summary.mask & !bit(x);
+        let mask = cluster.summary.mask.without(x);
         self.wrap(self.inner.without(inner(cluster), x), mask)
     }
 }
 
 /// Must-link and cannot-link pairs as a cluster rule: a cluster holding
 /// exactly one point of a must-link pair, or both of a cannot-link pair, is
-/// forbidden.
+/// forbidden. Clusters are held as `K` (`u128` by default).
 #[derive(Clone, Debug)]
-pub struct PairRule {
-    must: Vec<u128>,
-    cannot: Vec<u128>,
+pub struct PairRule<K = Set> {
+    n: usize,
+    must: Vec<(usize, usize)>,
+    cannot: Vec<(usize, usize)>,
+    mask: std::marker::PhantomData<fn() -> K>,
 }
 
-impl Rule for PairRule {
-    fn forbids(&self, m: u128) -> bool {
-        self.must.iter().any(|&p| m & p != 0 && m & p != p)
-            || self.cannot.iter().any(|&p| p & !m == 0)
+impl<K: SetRepr> Rule for PairRule<K> {
+    type Mask = K;
+
+    fn num_points(&self) -> usize {
+        self.n
+    }
+
+    #[inline]
+    fn forbids(&self, m: &K) -> bool {
+        self.must
+            .iter()
+            .any(|&(i, j)| m.contains(i) != m.contains(j))
+            || self
+                .cannot
+                .iter()
+                .any(|&(i, j)| m.contains(i) && m.contains(j))
     }
 }
 
@@ -382,22 +427,23 @@ fn must_chain(n: usize, must: &[(usize, usize)], from: usize, to: usize) -> Opti
     None
 }
 
-impl<E: Summarize> Restricted<E, PairRule> {
+impl<E: Summarize, K: SetRepr> Restricted<E, PairRule<K>> {
     /// `energy` restricted to the partitions that keep every `must_link` pair
     /// in one cluster and every `cannot_link` pair in two.
     ///
     /// # Errors
     ///
-    /// More than [`MAX_CONSTRAINED_POINTS`] points; a pair naming a point out
-    /// of range or one point twice; a cannot-link pair that the must-links
-    /// join (the message gives the chain).
+    /// More points than `K` holds ([`MAX_CONSTRAINED_POINTS`] for `u128`
+    /// masks); a pair naming a point out of range or one point twice; a
+    /// cannot-link pair that the must-links join (the message gives the
+    /// chain).
     pub fn new(
         energy: E,
         must_link: &[(usize, usize)],
         cannot_link: &[(usize, usize)],
-    ) -> Result<ConstrainedEnergy<E>> {
+    ) -> Result<Self> {
         let n = energy.num_points();
-        check_size(n, "must-link and cannot-link constraints")?;
+        check_size::<K>(n, "must-link and cannot-link constraints")?;
         check_pairs(n, must_link, "must-link")?;
         check_pairs(n, cannot_link, "cannot-link")?;
         for &(i, j) in cannot_link {
@@ -410,18 +456,19 @@ impl<E: Summarize> Restricted<E, PairRule> {
                 )));
             }
         }
-        let pair = |&(i, j): &(usize, usize)| bit(i) | bit(j);
         Ok(Restricted {
             inner: energy,
             rule: PairRule {
-                must: must_link.iter().map(pair).collect(),
-                cannot: cannot_link.iter().map(pair).collect(),
+                n,
+                must: must_link.to_vec(),
+                cannot: cannot_link.to_vec(),
+                mask: std::marker::PhantomData,
             },
         })
     }
 }
 
-impl<E: Energy> Energy for Restricted<E, PairRule> {
+impl<E: Energy, K: SetRepr> Energy for Restricted<E, PairRule<K>> {
     fn log_energy(&self, cluster: &Self::Summary) -> f64 {
         if cluster.forbidden {
             return f64::NEG_INFINITY;

@@ -13,7 +13,9 @@
 //! satisfy the triplets plus the greedy tree under them
 //! ([`Constrained::satisfying_starts`]), so the trellis realises at least
 //! one allowed tree. Clusters are `u128` sets up to
-//! [`MAX_SPARSE_POINTS`] points and wide sets beyond.
+//! [`MAX_SPARSE_POINTS`] points and wide sets beyond, and the triplets'
+//! cluster masks the same type ([`crate::constraints::WideConstrained`]
+//! beyond 128 points): [`sparse_pairwise_as`] forces the type.
 //!
 //! # Flat clusterings
 //!
@@ -30,8 +32,7 @@
 //! them hold, to check before anything is built. The dense trellis checks
 //! its own tables.
 
-use crate::constraints::Constrained;
-use crate::constraints::ConstrainedEnergy;
+use crate::constraints::{Constrained, ConstrainedEnergy, Restricted, TripletRule};
 use crate::ddt::Triplet;
 use crate::error::Result;
 use crate::flat::Partition;
@@ -121,35 +122,45 @@ pub fn sparse_pairwise(
     trees: usize,
     width: usize,
 ) -> Result<Posterior> {
+    if data.n() <= MAX_SPARSE_POINTS {
+        sparse_pairwise_as::<Set>(name, data, beta, triplets, trees, width)
+    } else {
+        sparse_pairwise_as::<WideSet>(name, data, beta, triplets, trees, width)
+    }
+}
+
+/// [`sparse_pairwise`] with clusters and the triplets' cluster masks as `S`
+/// (`u128` up to 128 points, [`WideSet`] for any number): the same answer
+/// on both types.
+///
+/// # Errors
+///
+/// Those of [`sparse_pairwise`], and more points than `S` holds.
+pub fn sparse_pairwise_as<S: SetRepr + 'static>(
+    name: ModelName,
+    data: PairwiseData<'_>,
+    beta: f64,
+    triplets: &[Triplet],
+    trees: usize,
+    width: usize,
+) -> Result<Posterior> {
     let unit = CostModel::build(name, data, 1.0)?;
     let trees = crate::with_cost_model!(unit, |m| {
         if triplets.is_empty() {
             beam_trees(&m, trees, Some(width))?
         } else {
-            let c = Constrained::new(m, triplets.to_vec())?;
+            let c = Restricted::<_, TripletRule<S>>::new(m, triplets.to_vec())?;
             c.satisfying_starts(beam_trees(&c, trees, Some(width))?)?
         }
     });
     let model = CostModel::build(name, data, beta)?;
-    if data.n() <= MAX_SPARSE_POINTS {
-        on_trees::<Set>(model, &trees, triplets)
-    } else {
-        on_trees::<WideSet>(model, &trees, triplets)
-    }
-}
-
-/// The model's inference on the sparse trellis of `trees`, clusters as `S`.
-fn on_trees<S: SetRepr + 'static>(
-    model: CostModel,
-    trees: &[Tree],
-    triplets: &[Triplet],
-) -> Result<Posterior> {
-    let trellis = SparseTrellis::<S>::from_trees_as(model.data().n(), trees)?;
+    let trellis = SparseTrellis::<S>::from_trees_as(model.data().n(), &trees)?;
     crate::with_cost_model!(model, |m| {
         if triplets.is_empty() {
             Posterior::sparse(trellis, &m, None)
         } else {
-            Posterior::sparse(trellis, &Constrained::new(m, triplets.to_vec())?, None)
+            let c = Restricted::<_, TripletRule<S>>::new(m, triplets.to_vec())?;
+            Posterior::sparse(trellis, &c, None)
         }
     })
 }

@@ -550,3 +550,134 @@ fn issue24_greedy_avoids_dead_ends_of_the_triplets() {
         );
     }
 }
+
+/// The triplets' cluster masks as wide sets: the restricted model on
+/// `WideSet` masks gives the dense trellis the same log Z, MAP and
+/// `extendable` answers as on `u128` masks.
+#[test]
+fn issue24_wide_masks_restrict_the_dense_trellis_as_u128_masks_do() {
+    use trellis::constraints::WideConstrained;
+    use trellis::{Model, Points, Summarize};
+    for seed in 0..6u64 {
+        let n = 6 + (seed % 3) as usize;
+        let triplets = triplets_of_random_tree(n, 1 + (seed % 4) as usize, 70 + seed);
+        let hcc = Hcc::new(&weights(n, seed, -1.0), 1.5).unwrap();
+        let narrow = Constrained::new(hcc.clone(), triplets.clone()).unwrap();
+        let wide = WideConstrained::new(hcc.clone(), triplets.clone()).unwrap();
+        let o = Options::default();
+        let a = Posterior::dense(narrow.clone(), Need::All, &o).unwrap();
+        let b = Posterior::dense(wide.clone(), Need::All, &o).unwrap();
+        assert_eq!(a.log_z().unwrap(), b.log_z().unwrap(), "seed {seed}");
+        assert_eq!(a.map().unwrap().tree, b.map().unwrap().tree, "seed {seed}");
+        let parts: Vec<Vec<usize>> = vec![(0..n / 2).collect(), (n / 2..n).collect()];
+        let s: Vec<_> = parts
+            .iter()
+            .map(|p| narrow.summary(Points::List(p)))
+            .collect();
+        let w: Vec<_> = parts
+            .iter()
+            .map(|p| wide.summary(Points::List(p)))
+            .collect();
+        assert_eq!(
+            narrow.extendable(&s.iter().collect::<Vec<_>>()),
+            wide.extendable(&w.iter().collect::<Vec<_>>()),
+            "seed {seed}"
+        );
+    }
+}
+
+/// Issue 24's open part: the sparse trellis (`--sparse beam`) and
+/// approximate A* under triplets beyond 128 points. On at most 128 points,
+/// forcing wide sets (clusters and the triplets' masks) gives the `u128`
+/// answers exactly.
+#[test]
+fn issue24_sparse_and_approximate_astar_under_triplets_wide_equals_u128() {
+    use trellis::astar::{ApproxOptions, Request, Start, solve_as};
+    use trellis::engines::sparse_pairwise_as;
+    use trellis::models::{CostModel, ModelName, PairwiseData};
+    use trellis::{Set, WideSet};
+    for (n, seed) in [(12usize, 1u64), (40, 2), (70, 3)] {
+        let w = weights(n, seed, -1.0);
+        let triplets = triplets_of_random_tree(n, 6, 100 + seed);
+        let data = PairwiseData::Weights(&w);
+        let a = sparse_pairwise_as::<Set>(ModelName::Hcc, data, 2.0, &triplets, 4, 6).unwrap();
+        let b = sparse_pairwise_as::<WideSet>(ModelName::Hcc, data, 2.0, &triplets, 4, 6).unwrap();
+        assert_eq!(a.log_z().unwrap(), b.log_z().unwrap(), "n = {n}");
+        assert_eq!(a.map().unwrap(), b.map().unwrap(), "n = {n}");
+        assert_eq!(
+            a.samples(20, 7).unwrap(),
+            b.samples(20, 7).unwrap(),
+            "n = {n}"
+        );
+        let model = CostModel::build(ModelName::Hcc, data, 2.0).unwrap();
+        let request = Request::Approximate {
+            options: ApproxOptions {
+                max_explored: Some(400),
+                ..ApproxOptions::default()
+            },
+            starts: vec![Start::Beam, Start::Average],
+            beam_width: 3,
+        };
+        let o = Options::default();
+        let x = solve_as::<Set>(&model, &triplets, &request, &o).unwrap();
+        let y = solve_as::<WideSet>(&model, &triplets, &request, &o).unwrap();
+        assert_eq!(x.best, y.best, "n = {n}");
+        assert_eq!(x.cost, y.cost, "n = {n}");
+        assert_eq!(
+            (x.explored, x.vertices),
+            (y.explored, y.vertices),
+            "n = {n}"
+        );
+        assert_eq!((x.sets, y.sets), ("u128", "wide"));
+        assert!(triplets.iter().all(|t| holds(&x.best.tree, t)), "n = {n}");
+    }
+}
+
+/// Beyond 128 points the doors pick wide sets: every tree the sparse
+/// trellis gives (MAP and samples) and approximate A*'s best tree satisfy
+/// every triplet, at 140 points; `u128` masks refuse the problem clearly.
+#[test]
+fn issue24_triplets_hold_beyond_128_points() {
+    use trellis::astar::{ApproxOptions, Request, Start, solve};
+    use trellis::engines::sparse_pairwise;
+    use trellis::models::{CostModel, ModelName, PairwiseData};
+    let n = 140;
+    let w = weights(n, 140, -1.0);
+    let triplets = triplets_of_random_tree(n, 25, 141);
+    let data = PairwiseData::Weights(&w);
+    let hcc = Hcc::new(&w, 1.0).unwrap();
+    let e = Constrained::new(hcc.clone(), triplets.clone()).unwrap_err();
+    assert!(e.to_string().contains("at most 128 points"), "{e}");
+    // Unconstrained, the best trees break some of the triplets, so the test
+    // has teeth.
+    let free = sparse_pairwise(ModelName::Hcc, data, 1.0, &[], 3, 4).unwrap();
+    assert!(!triplets.iter().all(|t| holds(&free.map().unwrap().tree, t)));
+    let post = sparse_pairwise(ModelName::Hcc, data, 1.0, &triplets, 3, 4).unwrap();
+    assert!(post.log_z().unwrap().is_finite());
+    let mut trees = post.samples(30, 5).unwrap();
+    trees.push(post.map().unwrap().tree);
+    for tree in &trees {
+        assert_eq!(tree.num_leaves(), n);
+        assert!(triplets.iter().all(|t| holds(tree, t)), "{tree:?}");
+    }
+    let model = CostModel::build(ModelName::Hcc, data, 1.0).unwrap();
+    let request = Request::Approximate {
+        options: ApproxOptions {
+            max_explored: Some(300),
+            ..ApproxOptions::default()
+        },
+        starts: vec![Start::Beam, Start::Average],
+        beam_width: 3,
+    };
+    let out = solve(&model, &triplets, &request, &Options::default()).unwrap();
+    assert_eq!(out.sets, "wide");
+    assert!(out.cost.is_finite());
+    assert!(triplets.iter().all(|t| holds(&out.best.tree, t)));
+    // Exact A* refuses as it does without triplets (its own limit named).
+    let e = solve(&model, &triplets, &Request::Exact, &Options::default()).unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::TooManyPoints { n: 140, .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("exact A*"), "{e}");
+}

@@ -90,7 +90,7 @@ mod starts;
 
 pub use approx::{ApproxOptions, Candidates, approximate, approximate_with};
 pub use engine::{Outcome, exact};
-pub use solve::{Request, heuristic_name, solve, solve_jet};
+pub use solve::{Request, heuristic_name, solve, solve_as, solve_jet};
 pub use starts::{Start, default_starts, start_trees};
 
 pub use crate::base::set::{Set, SetRepr, WideSet};

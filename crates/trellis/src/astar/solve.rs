@@ -11,14 +11,18 @@
 //! triplets it starts only from trees that satisfy them: those of the
 //! requested starts in which every triplet holds, plus greedy agglomeration
 //! under the triplets, which always satisfies them
-//! ([`Constrained::satisfying_starts`]). The initial trees rank merges at
-//! β = 1 (the choices of a cost model do not depend on β > 0).
+//! ([`crate::constraints::Constrained::satisfying_starts`]). The initial trees rank merges at
+//! β = 1 (the choices of a cost model do not depend on β > 0). The
+//! triplets' cluster masks are of the search's set type: `u128` up to 128
+//! points, [`WideSet`] beyond ([`crate::constraints::WideConstrained`]);
+//! [`solve_as`] forces the type.
 //!
 //! Cost: that of the search (see the [module docs](super)) plus the initial
 //! trees (see [`start_trees`]) for the approximate search.
 
-use super::{ApproxOptions, Outcome, Start, approximate, exact, start_trees};
-use crate::constraints::Constrained;
+use super::{ApproxOptions, Outcome, Start, approximate_with, exact, start_trees};
+use crate::base::set::{MAX_SET_POINTS, Set, SetRepr, WideSet};
+use crate::constraints::{Restricted, TripletRule};
 use crate::ddt::Triplet;
 use crate::error::{Error, Result};
 use crate::ginkgo::{Ginkgo, Heuristic, Jet, Variant};
@@ -58,9 +62,30 @@ pub fn solve(
     request: &Request,
     run: &Options<'_>,
 ) -> Result<Outcome> {
+    if model.data().n() <= MAX_SET_POINTS {
+        solve_as::<Set>(model, triplets, request, run)
+    } else {
+        solve_as::<WideSet>(model, triplets, request, run)
+    }
+}
+
+/// [`solve`] with the approximate search's clusters and the triplets'
+/// cluster masks as `S` (`u128` up to 128 points, [`WideSet`] for any
+/// number): the same answer on both types. Exact A* runs on `u128`
+/// whatever `S` is.
+///
+/// # Errors
+///
+/// Those of [`solve`], and more points than `S` holds.
+pub fn solve_as<S: SetRepr>(
+    model: &CostModel,
+    triplets: &[Triplet],
+    request: &Request,
+    run: &Options<'_>,
+) -> Result<Outcome> {
     // Linkage starts run on the data's distances, computed only when asked.
     let distances = || model.data().linkage_distances();
-    crate::with_cost_model!(model, |m| search(
+    crate::with_cost_model!(model, |m| search::<S, _, _>(
         m,
         &m.with_beta(1.0)?,
         &distances,
@@ -92,12 +117,16 @@ pub fn solve_jet(
         }
     }
     let model = Ginkgo::new(jet, variant).with_heuristic(heuristic);
-    search(&model, &model, &|| Vec::new(), &[], request, run)
+    if jet.len() <= MAX_SET_POINTS {
+        search::<Set, _, _>(&model, &model, &|| Vec::new(), &[], request, run)
+    } else {
+        search::<WideSet, _, _>(&model, &model, &|| Vec::new(), &[], request, run)
+    }
 }
 
-/// [`solve`] on a concrete model; `unit` is the same model at β = 1 (the
-/// initial trees' ranking).
-fn search<M: Search, U: Search>(
+/// [`solve`] on a concrete model, approximate A* on clusters `S`; `unit`
+/// is the same model at β = 1 (the initial trees' ranking).
+fn search<S: SetRepr, M: Search, U: Search>(
     model: &M,
     unit: &U,
     distances: &dyn Fn() -> Vec<f64>,
@@ -114,17 +143,22 @@ fn search<M: Search, U: Search>(
         return if triplets.is_empty() {
             exact(model, run)
         } else {
-            exact(&Constrained::new(model, triplets.to_vec())?, run)
+            // Masks of `S`: beyond 128 points exact A* refuses with its own limit.
+            exact(
+                &Restricted::<_, TripletRule<S>>::new(model, triplets.to_vec())?,
+                run,
+            )
         };
     };
     let d = starts.iter().any(|s| s.is_linkage()).then(distances);
     let init = start_trees(unit, d.as_deref(), starts, *beam_width)?;
     if triplets.is_empty() {
-        approximate(model, &init, options, run)
+        approximate_with::<S, _>(model, &init, options, run)
     } else {
-        let init = Constrained::new(unit, triplets.to_vec())?.satisfying_starts(init)?;
-        approximate(
-            &Constrained::new(model, triplets.to_vec())?,
+        let init = Restricted::<_, TripletRule<S>>::new(unit, triplets.to_vec())?
+            .satisfying_starts(init)?;
+        approximate_with::<S, _>(
+            &Restricted::<_, TripletRule<S>>::new(model, triplets.to_vec())?,
             &init,
             options,
             run,
