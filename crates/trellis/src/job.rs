@@ -17,6 +17,11 @@
 //!    then the [`Posterior`] of the engine, computing what the planner's
 //!    [`Task`] needs (one 8-byte pass for `hcc`'s log Z, MAP and samples).
 //!
+//! A flat run ([`FlatJob`]) is the same for partitions: the family (every
+//! partition, the cuts of one hierarchy, or a listed family of clusters),
+//! must-links and cannot-links read over the points' names and checked
+//! before the pass, and the checkpoint directory of the full flat trellis.
+//!
 //! Cost: the checks are `O(jets)`; the posterior costs what its engine
 //! costs (`O(3^N)` dense, the sparse trellis's splits otherwise).
 

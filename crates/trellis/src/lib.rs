@@ -54,7 +54,7 @@
 //! | [`input`] | the one loader of every door: weights, points, distances or jets for a model by name, validated and size-checked |
 //! | [`engines`] | a posterior of a named model on the engine asked for: dense (under triplets), sparse from beam or simulator trees, flat (under links, tree cuts, cluster families) |
 //! | [`job`] | one hierarchical run as a door describes it: engine flags, triplets, limits; the checks, the plan's note and the posterior |
-//! | [`print`] | results as people and tools read them: Newick, SciPy linkage (JSON, CSV), a scored tree drawn with its split costs, labelled cluster lists and partitions |
+//! | [`print`](mod@print) | results as people and tools read them: Newick, SciPy linkage (JSON, CSV), a scored tree drawn with its split costs, labelled cluster lists and partitions |
 //! | [`batch`] | one computation on every jet of a jets file, as JSON Lines in input order |
 //! | [`report`] | the JSON result shapes and number formats every door prints |
 //! | foundations | sets ([`Mask`], [`Set`], [`Points`]), trees, weights, [`io`], [`count`], [`random`], [`Options`], errors |
