@@ -263,7 +263,11 @@ fn issue25_killed_flat_logz_resumes_to_the_identical_answer() {
     let level = std::fs::read_dir(&ck)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.to_str().unwrap().contains("flat-weights-"))
+        // A finished level, not a killed run's stray temporary file.
+        .find(|p| {
+            let name = p.to_str().unwrap();
+            name.contains("flat-weights-") && name.ends_with(".ckpt")
+        })
         .unwrap();
     let mut bytes = std::fs::read(&level).unwrap();
     let middle = bytes.len() / 2;

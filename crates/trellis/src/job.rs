@@ -579,3 +579,84 @@ impl FlatJob<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::Pairwise;
+    use crate::{Matrix, Weights};
+
+    fn input(n: usize) -> Input {
+        let rows = (0..n)
+            .map(|i| (0..n).map(|j| if i == j { 0.0 } else { 0.5 }).collect())
+            .collect();
+        let w = Weights::from_matrix(&Matrix::from_rows(rows).unwrap()).unwrap();
+        Input::Weights(NamedWeights {
+            data: Pairwise::Weights(w),
+            names: None,
+        })
+    }
+
+    fn job(time_limit: Option<f64>) -> Job<'static> {
+        Job {
+            model: ModelName::Hcc,
+            sparse: None,
+            triplets: None,
+            memory_limit: Some(u64::MAX / 4),
+            time_limit,
+            checkpoint: None,
+            naming: Naming::Flags,
+        }
+    }
+
+    /// The planner's estimate is announced above ten seconds and refused
+    /// beyond the time limit, before anything runs; small runs say nothing.
+    #[test]
+    fn the_check_announces_long_runs_and_refuses_beyond_the_time_limit() {
+        let none = |_: usize| 0u128;
+        assert_eq!(job(None).check(&input(8), Task::LogZ, &none).unwrap(), None);
+        let note = job(None).check(&input(29), Task::LogZ, &none).unwrap();
+        assert!(note.is_some_and(|s| s.contains("29 points")));
+        let e = job(Some(1.0))
+            .check(&input(29), Task::LogZ, &none)
+            .unwrap_err();
+        assert!(
+            matches!(e.kind(), crate::ErrorKind::TimeBudget { .. }),
+            "{e}"
+        );
+        let e = job(None)
+            .check(&input(8), Task::LogZ, &|_| u128::MAX)
+            .unwrap_err();
+        assert!(e.to_string().contains("the output over 8 points"), "{e}");
+    }
+
+    /// A sparse trellis refuses the simulator and the ordering on pairwise
+    /// data, and a zero number of trees, naming the flags.
+    #[test]
+    fn sparse_flags_that_do_not_apply_are_refused() {
+        let flags = SparseFlags {
+            kind: SparseKind::Beam,
+            trees: None,
+            ordering: None,
+            seed: None,
+            beam_width: None,
+        };
+        let with = |sparse: SparseFlags| Job {
+            sparse: Some(sparse),
+            ..job(None)
+        };
+        assert!(with(flags).check_points(50).is_ok());
+        let simulator = SparseFlags {
+            kind: SparseKind::Simulator,
+            ..flags
+        };
+        let e = with(simulator).check_points(50).unwrap_err().to_string();
+        assert!(e.contains("--sparse simulator needs jets"), "{e}");
+        let none = SparseFlags {
+            trees: Some(0),
+            ..flags
+        };
+        let e = with(none).check_points(50).unwrap_err().to_string();
+        assert!(e.contains("--trees must be at least 1"), "{e}");
+    }
+}

@@ -574,3 +574,101 @@ pub fn flat_marginals(
         matrix(pairwise)
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Matrix, Weights};
+
+    fn weights(n: usize) -> NamedWeights {
+        let rows = (0..n)
+            .map(|i| {
+                (0..n)
+                    .map(|j| {
+                        if i == j {
+                            0.0
+                        } else {
+                            1.0 - (i + j) as f64 / n as f64
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        let w = Weights::from_matrix(&Matrix::from_rows(rows).unwrap()).unwrap();
+        NamedWeights {
+            data: Pairwise::Weights(w),
+            names: Some((0..n).map(|i| format!("p{i}")).collect()),
+        }
+    }
+
+    fn trees() -> Vec<Tree> {
+        ["[[0,1],[2,3]]", "[[[0,2],1],3]", "[0,[1,[2,3]]]"]
+            .iter()
+            .map(|t| Tree::parse(t).unwrap())
+            .collect()
+    }
+
+    /// Every sample format, streamed, is the whole output of its kind: JSON
+    /// that parses with every tree and the tail's fields, a JSON array of
+    /// linkage matrices, CSV matrices separated by one empty line, one
+    /// Newick line per tree.
+    #[test]
+    fn a_sample_stream_is_one_document_of_its_format() {
+        let w = weights(4);
+        let stream = |format: SampleFormat| {
+            let tail = r#"{"names":["p0","p1","p2","p3"]}"#.to_string();
+            let mut s = Samples::new(format, ModelName::Hcc, &w, 1.0, Heights::Cost, 0.0, tail);
+            let mut text = s.head();
+            for t in trees() {
+                text += &s.item(t).unwrap();
+            }
+            text + &s.foot()
+        };
+        let json: serde_json::Value = serde_json::from_str(&stream(SampleFormat::Json)).unwrap();
+        assert_eq!(json["n"], 4);
+        assert_eq!(json["samples"].as_array().unwrap().len(), 3);
+        assert_eq!(json["names"][3], "p3");
+        let linkage: Vec<Vec<[f64; 4]>> =
+            serde_json::from_str(&stream(SampleFormat::Tree(TreeFormat::Linkage))).unwrap();
+        assert_eq!(linkage.len(), 3);
+        assert!(linkage.iter().all(|m| m.len() == 3));
+        let csv = stream(SampleFormat::Tree(TreeFormat::LinkageCsv));
+        let blocks: Vec<&str> = csv.trim_end().split("\n\n").collect();
+        assert_eq!(blocks.len(), 3);
+        assert!(blocks.iter().all(|b| b.lines().count() == 3));
+        let newick = stream(SampleFormat::Tree(TreeFormat::Newick));
+        assert_eq!(newick.lines().count(), 3);
+        assert!(newick.lines().all(|l| l.ends_with(';') && l.contains("p3")));
+        let text = stream(SampleFormat::Text);
+        assert_eq!(text.lines().count(), 3);
+        assert!(text.lines().all(|l| l.contains("log P = ")));
+    }
+
+    /// A scored tree's cost is the sum of its drawn split costs, and its log
+    /// potential is -β times the cost.
+    #[test]
+    fn a_scored_tree_is_the_sum_of_its_splits() {
+        let w = weights(4);
+        for t in trees() {
+            let s = scored(ModelName::Hcc, &w, 2.5, t.clone()).unwrap();
+            let model = CostModel::build(ModelName::Hcc, w.view(), 1.0).unwrap();
+            let mut total = 0.0;
+            crate::with_cost_model!(model, |m| {
+                fn walk<M: Search>(m: &M, t: &Tree, total: &mut f64) {
+                    if let Tree::Node(l, r) = t {
+                        *total += split_cost(m, l, r);
+                        walk(m, l, total);
+                        walk(m, r, total);
+                    }
+                }
+                walk(&m, &t, &mut total)
+            });
+            let cost = s.cost.unwrap();
+            assert!(
+                (total - cost).abs() <= 1e-12 * (1.0 + cost.abs()),
+                "{total} {cost}"
+            );
+            assert_eq!(s.log_potential, crate::report::clean(-2.5 * cost));
+        }
+    }
+}
