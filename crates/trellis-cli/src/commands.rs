@@ -153,6 +153,27 @@ fn clusters(
     Ok(ClusterJson::list(clusters))
 }
 
+/// A tree in rooted Newick with branch lengths from `heights` and each
+/// internal node's cluster marginal as its support value.
+fn support_newick(
+    post: &Posterior,
+    args: &ModelArgs,
+    weights: &NamedWeights,
+    tree: Tree,
+    heights: Heights,
+    progress: bool,
+) -> Result<String> {
+    let d = print::weights_dendrogram(args.model, weights, tree, heights)?;
+    let support = support(post, args, progress, &d.clusters())?;
+    let names = weights.names();
+    Ok(print::tree_text(
+        &d,
+        names,
+        Some(&support),
+        TreeFormat::Newick,
+    )?)
+}
+
 /// The support values of clusters (see [`Posterior::support`]).
 fn support(
     post: &Posterior,
@@ -291,14 +312,7 @@ pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
         |weights, post| {
             let tree = post.map()?.tree;
             if a.support {
-                let d = print::weights_dendrogram(args.model, weights, tree, flags.heights())?;
-                let support = support(post, args, progress, &d.clusters())?;
-                return Ok(print::tree_text(
-                    &d,
-                    weights.names(),
-                    Some(&support),
-                    TreeFormat::Newick,
-                )?);
+                return support_newick(post, args, weights, tree, flags.heights(), progress);
             }
             if json {
                 return to_json(&weights.with_names(with_sparsity(
@@ -585,14 +599,7 @@ pub fn infer(a: &InferArgs, progress: bool) -> Result<String> {
         |weights, post| {
             let tree = post.map()?.tree;
             if a.newick {
-                let d = print::weights_dendrogram(args.model, weights, tree, Heights::Cost)?;
-                let support = support(post, args, progress, &d.clusters())?;
-                return Ok(print::tree_text(
-                    &d,
-                    weights.names(),
-                    Some(&support),
-                    TreeFormat::Newick,
-                )?);
+                return support_newick(post, args, weights, tree, Heights::Cost, progress);
             }
             let scored = weights_tree_json(args, weights, tree)?;
             let out = InferJson {
