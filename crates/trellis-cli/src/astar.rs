@@ -12,7 +12,7 @@
 //! clusters are wide bitsets beyond 128 points, with the same results).
 
 use anyhow::{Result, bail};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use serde::Serialize;
 use trellis::astar::{self, ApproxOptions, Candidates, Outcome, Request, Start};
 use trellis::baselines as agglomerative;
@@ -23,35 +23,12 @@ use trellis::{Options, ProgressFn};
 use crate::ModelArgs;
 use crate::batch::per_jet;
 use crate::commands::{WithLinkage, check_jets_outputs, jet_linkage, job, to_json};
-use crate::input::NamedWeights;
 use crate::input::{Input, ginkgo_variant, load_checked, memory_limit};
+use crate::input::{NamedWeights, choice};
 use crate::output::number;
 use crate::progress::Bar;
 use crate::trees::DendrogramArgs;
 use trellis::print::{self, TreeFormat};
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HeuristicKind {
-    /// Admissible (proved in the library docs): the search is exact.
-    H0,
-    /// The A* paper's faster bound, not proven admissible: results say "exact": false.
-    H1,
-}
-
-/// An initial tree of approximate A*.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InitKind {
-    /// Average linkage on d = max(w) - w (the paper's greedy baseline for weights).
-    Average,
-    /// Complete linkage on the same distances.
-    Complete,
-    /// Ward linkage on the same distances.
-    Ward,
-    /// Greedy agglomeration by the model's own split score.
-    Greedy,
-    /// The final beams of beam search (width --beam-width) by the model's score.
-    Beam,
-}
 
 #[derive(Args, Debug)]
 pub struct AstarArgs {
@@ -61,8 +38,8 @@ pub struct AstarArgs {
     /// Heuristic for the Ginkgo models [default: h0]. The cost models use their own
     /// admissible bounds: hcc the sum of positive weights inside a cluster (Prop. 1),
     /// dasgupta twice the weight inside it (Prop. 2, tightened).
-    #[arg(long, value_enum)]
-    pub heuristic: Option<HeuristicKind>,
+    #[arg(long, value_parser = choice::<Heuristic>())]
+    pub heuristic: Option<Heuristic>,
 
     /// Approximate A*: search a sparse trellis that starts from the --init trees and
     /// grows by sampled splits, in rounds. Never worse than its initial trees; "exact"
@@ -81,11 +58,11 @@ pub struct AstarArgs {
     #[arg(
         long,
         requires = "approx",
-        value_enum,
+        value_parser = choice::<Start>(),
         value_delimiter = ',',
         value_name = "T,..."
     )]
-    pub init: Vec<InitKind>,
+    pub init: Vec<Start>,
 
     /// Beam width of the beam-search initial trees [default: min(3N, N(N-1)/2)].
     #[arg(long, requires = "approx", value_name = "W")]
@@ -181,14 +158,7 @@ fn request(args: &AstarArgs, n: usize, jets: bool) -> Request {
     let starts = if args.init.is_empty() {
         astar::default_starts(jets, args.beam_width.is_some())
     } else {
-        let start = |k: &InitKind| match k {
-            InitKind::Average => Start::Average,
-            InitKind::Complete => Start::Complete,
-            InitKind::Ward => Start::Ward,
-            InitKind::Greedy => Start::Greedy,
-            InitKind::Beam => Start::Beam,
-        };
-        args.init.iter().map(start).collect()
+        args.init.clone()
     };
     let options = ApproxOptions {
         top_k: args.top_k,
@@ -243,10 +213,7 @@ fn jet_outcome(
 
 /// The Ginkgo heuristic of `--heuristic` (default h0).
 fn heuristic(args: &AstarArgs) -> Heuristic {
-    match args.heuristic.unwrap_or(HeuristicKind::H0) {
-        HeuristicKind::H0 => Heuristic::H0,
-        HeuristicKind::H1 => Heuristic::H1,
-    }
+    args.heuristic.unwrap_or(Heuristic::H0)
 }
 
 fn heuristic_name(args: &AstarArgs) -> &'static str {
@@ -271,7 +238,7 @@ fn weights_outcome(
     let n = weights.n();
     let no_sparse = crate::sparse::SparseArgs::default();
     let triplets =
-        job(&args.model, &no_sparse, args.triplets.as_deref())?.read_triplets(weights)?;
+        job(&args.model, &no_sparse, args.triplets.as_deref(), None)?.read_triplets(weights)?;
     let model = CostModel::build(args.model.model, weights.view(), args.model.beta)?;
     let request = request(args, n, false);
     let out = astar::solve(&model, &triplets, &request, &run_options(args, progress))?;

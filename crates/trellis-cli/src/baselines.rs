@@ -5,23 +5,21 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
-use clap::{ArgGroup, Args, ValueEnum};
-use trellis::baselines::{self as agglomerative, Linkage, Method};
+use anyhow::{Result, bail};
+use clap::{ArgGroup, Args};
+use trellis::Dendrogram;
+use trellis::baselines::{Linkage, LinkageRun, Method, Metric, linkage_input};
 use trellis::ginkgo::Jet;
-use trellis::io::Table;
-use trellis::{Dendrogram, Tree};
+use trellis::input::Naming;
 
 use crate::batch::per_jet;
 use crate::commands::{check_jets_outputs, to_json, weights_tree_output};
-use crate::input::Pairwise;
 use crate::input::{
-    Input, NamedWeights, check_beta_and_memory, gib, ginkgo_variant, load_checked, memory_limit,
-    read_input, read_points, similarity_weights,
+    Input, NamedWeights, check_beta_and_memory, choice, gib, ginkgo_variant, load_checked,
+    memory_limit, sources,
 };
-use crate::trees::{DendrogramArgs, HeightsKind};
+use crate::trees::DendrogramArgs;
 use crate::{DataArgs, ModelArgs, ModelName};
-use trellis::models::InputKind;
 use trellis::print::{self, Heights};
 
 /// Output flags shared by the baselines.
@@ -59,36 +57,6 @@ pub struct BeamArgs {
     pub output: TreeOutput,
 }
 
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LinkageMethod {
-    /// Nearest neighbour.
-    Single,
-    /// Mean distance (UPGMA); the A* paper's greedy baseline.
-    Average,
-    /// Farthest neighbour.
-    Complete,
-    /// Ward's minimum variance.
-    Ward,
-    /// WPGMA: the plain mean of the two clusters' distances.
-    Weighted,
-    /// UPGMC: distance between centroids; heights can decrease (the --linkage matrix keeps
-    /// them, as SciPy's; tree heights are made monotone).
-    Centroid,
-    /// WPGMC: distance between midpoints; heights can decrease, as centroid's.
-    Median,
-}
-
-/// What the linkage of `--points` runs on.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Metric {
-    /// Euclidean distances between the rows, as SciPy's `linkage` computes from
-    /// observations.
-    Euclidean,
-    /// max(similarity) - similarity, with the points' similarity (--similarity,
-    /// --center).
-    Similarity,
-}
-
 #[derive(Args, Debug)]
 #[command(group(ArgGroup::new("input").required(true).args(["weights", "points", "jets", "distances"])))]
 pub struct LinkageArgs {
@@ -107,7 +75,7 @@ pub struct LinkageArgs {
     /// SciPy's `linkage(points)`), or `similarity`: max(s) - s for the points'
     /// similarity s (--similarity, --center; the behaviour before --metric, and the
     /// weights --model scores with) [default: euclidean].
-    #[arg(long, value_enum, requires = "points", conflicts_with = "distances")]
+    #[arg(long, value_parser = choice::<Metric>(), requires = "points", conflicts_with = "distances")]
     pub metric: Option<Metric>,
 
     /// Dissimilarities: an N x N symmetric matrix of distances >= 0 (CSV without header
@@ -138,8 +106,8 @@ pub struct LinkageArgs {
     /// Linkage: distances are those of --distances, the Euclidean distances of --points
     /// (see --metric), max(similarity) - similarity for --weights, and the angle between
     /// the leaves' 3-momenta for jets.
-    #[arg(long, value_enum)]
-    pub method: LinkageMethod,
+    #[arg(long, value_parser = choice::<Linkage>())]
+    pub method: Linkage,
     #[command(flatten)]
     pub output: TreeOutput,
 }
@@ -155,7 +123,6 @@ impl LinkageArgs {
             beta: self.beta,
             max_memory: self.max_memory,
             time_limit: None,
-            checkpoint: None,
         }
     }
 }
@@ -249,15 +216,7 @@ pub fn beam(a: &BeamArgs, progress: bool) -> Result<String> {
 }
 
 pub fn linkage(a: &LinkageArgs, progress: bool) -> Result<String> {
-    let method = match a.method {
-        LinkageMethod::Single => Linkage::Single,
-        LinkageMethod::Average => Linkage::Average,
-        LinkageMethod::Complete => Linkage::Complete,
-        LinkageMethod::Ward => Linkage::Ward,
-        LinkageMethod::Weighted => Linkage::Weighted,
-        LinkageMethod::Centroid => Linkage::Centroid,
-        LinkageMethod::Median => Linkage::Median,
-    };
+    let method = a.method;
     let title = format!("{:?} linkage hierarchy", a.method);
     if a.jets.is_some() {
         let model = a.model.ok_or_else(|| {
@@ -280,125 +239,54 @@ pub fn linkage(a: &LinkageArgs, progress: bool) -> Result<String> {
 /// merge distances, scored under `--model` when it is given.
 fn linkage_on_matrix(a: &LinkageArgs, method: Linkage, title: &str) -> Result<String> {
     check_beta_and_memory(a.beta, a.max_memory)?;
-    let limit = gib(a.max_memory);
     let flags = &a.output.dendrogram;
     if let Some(m) = a.model {
         if ginkgo_variant(m).is_some() {
             bail!("--model {m} scores jets: give them with --jets FILE");
         }
     }
-    if a.model.is_none() && flags.heights == Some(HeightsKind::Cost) {
+    if a.model.is_none() && flags.heights == Some(Heights::Cost) {
         bail!(
             "--heights cost needs --model (hcc or dasgupta) to score the tree; leave it out for \
              the merge distances, or use --heights rank"
         );
     }
-    // The distance matrix, its copy in the search, and the weights.
-    let check = |n: usize| {
-        trellis::plan::check_bytes(
-            &format!("{} over {n} points", title.to_lowercase()),
-            (16 * (n as u128) * (n as u128)).saturating_add(trellis::plan::weights_bytes(n)),
-            limit,
-        )
-        .map_err(anyhow::Error::from)
-    };
-    // (distances, names, weights for --model)
-    let (dist, n, names, weights) = if a.distances.is_some() {
-        let d = read_input(
-            &a.data,
-            a.distances.as_deref(),
-            limit,
-            None,
-            &check,
-            InputKind::Distances,
-        )?;
-        (d.linkage_distances(), d.n(), None, None)
-    } else if let (Some(path), Metric::Euclidean) =
-        (&a.data.points, a.metric.unwrap_or(Metric::Euclidean))
-    {
-        let Table { names, matrix, .. } = read_points(path, &a.data, limit)?;
-        check(matrix.rows)?;
-        let weights = match a.model {
-            Some(_) => Some(Pairwise::Weights(similarity_weights(&a.data, &matrix)?)),
-            None => None,
-        };
-        let d = agglomerative::euclidean_distances(&matrix)
-            .with_context(|| format!("in --points {}", path.display()))?;
-        (d, matrix.rows, names, weights)
-    } else {
-        let w = read_input(&a.data, None, limit, None, &check, InputKind::Weights)?;
-        let d = w.linkage_distances();
-        if d.iter().any(|x| x.is_infinite()) {
-            bail!(
-                "the distances max(w) - w overflow: the weights span more than the float range \
-                 (up to {}); divide them by at least 2",
-                crate::output::number(f64::MAX)
-            );
-        }
-        let n = w.n();
-        (d, n, w.names, Some(w.data))
-    };
-    let dendrogram = agglomerative::linkage_dendrogram(&dist, n, method)?;
-    drop(dist);
+    let sources = sources(&a.data, a.distances.as_deref());
+    let metric = a.metric.unwrap_or_default();
+    let scored = a.model.is_some();
+    let run = linkage_input(
+        &sources,
+        metric,
+        method,
+        scored,
+        gib(a.max_memory),
+        Naming::Flags,
+    )?;
+    let LinkageRun {
+        dendrogram,
+        names,
+        weights,
+    } = run;
     let tree = dendrogram.tree().clone();
-    let named = |data: Pairwise| NamedWeights {
-        data,
-        names: names.clone(),
-    };
     if a.output.newick || flags.any() {
-        let d = match (flags.heights, &weights) {
-            (None, _) => dendrogram,
-            (Some(HeightsKind::Rank), _) => Dendrogram::by_rank(tree),
-            (Some(HeightsKind::Cost), Some(w)) => {
-                print::weights_dendrogram(a.model.expect("checked above"), w, tree, Heights::Cost)?
+        let d = match (flags.heights, &weights, a.model) {
+            (Some(Heights::Cost), Some(w), Some(model)) => {
+                print::weights_dendrogram(model, w, tree, Heights::Cost)?
             }
-            (Some(HeightsKind::Cost), None) => unreachable!("checked above"),
+            (Some(Heights::Rank), ..) => Dendrogram::by_rank(tree),
+            _ => dendrogram,
         };
         let format = flags.format(true).expect("Newick at least");
         return Ok(print::tree_text(&d, names.as_deref(), None, format)?);
     }
-    if let (Some(model), Some(w)) = (a.model, weights) {
-        let w = named(w);
-        return weights_tree_output(
-            &a.model_args(model),
-            &w,
-            tree,
-            title,
-            a.output.json,
-            false,
-            &DendrogramArgs::default(),
-        );
+    if let (Some(model), Some(data)) = (a.model, weights) {
+        let w = NamedWeights { data, names };
+        let (json, no_flags) = (a.output.json, &DendrogramArgs::default());
+        return weights_tree_output(&a.model_args(model), &w, tree, title, json, false, no_flags);
     }
     if a.output.json {
-        #[derive(serde::Serialize)]
-        struct Unscored<'a> {
-            n: usize,
-            tree: &'a Tree,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            names: Option<&'a [String]>,
-        }
-        return to_json(&Unscored {
-            n,
-            tree: &tree,
-            names: names.as_deref(),
-        });
+        let out = serde_json::json!({"n": tree.num_leaves(), "tree": tree});
+        return to_json(&trellis::report::with_family(out, None, names.as_deref()));
     }
-    // The readable tree with each merge's height.
-    let mut height_of = std::collections::HashMap::new();
-    for (c, h) in dendrogram.clusters().iter().zip(dendrogram.heights()) {
-        height_of.insert((c[0], c.len()), *h);
-    }
-    let label = |i: usize| match names.as_ref().and_then(|v| v.get(i)) {
-        Some(name) => name.clone(),
-        None => i.to_string(),
-    };
-    let mut s = format!("{title} of {n} points (no --model: merge heights only)\n");
-    s += &tree.draw(&label, &|l, r| {
-        let key = (
-            l.min_leaf().min(r.min_leaf()),
-            l.num_leaves() + r.num_leaves(),
-        );
-        height_of.get(&key).map(|h| format!("height {h:.6}"))
-    });
-    Ok(s)
+    Ok(print::merge_heights(&dendrogram, title, names.as_deref()))
 }

@@ -108,6 +108,7 @@ pub(crate) fn job<'a>(
     args: &'a ModelArgs,
     sparse: &SparseArgs,
     triplets: Option<&'a Path>,
+    checkpoint: Option<&'a Path>,
 ) -> Result<Job<'a>> {
     let sparse = sparse.flags();
     if sparse.is_some() {
@@ -119,7 +120,7 @@ pub(crate) fn job<'a>(
         triplets,
         memory_limit: memory_limit(args),
         time_limit: args.time_limit,
-        checkpoint: args.checkpoint.as_deref(),
+        checkpoint,
         naming: Naming::Flags,
     })
 }
@@ -234,7 +235,8 @@ pub(crate) fn run<T: Serialize + Send>(
     weights: impl FnOnce(&NamedWeights, &Posterior) -> Result<String>,
 ) -> Result<String> {
     let args = &run.model;
-    let job = job(args, &run.sparse, run.feedback.triplets.as_deref())?;
+    let (triplets, checkpoint) = (run.feedback.triplets.as_deref(), run.checkpoint.as_deref());
+    let job = job(args, &run.sparse, triplets, checkpoint)?;
     let input = load_checked(
         args,
         job.dense_workload(task),

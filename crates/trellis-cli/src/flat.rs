@@ -79,20 +79,14 @@ pub struct SummaryArgs {
     json: bool,
 }
 
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FlatModel {
-    /// Correlation clustering: log E(c) = beta * (sum of the weights inside c).
-    Cc,
-}
-
 /// The energy model and its data.
 #[derive(Args, Debug)]
 #[command(group(ArgGroup::new("input").required(true).args(["weights", "points"])))]
 pub struct FlatModelArgs {
     /// Cluster energy: `cc`, correlation clustering, log E(c) = beta * sum_{i<j in c} w_ij
     /// (positive weights attract, negative repel; singletons have energy 1).
-    #[arg(long, value_enum)]
-    pub model: FlatModel,
+    #[arg(long, value_name = "MODEL", value_parser = crate::input::flat_model)]
+    pub model: trellis::models::ModelName,
     #[command(flatten)]
     pub data: DataArgs,
     /// Inverse temperature: scales every log-energy. The MAP does not depend on it.

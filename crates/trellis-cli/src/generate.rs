@@ -15,21 +15,11 @@
 use std::io::Write;
 
 use anyhow::{Context, Result, bail};
-use clap::{Args, ValueEnum};
-use trellis::ginkgo::{SimulatorParams, generate_stream};
+use clap::Args;
+use trellis::Named;
+use trellis::ginkgo::{Preset, SimulatorParams, generate_stream};
 
 use crate::output::{number, put};
-
-/// A parameter set of the Ginkgo simulator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Preset {
-    /// QCD-like jets: rates 1.5 (root and below), mass 30 (M2 = 900), t_cut 16
-    /// (about 4-12 leaves; the `ginkgo_small` datasets).
-    Qcd,
-    /// W-like jets: root rate 3.0, other rates 1.5, mass 80 (M2 = 6400),
-    /// t_cut 4 (about 14-32 leaves; the `ginkgo_large_a` dataset).
-    W,
-}
 
 #[derive(Args, Debug)]
 pub struct GenerateArgs {
@@ -48,7 +38,7 @@ pub struct GenerateArgs {
     #[arg(long, default_value_t = 0, value_name = "S")]
     pub seed: u64,
     /// Parameter set to start from; the options below override single values.
-    #[arg(long, value_enum, default_value = "qcd")]
+    #[arg(long, value_parser = crate::input::choice::<Preset>(), default_value = "qcd")]
     pub preset: Preset,
     /// Exponential rate of the mass fractions of every split below the root.
     #[arg(long, value_name = "RATE")]
@@ -77,10 +67,7 @@ pub struct GenerateArgs {
 
 /// The simulator parameters: the preset with the overrides applied.
 fn params(args: &GenerateArgs) -> Result<SimulatorParams> {
-    let mut p = match args.preset {
-        Preset::Qcd => SimulatorParams::qcd(),
-        Preset::W => SimulatorParams::w(),
-    };
+    let mut p = args.preset.params();
     if let Some(x) = args.lambda {
         p.lambda = x;
     }
@@ -114,10 +101,9 @@ pub fn run(args: &GenerateArgs, out: &mut dyn Write) -> Result<String> {
         bail!("--n-jets must be at least 1");
     }
     let p = params(args)?;
-    let preset = args.preset.to_possible_value().expect("a named preset");
     let mut stream = generate_stream(
         &p,
-        preset.get_name(),
+        args.preset.name(),
         args.n_jets,
         args.min_leaves,
         args.max_leaves,

@@ -8,15 +8,15 @@
 use std::path::Path;
 
 use anyhow::{Result, bail};
+use trellis::Workload;
 use trellis::ginkgo::Variant;
 use trellis::input::{Load, Naming, Sources};
-use trellis::io::{NamesColumn, Table};
-use trellis::models::{InputKind, ModelName};
-use trellis::{Weights, Workload};
+use trellis::io::NamesColumn;
+use trellis::models::{InputKind, ModelName, Structure};
 
 pub use trellis::input::{Input, NamedWeights, Pairwise, ginkgo_variant};
 
-use crate::{DataArgs, ModelArgs, SimilarityKind};
+use crate::{DataArgs, ModelArgs};
 
 /// What to use instead of the dense trellis over too many points for the
 /// cost models (hcc, Dasgupta). Greedy and beam search are poor on hcc (their
@@ -27,19 +27,14 @@ const DENSE_ALTERNATIVES: &str = "for the lowest-cost tree over more points, use
      --sparse beam (any number of points, within the memory of its beam search)";
 
 /// The library's view of the data flags.
-fn sources<'a>(data: &'a DataArgs, distances: Option<&'a Path>) -> Sources<'a> {
+pub fn sources<'a>(data: &'a DataArgs, distances: Option<&'a Path>) -> Sources<'a> {
     Sources {
         weights: data.weights.as_deref(),
         points: data.points.as_deref(),
         distances,
         jets: None,
         names_column: data.names_column,
-        similarity: data.similarity.map(|s| match s {
-            SimilarityKind::Cosine => trellis::input::SimilarityKind::Cosine,
-            SimilarityKind::Rbf => trellis::input::SimilarityKind::Rbf,
-            SimilarityKind::Dot => trellis::input::SimilarityKind::Dot,
-            SimilarityKind::Expneg => trellis::input::SimilarityKind::Expneg,
-        }),
+        similarity: data.similarity,
         gamma: data.gamma,
         center: data.center,
     }
@@ -66,9 +61,21 @@ fn request(
 /// the library's registry.
 pub fn hierarchy_model(s: &str) -> Result<ModelName, String> {
     let name: ModelName = s.parse().map_err(|e: trellis::Error| e.to_string())?;
-    if name.info().structure != trellis::models::Structure::Hierarchy {
+    if name.info().structure != Structure::Hierarchy {
         return Err(format!(
             "{name} scores flat partitions: use `trellis flat ... --model {name}`"
+        ));
+    }
+    Ok(name)
+}
+
+/// Parses `--model` of `trellis flat`: a flat model of the library's registry.
+pub fn flat_model(s: &str) -> Result<ModelName, String> {
+    let name: ModelName = s.parse().map_err(|e: trellis::Error| e.to_string())?;
+    if name.info().structure != Structure::Partition {
+        return Err(format!(
+            "{name} scores hierarchies: use `trellis map ... --model {name}` (or logz, \
+             marginals, sample)"
         ));
     }
     Ok(name)
@@ -152,27 +159,6 @@ pub fn read_input(
     trellis::input::read_pairwise(&sources(data, distances), &load, check_points, kind)
 }
 
-/// Reads `--points` (with their names, see `--names-column`), at most the
-/// input limit under `limit`.
-pub fn read_points(path: &Path, data: &DataArgs, limit: Option<u64>) -> Result<Table> {
-    Ok(trellis::input::read_points(
-        path,
-        data.names_column,
-        limit,
-        Naming::Flags,
-    )?)
-}
-
-/// The weights of points: their pairwise similarity (`--similarity`,
-/// `--gamma`, `--center`).
-pub fn similarity_weights(data: &DataArgs, m: &trellis::Matrix) -> Result<Weights> {
-    Ok(trellis::input::similarity_weights(
-        &sources(data, None),
-        m,
-        Naming::Flags,
-    )?)
-}
-
 /// Reads a text file (`-`: standard input: jets, triplets, trees, clusters)
 /// of at most the input limit under the memory limit `limit` (`None`: the
 /// memory available); a larger input is refused naming the limit.
@@ -207,4 +193,39 @@ pub fn memory_limit(args: &ModelArgs) -> Option<u64> {
 /// A number of GiB in bytes.
 pub fn gib(g: Option<f64>) -> Option<u64> {
     g.map(|g| (g * (1u64 << 30) as f64) as u64)
+}
+
+/// The clap parser of a choice the library names ([`trellis::Named`]):
+/// its names, their help and the order they are listed in are the
+/// library's; an unknown name is clap's error with the possible values.
+#[derive(Clone)]
+pub struct Choice<T>(std::marker::PhantomData<T>);
+
+/// [`Choice`] of `T`, for `#[arg(value_parser = choice::<T>())]`.
+pub fn choice<T: trellis::Named>() -> Choice<T> {
+    Choice(std::marker::PhantomData)
+}
+
+impl<T: trellis::Named> clap::builder::TypedValueParser for Choice<T> {
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        let names = T::CHOICES.iter().map(|c| c.0);
+        let name = clap::builder::PossibleValuesParser::new(names).parse_ref(cmd, arg, value)?;
+        Ok(T::from_name(&name).expect("a listed name"))
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let values = T::CHOICES
+            .iter()
+            .map(|(name, _, help)| clap::builder::PossibleValue::new(*name).help(*help));
+        Some(Box::new(values))
+    }
 }

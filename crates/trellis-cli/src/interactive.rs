@@ -14,12 +14,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
+use trellis::Named;
 use trellis::ddt::{
     Chain, Dataset, Ddt, Hierarchy, LcaDepths, LoopOptions, ModelSpec, Rebuild, Simulation,
     Strategy, Triplet, interactive_model, named_message, parse_triplets,
 };
 
+use crate::input::choice;
 use crate::output::put;
 use trellis::print::LoopRecords;
 
@@ -75,29 +77,6 @@ pub struct DdtArgs {
     pub jitter: f64,
 }
 
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StrategyArg {
-    /// No queries (the vanilla DDT baseline).
-    Vanilla,
-    /// Three random points; the user names the odd one out.
-    Simple,
-    /// The tree induced on --subset-size random points.
-    Random,
-    /// The subset of highest tree-distance variance among --candidates random ones.
-    Active,
-    /// Random and active alternately.
-    Interleaved,
-    /// The whole tree.
-    Smart,
-}
-
-impl StrategyArg {
-    fn strategy(self) -> Strategy {
-        let name = self.to_possible_value().expect("every strategy has a name");
-        Strategy::from_name(name.get_name()).expect("the library's name")
-    }
-}
-
 /// The loop's options of `simulate`.
 #[derive(Args, Debug, Clone)]
 pub struct LoopArgs {
@@ -125,16 +104,8 @@ pub struct LoopArgs {
     /// `guided` follows the current tree's splits and times as far as the constraints
     /// allow; `balanced` splits the components by size in random order with times
     /// halving downwards (the reference code's choice).
-    #[arg(long, value_enum, default_value_t = RebuildArg::Guided)]
-    pub rebuild: RebuildArg,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RebuildArg {
-    /// Follow the current tree.
-    Guided,
-    /// Size-balanced, random order (the reference code).
-    Balanced,
+    #[arg(long, value_parser = choice::<Rebuild>(), default_value = "guided")]
+    pub rebuild: Rebuild,
 }
 
 #[derive(Args, Debug)]
@@ -144,8 +115,8 @@ pub struct SimulateArgs {
     #[command(flatten)]
     pub run: LoopArgs,
     /// Query strategy.
-    #[arg(long, value_enum)]
-    pub strategy: StrategyArg,
+    #[arg(long, value_parser = choice::<Strategy>())]
+    pub strategy: Strategy,
     /// Seed of the sampler and of the simulated user (xoshiro256++); same seed, same run.
     #[arg(long, default_value_t = 0, value_name = "S")]
     pub seed: u64,
@@ -196,8 +167,8 @@ pub struct ServeArgs {
     pub seed: u64,
     /// Query strategy of a new session (the page can change it; a resumed session
     /// keeps its own): random, active, interleaved, simple or smart.
-    #[arg(long, value_enum, default_value_t = StrategyArg::Active)]
-    pub strategy: StrategyArg,
+    #[arg(long, value_parser = choice::<Strategy>(), default_value = "active")]
+    pub strategy: Strategy,
     /// Chain iterations between an answer and the next query (at least).
     #[arg(long, default_value_t = 100, value_name = "I")]
     pub iters_per_answer: u64,
@@ -236,7 +207,7 @@ fn serve(a: &ServeArgs) -> Result<String> {
         sigma0: a.model.sigma0.clone(),
         leaf_noise: a.model.leaf_noise,
         jitter: a.model.jitter,
-        strategy: a.strategy.strategy(),
+        strategy: a.strategy,
         iters_per_answer: a.iters_per_answer,
         subset_size: a.subset_size,
         candidates: a.candidates,
@@ -313,21 +284,18 @@ pub fn new_simulation(
     model: Ddt,
     target: LcaDepths,
     options: LoopOptions,
-    rebuild: RebuildArg,
+    rebuild: Rebuild,
     seed: u64,
 ) -> Result<Simulation> {
     let mut sampler = Chain::new(model, seed);
-    sampler.set_rebuild(match rebuild {
-        RebuildArg::Guided => Rebuild::Guided,
-        RebuildArg::Balanced => Rebuild::Balanced,
-    });
+    sampler.set_rebuild(rebuild);
     Ok(Simulation::new(sampler, target, options, seed)?)
 }
 
 fn simulate(a: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
     let (points, model) = a.model.model(a.seed)?;
     let target = read_target(&a.run.target, &points)?;
-    let options = loop_options(&a.run, a.strategy.strategy())?;
+    let options = loop_options(&a.run, a.strategy)?;
     let names = points.names();
     let named = |e: anyhow::Error| match e.downcast::<trellis::Error>() {
         Ok(e) => named_error(e, names),
@@ -340,7 +308,7 @@ fn simulate(a: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
         json: a.json,
         names,
     };
-    let strategy = a.strategy.strategy().name();
+    let strategy = a.strategy.name();
     let (queries, iters) = (a.run.queries, a.run.iters_per_query);
     put(out, &records.head(queries, strategy, iters, a.seed))?;
     let mut record = sim.record(None);

@@ -13,7 +13,8 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgGroup, Args, Parser, Subcommand};
+use trellis::input::SimilarityKind;
 use trellis::models::ModelName;
 
 mod astar;
@@ -159,17 +160,6 @@ pub struct ModelArgs {
     /// (centuries) is no limit.
     #[arg(long, value_name = "S", allow_negative_numbers = true)]
     pub time_limit: Option<f64>,
-
-    /// Keep the finished levels of the exact passes in DIR (created if missing) and resume
-    /// from them: a `logz`, `map`, `sample` or `marginals` run of `hcc` (the blocked
-    /// passes; `marginals` also its outside pass) that is killed part-way gives the
-    /// identical answer when run again with the same DIR. Each level is written atomically
-    /// (write, fsync, rename) with a header naming the run and a SHA-256 checksum; a DIR of
-    /// another run (points, model, beta, weights) or a damaged file is refused (exit 2),
-    /// never used. Other commands, models, --triplets, --jets and --sparse refuse it.
-    /// Delete DIR when the answer is in.
-    #[arg(long, value_name = "DIR", conflicts_with = "jets")]
-    pub checkpoint: Option<PathBuf>,
 }
 
 /// What every inference command runs: the model and its input, the engine
@@ -182,6 +172,17 @@ pub struct RunArgs {
     pub sparse: sparse::SparseArgs,
     #[command(flatten)]
     pub feedback: TripletArgs,
+    /// Keep the finished levels of the exact passes in DIR (created if missing) and resume
+    /// from them: a `logz`, `map`, `marginals`, `sample`, `infer` or `summary` run of `hcc`
+    /// (the blocked inside passes and, for marginals, the outside pass; a summary's own
+    /// last pass is recomputed) that is killed part-way gives the identical answer when
+    /// run again with the same DIR, which these commands share for the same input. Each
+    /// level is written atomically (write, fsync, rename) with a header naming the run and
+    /// a SHA-256 checksum; a DIR of another run (points, model, beta, weights) or a damaged
+    /// file is refused (exit 2), never used. Other models, --triplets, --jets and --sparse
+    /// refuse it. Delete DIR when the answer is in.
+    #[arg(long, value_name = "DIR", conflicts_with = "jets")]
+    pub checkpoint: Option<PathBuf>,
 }
 
 /// A person's feedback on a hierarchy, which restricts the exact posterior.
@@ -223,7 +224,7 @@ pub struct DataArgs {
 
     /// Similarity for --points: cosine, rbf (exp(-gamma |x-y|^2)), dot product or
     /// expneg (exp(-|x-y|)) [default: cosine].
-    #[arg(long, value_enum, requires = "points")]
+    #[arg(long, value_parser = input::choice::<SimilarityKind>(), requires = "points")]
     pub similarity: Option<SimilarityKind>,
 
     /// gamma of the rbf similarity [default: 1 / number of features].
@@ -234,18 +235,6 @@ pub struct DataArgs {
     /// (the recipe of the trellis and A* papers for hcc).
     #[arg(long, requires = "points")]
     pub center: bool,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SimilarityKind {
-    /// Cosine similarity.
-    Cosine,
-    /// Gaussian (RBF) kernel.
-    Rbf,
-    /// Dot product.
-    Dot,
-    /// exp(-|x-y|), the flat trellis paper's similarity (centre it with --center).
-    Expneg,
 }
 
 #[derive(Subcommand, Debug)]
@@ -461,37 +450,6 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<String> {
             .build_global()?;
     }
     let progress = !cli.quiet;
-    let checkpointed = match &cli.command {
-        Command::Map(a) => {
-            a.run.model.checkpoint.is_none()
-                || (a.run.feedback.triplets.is_none() && a.run.sparse.sparse.is_none())
-        }
-        Command::Logz(a) => {
-            a.run.model.checkpoint.is_none()
-                || (a.run.feedback.triplets.is_none() && a.run.sparse.sparse.is_none())
-        }
-        Command::Marginals(a) => {
-            a.run.model.checkpoint.is_none()
-                || (a.run.feedback.triplets.is_none() && a.run.sparse.sparse.is_none())
-        }
-        Command::Sample(a) => {
-            a.run.model.checkpoint.is_none()
-                || (a.run.feedback.triplets.is_none() && a.run.sparse.sparse.is_none())
-        }
-        Command::Infer(a) => a.run.model.checkpoint.is_none(),
-        Command::Score(a) => a.model.checkpoint.is_none(),
-        Command::Summary(a) => a.run.model.checkpoint.is_none(),
-        Command::Greedy(a) => a.model.checkpoint.is_none(),
-        Command::Beam(a) => a.model.checkpoint.is_none(),
-        Command::Astar(a) => a.model.checkpoint.is_none(),
-        _ => true,
-    };
-    if !checkpointed {
-        anyhow::bail!(
-            "--checkpoint is kept by `logz`, `map`, `sample` and `marginals` without --triplets \
-             or --sparse (the blocked exact passes); this run has no checkpoints"
-        );
-    }
     match cli.command {
         Command::Map(a) => commands::map(&a, progress),
         Command::Logz(a) => commands::logz(&a, progress),

@@ -11,17 +11,7 @@
 
 use clap::{Args, ValueEnum};
 use trellis::ginkgo::LeafOrdering;
-use trellis::job::SparseFlags;
-
-/// How a sparse trellis is built.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SparseKind {
-    /// The clusters of the best distinct final beams of beam search on each problem.
-    Beam,
-    /// Jets: the clusters of Ginkgo simulator trees with the jet's number of leaves and
-    /// parameters (its rates, cut, mass and momentum), matched to its leaves by --ordering.
-    Simulator,
-}
+use trellis::job::{SparseFlags, SparseKind};
 
 /// Orders matching a simulated tree's leaves to a jet's.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,7 +29,7 @@ pub enum OrderingKind {
 pub struct SparseArgs {
     /// Use a sparse trellis built from a sample of trees instead of the full trellis
     /// (approximate; for problems too large for the full one).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = crate::input::choice::<SparseKind>())]
     pub sparse: Option<SparseKind>,
     /// Number of input trees of the sparse trellis [default: 100].
     #[arg(long, value_name = "K", requires = "sparse")]
@@ -63,10 +53,7 @@ pub struct SparseArgs {
 impl SparseArgs {
     /// The library's description of the sparse trellis (`None`: the dense one).
     pub fn flags(&self) -> Option<SparseFlags> {
-        let kind = match self.sparse? {
-            SparseKind::Beam => trellis::job::SparseKind::Beam,
-            SparseKind::Simulator => trellis::job::SparseKind::Simulator,
-        };
+        let kind = self.sparse?;
         let ordering = self.ordering.map(|o| match o {
             OrderingKind::Momentum => LeafOrdering::Momentum,
             OrderingKind::Random => LeafOrdering::Random(self.sparse_seed.unwrap_or(0)),

@@ -2,18 +2,8 @@
 //! linkage matrices) shared by every command that returns a tree; the
 //! writing is the library's (`trellis::print`).
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use trellis::print::{Heights, TreeFormat};
-
-/// How merge heights are chosen.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HeightsKind {
-    /// The cumulative cost of the subtree under the model (for jets, the Ginkgo
-    /// likelihood's split costs), made monotone.
-    Cost,
-    /// 1 + the larger child's rank (leaves 0).
-    Rank,
-}
 
 /// The flags of the dendrogram outputs, shared by every command that returns a tree.
 #[derive(Args, Debug, Clone, Default)]
@@ -34,8 +24,8 @@ pub struct DendrogramArgs {
     /// Merge heights of --linkage and of the Newick branch lengths: `cost` (the
     /// cumulative cost of each subtree, made monotone) or `rank` [default: cost; for
     /// `linkage`, its merge distances].
-    #[arg(long, value_enum)]
-    pub heights: Option<HeightsKind>,
+    #[arg(long, value_parser = crate::input::choice::<Heights>())]
+    pub heights: Option<Heights>,
 }
 
 impl DendrogramArgs {
@@ -51,10 +41,7 @@ impl DendrogramArgs {
 
     /// The merge heights `--heights` asks for, if any.
     pub fn chosen_heights(&self) -> Option<Heights> {
-        self.heights.map(|h| match h {
-            HeightsKind::Cost => Heights::Cost,
-            HeightsKind::Rank => Heights::Rank,
-        })
+        self.heights
     }
 
     /// How the tree is written: a linkage matrix, Newick with `newick`, or

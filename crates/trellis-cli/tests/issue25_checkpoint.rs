@@ -1,6 +1,6 @@
-//! Issue 25: `--checkpoint DIR` on `logz`, `map`, `sample`, `marginals` and
-//! `flat logz` / `flat map`: a run killed at (pseudo-)random points resumes
-//! to the identical answer; a DIR of another run or a damaged level is
+//! Issue 25: `--checkpoint DIR` on `logz`, `map`, `sample`, `marginals`,
+//! `infer`, `summary` and `flat logz` / `flat map`: a run killed at
+//! (pseudo-)random points resumes to the identical answer; a DIR of another run or a damaged level is
 //! refused (exit 2); commands without checkpoints refuse the flag; a
 //! checkpoint that cannot be written is exit 1.
 
@@ -117,10 +117,14 @@ fn issue25_checkpoint_refusals_and_failed_writes() {
         ],
         vec![
             "sample",
+            "-n",
+            "3",
             "--model",
             "hcc",
             "--weights",
             s(&w),
+            "--triplets",
+            s(&t),
             "--checkpoint",
             s(&ck),
         ],
@@ -227,6 +231,43 @@ fn issue25_killed_marginals_resume_to_the_identical_answer() {
     let mut other = args.clone();
     other.extend(["--beta", "3"]);
     fails(&other, "another run");
+}
+
+#[test]
+fn issue25_killed_infer_and_summary_resume_to_the_identical_answer() {
+    // `infer` and `summary` run the passes of `marginals` (a summary adds its
+    // own pass, which is recomputed): killed at random points, they resume.
+    let d = dir("issue25_resume_infer_summary");
+    let w = file(&d, "w.csv", &weights_csv(20, 29));
+    for (i, cmd) in [
+        &["infer", "--min-p", "0.05"][..],
+        &["summary", "--kind", "mcc"],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let ck = d.join(format!("ck-{}", cmd[0]));
+        let mut plain = cmd.to_vec();
+        plain.extend(["--model", "hcc", "--weights", s(&w), "--json", "-q"]);
+        let want = stdout(&plain);
+        let mut args = plain.clone();
+        args.extend(["--checkpoint", s(&ck)]);
+        assert!(
+            killed_and_resumed(&args, &want, 900 + i as u64) > 0,
+            "{}: no run was killed",
+            cmd[0]
+        );
+    }
+    // The commands without exact passes have no --checkpoint.
+    let ck = d.join("ck-infer");
+    for cmd in ["greedy", "score", "astar"] {
+        let mut args = vec![cmd, "--model", "hcc", "--weights", s(&w)];
+        args.extend(["--checkpoint", s(&ck)]);
+        if cmd == "score" {
+            args.extend(["--tree", "[0,[1,2]]"]);
+        }
+        fails(&args, "--checkpoint");
+    }
 }
 
 #[test]

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use numpy::PyReadonlyArray2;
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
+use trellis::Named;
 use trellis::ddt::{
     Answer, Dataset, Ddt, LcaDepths, Params, Query, QueryOptions, Rejection, Session, Strategy,
     Triplet, snapshot, variance,

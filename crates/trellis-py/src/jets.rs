@@ -16,8 +16,10 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2}
 use pyo3::prelude::*;
 use rayon::prelude::*;
 use trellis::baselines;
-use trellis::ginkgo::{Ginkgo, Heuristic, Jet, JetsFile, SimulatorParams, SplitParams, Variant};
-use trellis::{Dendrogram, MAX_POINTS, Options, Trellis, total_splits, tree_log_potential};
+use trellis::ginkgo::{
+    Ginkgo, Heuristic, Jet, JetsFile, Preset, SimulatorParams, SplitParams, Variant,
+};
+use trellis::{Dendrogram, MAX_POINTS, Named, Options, Trellis, total_splits, tree_log_potential};
 
 use crate::errors::{TooLargeError, input, to_py};
 use crate::tree::PyTree;
@@ -84,15 +86,7 @@ fn jets_simulate<'py>(
     seed: u64,
     preset: &str,
 ) -> PyResult<Flat<'py>> {
-    let params = match preset {
-        "qcd" => SimulatorParams::qcd(),
-        "w" => SimulatorParams::w(),
-        other => {
-            return Err(input(format!(
-                "preset must be \"qcd\" or \"w\", not {other:?}"
-            )));
-        }
-    };
+    let params = preset_params(preset)?;
     if n_jets == 0 {
         return Err(input("n_jets must be at least 1"));
     }
@@ -105,16 +99,14 @@ fn jets_simulate<'py>(
 /// The likelihood parameters of the simulator's preset.
 #[pyfunction]
 fn jets_preset_params(preset: &str) -> PyResult<(f64, f64, f64)> {
-    let p = match preset {
-        "qcd" => SimulatorParams::qcd(),
-        "w" => SimulatorParams::w(),
-        other => {
-            return Err(input(format!(
-                "preset must be \"qcd\" or \"w\", not {other:?}"
-            )));
-        }
-    };
+    let p = preset_params(preset)?;
     Ok((p.lambda, p.lambda_root, p.t_cut))
+}
+
+/// The parameters of the simulator's preset named `name` ("qcd", "w").
+fn preset_params(name: &str) -> PyResult<SimulatorParams> {
+    let preset = Preset::parse(name).map_err(|e| input(e.to_string()))?;
+    Ok(preset.params())
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use numpy::{PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use trellis::astar::{self as search, ApproxOptions};
 use trellis::baselines::{self, Linkage};
-use trellis::{Similarity, Weights};
+use trellis::{Named, Similarity, Weights};
 
 use crate::errors::{input, to_py};
 use crate::posterior::{cost_model, model_tree};

@@ -20,7 +20,7 @@ use trellis::ddt::{
     Chain, Dataset, Ddt, LcaDepths, LoopOptions, Params, Record, Strategy, triplet_distance,
 };
 use trellis_cli::interactive::{
-    DdtArgs, LoopArgs, RebuildArg, loop_options, new_simulation, read_target, read_text,
+    DdtArgs, LoopArgs, loop_options, new_simulation, read_target, read_text,
 };
 
 use crate::svg::{Plot, Series, Style};
@@ -74,7 +74,7 @@ fn run_loop(
     model: Ddt,
     target: LcaDepths,
     options: LoopOptions,
-    rebuild: RebuildArg,
+    rebuild: trellis::ddt::Rebuild,
     queries: usize,
     seed: u64,
 ) -> Result<Vec<Record>> {

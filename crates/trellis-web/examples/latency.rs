@@ -14,6 +14,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::Instant;
 
 use serde_json::{Value, json};
+use trellis::Named;
 use trellis::ddt::Strategy;
 use trellis_web::{Config, Running};
 

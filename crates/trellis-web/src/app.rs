@@ -14,12 +14,12 @@ use std::thread::JoinHandle;
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use trellis::Tree;
 use trellis::ddt::{
     Answer, Dataset, Ddt, DdtTree, ModelSpec, QueryOptions, Rejection, Session, Strategy, Triplet,
     interactive_model, snapshot,
 };
 use trellis::io::{NamesColumn, ReadOptions};
+use trellis::{Named, Tree};
 
 use crate::images::Image;
 use crate::store::{Event, Identity, Lease, Store};

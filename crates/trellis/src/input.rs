@@ -70,6 +70,20 @@ pub enum SimilarityKind {
     Expneg,
 }
 
+impl crate::Named for SimilarityKind {
+    const WHAT: &'static str = "similarity";
+    const CHOICES: &'static [(&'static str, SimilarityKind, &'static str)] = &[
+        ("cosine", SimilarityKind::Cosine, "Cosine similarity"),
+        ("rbf", SimilarityKind::Rbf, "Gaussian (RBF) kernel"),
+        ("dot", SimilarityKind::Dot, "Dot product"),
+        (
+            "expneg",
+            SimilarityKind::Expneg,
+            "exp(-|x-y|), the flat trellis paper's similarity (centre it)",
+        ),
+    ];
+}
+
 /// The inputs a person named (paths; `-` is standard input) and the
 /// options of the points.
 #[derive(Clone, Copy, Debug, Default)]

@@ -51,6 +51,23 @@ pub enum SparseKind {
     Simulator,
 }
 
+impl crate::Named for SparseKind {
+    const WHAT: &'static str = "sparse trellis";
+    const CHOICES: &'static [(&'static str, SparseKind, &'static str)] = &[
+        (
+            "beam",
+            SparseKind::Beam,
+            "The clusters of the best distinct final beams of beam search on each problem",
+        ),
+        (
+            "simulator",
+            SparseKind::Simulator,
+            "Jets: the clusters of Ginkgo simulator trees with the jet's number of leaves and \
+             parameters (its rates, cut, mass and momentum), matched to its leaves",
+        ),
+    ];
+}
+
 /// A sparse trellis as a person asks for it; unset fields take their
 /// defaults (100 trees, the compact beam width, momentum ordering, seed 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,17 +170,32 @@ impl Job<'_> {
     }
 
     /// Step 1 (module docs): a sparse trellis's flags and memory over `n`
-    /// points of pairwise data, before the data is built.
+    /// points of pairwise data, before the data is built; a checkpoint
+    /// directory goes with the dense trellis without triplets.
     ///
     /// # Errors
     ///
-    /// A simulator for pairwise data, a flag of another engine, and the
-    /// memory of the trees and their beam search.
+    /// A simulator for pairwise data, a flag of another engine, the memory
+    /// of the trees and their beam search, and a checkpoint directory with
+    /// a sparse trellis or triplets.
     pub fn check_points(&self, n: usize) -> Result<()> {
+        let name = |k: &str| self.naming.name(k);
+        let kept = match (self.sparse, self.triplets) {
+            _ if self.checkpoint.is_none() => None,
+            (Some(_), _) => Some("sparse"),
+            (None, Some(_)) => Some("triplets"),
+            (None, None) => None,
+        };
+        if let Some(key) = kept {
+            return Err(Error::input(format!(
+                "{} is kept by the blocked exact passes of the dense trellis, not with {}",
+                name("checkpoint"),
+                name(key)
+            )));
+        }
         let Some(sparse) = self.sparse else {
             return Ok(());
         };
-        let name = |k: &str| self.naming.name(k);
         if sparse.kind == SparseKind::Simulator {
             return Err(Error::input(format!(
                 "{} simulator needs jets ({}); use {} beam for weights and points",

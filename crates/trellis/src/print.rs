@@ -32,6 +32,43 @@ pub enum Heights {
     Rank,
 }
 
+impl crate::Named for Heights {
+    const WHAT: &'static str = "merge heights";
+    const CHOICES: &'static [(&'static str, Heights, &'static str)] = &[
+        (
+            "cost",
+            Heights::Cost,
+            "The cumulative cost of the subtree under the model (for jets, the Ginkgo \
+             likelihood's split costs), made monotone",
+        ),
+        (
+            "rank",
+            Heights::Rank,
+            "1 + the larger child's rank (leaves 0)",
+        ),
+    ];
+}
+
+/// A linkage tree drawn with each merge's height (its dendrogram's), under
+/// `title`, for a tree no model scores.
+pub fn merge_heights(d: &Dendrogram, title: &str, names: Option<&[String]>) -> String {
+    let mut height_of = std::collections::HashMap::new();
+    for (c, h) in d.clusters().iter().zip(d.heights()) {
+        height_of.insert((c[0], c.len()), *h);
+    }
+    let tree = d.tree();
+    let n = tree.num_leaves();
+    let mut s = format!("{title} of {n} points (no --model: merge heights only)\n");
+    s += &tree.draw(&|i| crate::report::label(names, i), &|l, r| {
+        let key = (
+            l.min_leaf().min(r.min_leaf()),
+            l.num_leaves() + r.num_leaves(),
+        );
+        height_of.get(&key).map(|h| format!("height {h:.6}"))
+    });
+    s
+}
+
 /// How a tree is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TreeFormat {

@@ -29,6 +29,33 @@ pub enum Start {
     Beam,
 }
 
+impl crate::Named for Start {
+    const WHAT: &'static str = "initial tree";
+    const CHOICES: &'static [(&'static str, Start, &'static str)] = &[
+        (
+            "average",
+            Start::Average,
+            "Average linkage on d = max(w) - w (the paper's greedy baseline for weights)",
+        ),
+        (
+            "complete",
+            Start::Complete,
+            "Complete linkage on the same distances",
+        ),
+        ("ward", Start::Ward, "Ward linkage on the same distances"),
+        (
+            "greedy",
+            Start::Greedy,
+            "Greedy agglomeration by the model's own split score",
+        ),
+        (
+            "beam",
+            Start::Beam,
+            "The final beams of beam search by the model's score",
+        ),
+    ];
+}
+
 impl Start {
     /// Whether this start is a linkage of distances (pairwise data only).
     pub fn is_linkage(self) -> bool {

@@ -6,6 +6,7 @@ pub mod count;
 pub mod io;
 pub(crate) mod kernel_path;
 pub(crate) mod memory;
+pub(crate) mod named;
 pub(crate) mod par;
 pub mod random;
 pub(crate) mod range;

@@ -7,13 +7,16 @@
 //! distances: `max(w) - w` for weights, the distances themselves for the
 //! linkage potentials, the angles between leaves for jets.
 
-use crate::Result;
 use crate::dendrogram::Dendrogram;
 use crate::ginkgo::{Ginkgo, Jet, Variant};
-use crate::input::Pairwise;
-use crate::models::{CostModel, Model, ModelName, Search};
+use crate::input::{
+    Load, Naming, Pairwise, Sources, read_pairwise, read_points, similarity_weights,
+};
+use crate::models::{CostModel, InputKind, Model, ModelName, Search};
+use crate::plan::weights_bytes;
 use crate::print::Heights;
 use crate::report::{TreeJson, WithLinkage};
+use crate::{Error, Result};
 use crate::{Options, Tree};
 
 use super::{Linkage, beam_search_with, default_beam_width, greedy, linkage, linkage_dendrogram};
@@ -166,4 +169,114 @@ impl Method {
             linkage,
         })
     }
+}
+
+/// What classic linkage of a points file runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Metric {
+    /// The Euclidean distances between the rows, as SciPy's `linkage(points)`.
+    #[default]
+    Euclidean,
+    /// `max(s) - s` for the points' similarity `s` (its kind, γ and
+    /// centring from the [`Sources`]).
+    Similarity,
+}
+
+impl crate::Named for Metric {
+    const WHAT: &'static str = "metric";
+    const CHOICES: &'static [(&'static str, Metric, &'static str)] = &[
+        (
+            "euclidean",
+            Metric::Euclidean,
+            "Euclidean distances between the rows, as SciPy's `linkage` computes from \
+             observations",
+        ),
+        (
+            "similarity",
+            Metric::Similarity,
+            "max(similarity) - similarity, with the points' similarity (its kind and centring)",
+        ),
+    ];
+}
+
+/// A linkage clustering of a door's pairwise input ([`linkage_input`]).
+pub struct LinkageRun {
+    /// The tree with the method's merge distances as heights (SciPy's).
+    pub dendrogram: Dendrogram,
+    /// The points' names, when the input has them.
+    pub names: Option<Vec<String>>,
+    /// The weights a model scores the tree with: those of the weights
+    /// file or of the points' similarity; `None` for distances, and for
+    /// points when `scored` was false.
+    pub weights: Option<Pairwise>,
+}
+
+/// Classic linkage `method` on the pairwise input of `sources`: a distances
+/// file as given, a points file by `metric`, a weights file as
+/// `max(w) - w`. With `scored`, the weights of points are kept to score the
+/// tree ([`LinkageRun::weights`]). The memory of the distances, their copy
+/// in the search and the weights is checked under `limit` (`None`: the
+/// memory available) as soon as the number of points is known, before any
+/// is built.
+///
+/// # Errors
+///
+/// The reader's; the memory check; weights whose `max(w) - w` overflows.
+pub fn linkage_input(
+    sources: &Sources<'_>,
+    metric: Metric,
+    method: Linkage,
+    scored: bool,
+    limit: Option<u64>,
+    naming: Naming,
+) -> Result<LinkageRun> {
+    let check = |n: usize| -> Result<()> {
+        let what = format!("{} linkage over {n} points", crate::Named::name(method));
+        let distances = 16 * (n as u128) * (n as u128);
+        crate::plan::check_bytes(&what, distances.saturating_add(weights_bytes(n)), limit)
+    };
+    let load = Load {
+        model: ModelName::Hcc,
+        beta: 1.0,
+        memory_limit: limit,
+        dense: None,
+        naming,
+        alternatives: "",
+    };
+    let (distances, n, names, weights) = match (sources.distances, sources.points, metric) {
+        (Some(_), ..) => {
+            let d = read_pairwise(sources, &load, &check, InputKind::Distances)?;
+            (d.linkage_distances(), d.n(), d.names, None)
+        }
+        (None, Some(path), Metric::Euclidean) => {
+            let table = read_points(path, sources.names_column, limit, naming)?;
+            let m = &table.matrix;
+            check(m.rows)?;
+            let weights = match scored {
+                true => Some(Pairwise::Weights(similarity_weights(sources, m, naming)?)),
+                false => None,
+            };
+            let context = || format!("in {} {}", naming.name("points"), path.display());
+            let d = super::euclidean_distances(m).map_err(|e| e.context(context()))?;
+            (d, m.rows, table.names, weights)
+        }
+        (None, ..) => {
+            let w = read_pairwise(sources, &load, &check, InputKind::Weights)?;
+            let d = w.linkage_distances();
+            if d.iter().any(|x| x.is_infinite()) {
+                return Err(Error::input(format!(
+                    "the distances max(w) - w overflow: the weights span more than the float \
+                     range (up to {}); divide them by at least 2",
+                    crate::report::number(f64::MAX)
+                )));
+            }
+            (d, w.n(), w.names, Some(w.data))
+        }
+    };
+    let dendrogram = linkage_dendrogram(&distances, n, method)?;
+    Ok(LinkageRun {
+        dendrogram,
+        names,
+        weights,
+    })
 }

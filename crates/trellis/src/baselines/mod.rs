@@ -248,7 +248,7 @@ mod method;
 mod scipy;
 
 pub use leaf_order::optimal_leaf_ordering;
-pub use method::{Method, Problem};
+pub use method::{LinkageRun, Method, Metric, Problem, linkage_input};
 
 pub use beam::{
     LARGE_WIDTH, SMALL_POINTS, beam_memory, beam_search, beam_search_with, compact_beam_width,
@@ -440,28 +440,41 @@ impl Linkage {
         Linkage::Ward,
     ];
 
-    /// SciPy's name of the method (`"single"`, …, `"ward"`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Linkage::Single => "single",
-            Linkage::Complete => "complete",
-            Linkage::Average => "average",
-            Linkage::Weighted => "weighted",
-            Linkage::Centroid => "centroid",
-            Linkage::Median => "median",
-            Linkage::Ward => "ward",
-        }
-    }
-
-    /// The method named `name` (SciPy's names), if any.
-    pub fn from_name(name: &str) -> Option<Linkage> {
-        Linkage::ALL.into_iter().find(|m| m.name() == name)
-    }
-
     /// Whether its heights never decrease (all but centroid and median).
     pub fn is_monotone(self) -> bool {
         !matches!(self, Linkage::Centroid | Linkage::Median)
     }
+}
+
+impl crate::Named for Linkage {
+    const WHAT: &'static str = "linkage method";
+    // SciPy's names.
+    const CHOICES: &'static [(&'static str, Linkage, &'static str)] = &[
+        ("single", Linkage::Single, "Nearest neighbour"),
+        (
+            "average",
+            Linkage::Average,
+            "Mean distance (UPGMA); the A* paper's greedy baseline",
+        ),
+        ("complete", Linkage::Complete, "Farthest neighbour"),
+        ("ward", Linkage::Ward, "Ward's minimum variance"),
+        (
+            "weighted",
+            Linkage::Weighted,
+            "WPGMA: the plain mean of the two clusters' distances",
+        ),
+        (
+            "centroid",
+            Linkage::Centroid,
+            "UPGMC: distance between centroids; heights can decrease (a linkage matrix keeps \
+             them, as SciPy's; tree heights are made monotone)",
+        ),
+        (
+            "median",
+            Linkage::Median,
+            "WPGMC: distance between midpoints; heights can decrease, as centroid's",
+        ),
+    ];
 }
 
 /// One merge of a linkage clustering: a row of SciPy's linkage matrix.
@@ -622,7 +635,7 @@ pub fn linkage_steps(dist: &[f64], n: usize, method: Linkage) -> Result<Vec<Link
 
 /// `Ward`, `Single`, …: the method's name in a sentence's first word.
 fn title(method: Linkage) -> String {
-    let name = method.name();
+    let name = crate::Named::name(method);
     name[..1].to_uppercase() + &name[1..]
 }
 

@@ -405,7 +405,7 @@ fn checked(method: Linkage, v: f64) -> Result<std::result::Result<f64, Overflow>
         Err(Error::parameter(format!(
             "{} linkage's distance update took the square root of a negative number (SciPy \
              would give NaN heights); the dissimilarities are far from Euclidean",
-            method.name()
+            crate::Named::name(method)
         )))
     } else {
         Ok(Err(Overflow))

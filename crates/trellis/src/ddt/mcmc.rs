@@ -88,6 +88,18 @@ pub enum Rebuild {
     Balanced,
 }
 
+impl crate::Named for Rebuild {
+    const WHAT: &'static str = "rebuild";
+    const CHOICES: &'static [(&'static str, Rebuild, &'static str)] = &[
+        ("guided", Rebuild::Guided, "Follow the current tree"),
+        (
+            "balanced",
+            Rebuild::Balanced,
+            "Size-balanced, random order (the reference code)",
+        ),
+    ];
+}
+
 /// Acceptance counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {

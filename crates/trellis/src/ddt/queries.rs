@@ -49,34 +49,36 @@ pub enum Strategy {
     Smart,
 }
 
-impl Strategy {
-    /// Every strategy, in the order of the declaration.
-    pub const ALL: [Strategy; 6] = [
-        Strategy::Vanilla,
-        Strategy::Simple,
-        Strategy::Random,
-        Strategy::Active,
-        Strategy::Interleaved,
-        Strategy::Smart,
+impl crate::Named for Strategy {
+    const WHAT: &'static str = "query strategy";
+    const CHOICES: &'static [(&'static str, Strategy, &'static str)] = &[
+        (
+            "vanilla",
+            Strategy::Vanilla,
+            "No queries (the vanilla DDT baseline)",
+        ),
+        (
+            "simple",
+            Strategy::Simple,
+            "Three random points; the user names the odd one out",
+        ),
+        (
+            "random",
+            Strategy::Random,
+            "The tree induced on a random subset of points",
+        ),
+        (
+            "active",
+            Strategy::Active,
+            "The subset of highest tree-distance variance among random candidate subsets",
+        ),
+        (
+            "interleaved",
+            Strategy::Interleaved,
+            "Random and active alternately",
+        ),
+        ("smart", Strategy::Smart, "The whole tree"),
     ];
-
-    /// The strategy's name: `vanilla`, `simple`, `random`, `active`,
-    /// `interleaved` or `smart`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Strategy::Vanilla => "vanilla",
-            Strategy::Simple => "simple",
-            Strategy::Random => "random",
-            Strategy::Active => "active",
-            Strategy::Interleaved => "interleaved",
-            Strategy::Smart => "smart",
-        }
-    }
-
-    /// The strategy of a name (see [`Strategy::name`]).
-    pub fn from_name(name: &str) -> Option<Strategy> {
-        Strategy::ALL.into_iter().find(|s| s.name() == name)
-    }
 }
 
 /// Settings of the interactive loop.

@@ -30,6 +30,22 @@ pub enum Heuristic {
     H1,
 }
 
+impl crate::Named for Heuristic {
+    const WHAT: &'static str = "heuristic";
+    const CHOICES: &'static [(&'static str, Heuristic, &'static str)] = &[
+        (
+            "h0",
+            Heuristic::H0,
+            "Admissible (proved in the library docs): the search is exact",
+        ),
+        (
+            "h1",
+            Heuristic::H1,
+            "The A* paper's faster bound, not proven admissible: results say \"exact\": false",
+        ),
+    ];
+}
+
 /// The Ginkgo likelihood of one jet (see the module docs): `log ψ` is the
 /// log-likelihood of a split, and A* minimises its negative.
 #[derive(Clone, Debug)]

@@ -140,6 +140,44 @@ pub struct SimulatorParams {
     pub jet_momentum: [f64; 3],
 }
 
+/// A named parameter set of the simulator ([`SimulatorParams::qcd`],
+/// [`SimulatorParams::w`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Preset {
+    /// QCD-like jets.
+    Qcd,
+    /// W-like jets.
+    W,
+}
+
+impl Preset {
+    /// Its parameters.
+    pub fn params(self) -> SimulatorParams {
+        match self {
+            Preset::Qcd => SimulatorParams::qcd(),
+            Preset::W => SimulatorParams::w(),
+        }
+    }
+}
+
+impl crate::Named for Preset {
+    const WHAT: &'static str = "preset";
+    const CHOICES: &'static [(&'static str, Preset, &'static str)] = &[
+        (
+            "qcd",
+            Preset::Qcd,
+            "QCD-like jets: rates 1.5 (root and below), mass 30 (M2 = 900), t_cut 16 (about \
+             4-12 leaves; the `ginkgo_small` datasets)",
+        ),
+        (
+            "w",
+            Preset::W,
+            "W-like jets: root rate 3.0, other rates 1.5, mass 80 (M2 = 6400), t_cut 4 (about \
+             14-32 leaves; the `ginkgo_large_a` dataset)",
+        ),
+    ];
+}
+
 impl SimulatorParams {
     /// The jet 3-momentum of both presets: `|p| = 400` along `(1, 1, 1)/√3`.
     pub fn default_momentum() -> [f64; 3] {
