@@ -154,7 +154,13 @@ fn issue24_a_second_server_on_the_same_session_is_refused_and_the_first_keeps_wo
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .filter(|n| n.contains(".lock-"))
         .collect();
-    assert_eq!(locks, Vec::<String>::new());
+    if cfg!(unix) {
+        assert_eq!(locks, Vec::<String>::new());
+    } else {
+        // Elsewhere the lock files stay (the module docs of `store` say
+        // why); their holder notes are gone.
+        assert!(locks.iter().all(|n| !n.ends_with(".holder")), "{locks:?}");
+    }
 }
 
 /// Polls `GET /api/exact` until `done` holds of it (at most 60 s).
