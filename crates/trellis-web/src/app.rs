@@ -147,10 +147,10 @@ impl Data {
     /// text and never a feature (an error when the header has no such column).
     pub fn parse_with(text: &str, images: Option<&str>) -> Result<Data> {
         let mut columns = vec!["text", "image"];
-        if let Some(c) = images {
-            if !columns.iter().any(|t| t.eq_ignore_ascii_case(c)) {
-                columns.push(c);
-            }
+        if let Some(c) = images
+            && !columns.iter().any(|t| t.eq_ignore_ascii_case(c))
+        {
+            columns.push(c);
         }
         let options = ReadOptions::points()
             .with_names(NamesColumn::Column(0))
@@ -537,14 +537,14 @@ impl App {
                     answer_ids.push(*seq);
                 }
                 Event::Undo { answer } => {
-                    if let Some(k) = answer {
-                        if answer_ids.last() != Some(k) {
-                            bail!(
-                                "the database {} is inconsistent: event {seq} takes back answer \
-                                 {k}, which is not the last answer in force then",
-                                config.db.display()
-                            );
-                        }
+                    if let Some(k) = answer
+                        && answer_ids.last() != Some(k)
+                    {
+                        bail!(
+                            "the database {} is inconsistent: event {seq} takes back answer \
+                             {k}, which is not the last answer in force then",
+                            config.db.display()
+                        );
                     }
                     answers.pop();
                     answer_ids.pop();
