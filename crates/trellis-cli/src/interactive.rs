@@ -185,6 +185,23 @@ pub struct ServeArgs {
     /// any bad row stops the server at start (exit 2) with a message naming it.
     #[arg(long, value_name = "COLUMN")]
     pub images: Option<String>,
+    /// Budget of the exact panel: the exact posterior under the triplets in force (every
+    /// cluster's marginal, the MAP and MCC trees) is shown when the planner estimates its
+    /// computation on this machine's cores at most S seconds (and within the memory
+    /// available), and recomputed after every answer; larger datasets get none. The
+    /// planner alone decides (as for `--time-limit`), so the number of points it admits
+    /// depends on the machine: 22 on 2 cores with the default. 0 turns the exact
+    /// panel off.
+    #[arg(long, default_value_t = 10.0, value_name = "S", value_parser = seconds)]
+    pub exact_seconds: f64,
+}
+
+/// A number of seconds >= 0 (`--exact-seconds`).
+fn seconds(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
+        _ => Err(format!("expected a number of seconds >= 0, not {s:?}")),
+    }
 }
 
 pub fn run(cmd: &InteractiveCommand, out: &mut dyn Write) -> Result<String> {
@@ -212,6 +229,7 @@ fn serve(a: &ServeArgs) -> Result<String> {
         subset_size: a.subset_size,
         candidates: a.candidates,
         images: a.images.clone(),
+        exact_seconds: a.exact_seconds,
         ..trellis_web::Config::new(a.model.points.clone())
     };
     trellis_web::serve(&config, |addr| {

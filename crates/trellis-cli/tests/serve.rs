@@ -14,9 +14,15 @@ use crate::util;
 
 /// Starts the server; returns the child and its URL (the first stdout line).
 pub fn spawn(points: &Path, db: &Path) -> (Child, String) {
+    spawn_with(points, db, &[])
+}
+
+/// [`spawn`] with more flags.
+fn spawn_with(points: &Path, db: &Path, more: &[&str]) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_trellis"))
         .args(["interactive", "serve", "--port", "0", "--sigma", "1"])
         .args(["--strategy", "smart", "--seed", "3"])
+        .args(more)
         .arg("--points")
         .arg(points)
         .arg("--db")
@@ -348,4 +354,47 @@ fn bad_images_exit_2_naming_the_row() {
     assert!(!db.exists(), "no database was created");
     let help = util::stdout(&["interactive", "serve", "--help"]);
     assert!(help.contains("--images <COLUMN>"), "{help}");
+}
+
+/// Issue 24: the planner alone gates the exact panel, within `--exact-seconds`
+/// (default 10); 0 turns the panel off, and a budget that is not a number of
+/// seconds >= 0 is refused (the panel itself: `crates/trellis-web/tests`).
+#[test]
+fn exact_seconds_sets_the_exact_panels_budget_and_0_turns_it_off() {
+    let dir = util::dir("serve-exact-seconds");
+    let (p, db) = (points(&dir), dir.join("s.sqlite"));
+    let (mut child, url) = spawn_with(&p, &db, &["--exact-seconds", "0"]);
+    let (status, e) = call(&url, "GET", "/api/exact", None);
+    assert_eq!(status, 200);
+    assert_eq!(e["status"], "unavailable", "{e}");
+    assert!(e["reason"].as_str().unwrap().contains("turned off"), "{e}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let (mut child, url) = spawn_with(&p, &db, &["--exact-seconds", "2.5"]);
+    let (_, e) = call(&url, "GET", "/api/exact", None);
+    assert_ne!(e["status"], "unavailable", "8 points fit 2.5 s: {e}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    for bad in ["-1", "nan", "inf", "ten"] {
+        util::fails(
+            &[
+                "interactive",
+                "serve",
+                "--points",
+                p.to_str().unwrap(),
+                "--db",
+                db.to_str().unwrap(),
+                "--port",
+                "0",
+                &format!("--exact-seconds={bad}"),
+            ],
+            "expected a number of seconds >= 0",
+        );
+    }
+    let help = util::stdout(&["interactive", "serve", "--help"]);
+    let words = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("--exact-seconds <S>") && words.contains("0 turns the exact panel off"),
+        "{help}"
+    );
 }

@@ -68,13 +68,12 @@ pub struct Config {
     /// Iterations the sampler goes on for after a query is ready (then it
     /// sleeps until the next answer).
     pub background_iters: u64,
-    /// Largest dataset that gets the exact posterior panel.
-    pub exact_max_points: usize,
     /// Seconds the planner may estimate for one exact computation under
-    /// triplets (`trellis::plan::estimate_constrained`, every marginal and the
-    /// MCC tree's pass): a
-    /// dataset beyond it gets no exact panel. Default 10 s, which the default
-    /// `exact_max_points` (20 points: estimated 0.8 s on 2 cores) meets.
+    /// triplets (`trellis::plan::estimate_constrained` of the MCC tree: every
+    /// marginal and the MCC tree's own pass, on this machine's threads): a
+    /// dataset beyond it, or beyond the memory available, gets no exact
+    /// panel. The planner is the only gate (no fixed number of points).
+    /// Default 10 s; 0 (or anything not above 0) turns the exact panel off.
     pub exact_seconds: f64,
 }
 
@@ -98,7 +97,6 @@ impl Config {
             subset_size: 10,
             candidates: 20,
             background_iters: 100_000,
-            exact_max_points: 20,
             exact_seconds: 10.0,
         }
     }
@@ -149,10 +147,10 @@ impl Data {
     /// text and never a feature (an error when the header has no such column).
     pub fn parse_with(text: &str, images: Option<&str>) -> Result<Data> {
         let mut columns = vec!["text", "image"];
-        if let Some(c) = images {
-            if !columns.iter().any(|t| t.eq_ignore_ascii_case(c)) {
-                columns.push(c);
-            }
+        if let Some(c) = images
+            && !columns.iter().any(|t| t.eq_ignore_ascii_case(c))
+        {
+            columns.push(c);
         }
         let options = ReadOptions::points()
             .with_names(NamesColumn::Column(0))
@@ -539,14 +537,14 @@ impl App {
                     answer_ids.push(*seq);
                 }
                 Event::Undo { answer } => {
-                    if let Some(k) = answer {
-                        if answer_ids.last() != Some(k) {
-                            bail!(
-                                "the database {} is inconsistent: event {seq} takes back answer \
-                                 {k}, which is not the last answer in force then",
-                                config.db.display()
-                            );
-                        }
+                    if let Some(k) = answer
+                        && answer_ids.last() != Some(k)
+                    {
+                        bail!(
+                            "the database {} is inconsistent: event {seq} takes back answer \
+                             {k}, which is not the last answer in force then",
+                            config.db.display()
+                        );
                     }
                     answers.pop();
                     answer_ids.pop();
@@ -1162,16 +1160,16 @@ impl Drop for Workers {
     }
 }
 
-/// Why a dataset of `n` points gets no exact panel, if it does not: more
-/// than `exact_max_points`, or the planner's estimate of every marginal and
-/// the MCC tree under triplets (hcc keeps its blocked kernel under them) beyond
-/// `exact_seconds` or the memory available.
+/// Why a dataset of `n` points gets no exact panel, if it does not: no
+/// budget (`exact_seconds` not above 0), or the planner's estimate of every
+/// marginal and the MCC tree under triplets (hcc keeps its blocked kernel
+/// under them) beyond `exact_seconds` or the memory available.
 fn exact_unavailable(n: usize, config: &Config) -> Option<String> {
     use trellis::plan::{Budget, Task, default_threads, estimate_constrained};
-    if n > config.exact_max_points {
+    if config.exact_seconds.is_nan() || config.exact_seconds <= 0.0 {
         return Some(format!(
-            "the exact posterior is shown for at most {} points; this dataset has {n}",
-            config.exact_max_points
+            "the exact panel is turned off: this server's budget for it is {} s",
+            config.exact_seconds
         ));
     }
     let budget = Budget {

@@ -13,20 +13,26 @@
 //! column have none, and pop the last answer).
 //!
 //! **One writer per session.** [`Lease::acquire`] takes an exclusive OS file
-//! lock (`flock`) on a lock file beside the database, one per session
+//! lock ([`std::fs::File::try_lock`]: `flock` on Unix, `LockFileEx` on
+//! Windows) on a lock file beside the database, one per session
 //! (`<db>.lock-<12 hex digits of the SHA-256 of the session's name>`), before
 //! the database is opened; a second server on the same database and session
 //! is refused with the first one's process id, host and start time (which the
-//! holder writes into the file). The operating system drops the lock when its
-//! process ends, however it ends: after `kill -9` the next server takes the
-//! lease at once. (A lease row in the database with a heartbeat would either
-//! lock a killed server's session until the heartbeat expires, or need a
-//! liveness check of another process that a reused process id defeats.) A
-//! clean stop removes the lock file while it still holds the lock; a server
-//! that locked a file just removed (its path now names another file, or
-//! none) drops it and locks the path again, so two servers never hold locks
-//! on two different files of one session. On systems other than Unix there
-//! is no lease.
+//! holder writes into the lock file on Unix, and beside it, into
+//! `<lock file>.holder`, elsewhere: a Windows lock is mandatory, and no other
+//! process can read the locked file). The operating system drops the lock
+//! when its process ends, however it ends: after `kill -9` (or the Task
+//! Manager's end task) the next server takes the lease at once. (A lease row
+//! in the database with a heartbeat would either lock a killed server's
+//! session until the heartbeat expires, or need a liveness check of another
+//! process that a reused process id defeats.) On Unix a clean stop removes
+//! the lock file while it still holds the lock; a server that locked a file
+//! just removed (its path now names another file, or none: compared by
+//! device and inode) drops it and locks the path again, so two servers never
+//! hold locks on two different files of one session. On other systems the
+//! lock file is left in place when the server stops (only its holder note is
+//! removed): without that identity check, removing it could let two servers
+//! lock two files of one path.
 //!
 //! Before SQLite touches the path, [`Store::open`] checks it: an existing
 //! SQLite file (or an empty one), or a new file in a writable directory;
@@ -635,12 +641,13 @@ fn check_path(path: &Path) -> Result<Option<PathBuf>> {
     Ok(existing)
 }
 
-/// The one-writer lease of a session (see the module docs): an exclusive
-/// `flock` on `<db>.lock-<hash of the session name>`, held while this lives;
-/// dropping it removes the file (still locked) and releases the lock.
+/// The one-writer lease of a session (see the module docs): an exclusive OS
+/// lock ([`std::fs::File::try_lock`]) on `<db>.lock-<hash of the session
+/// name>`, held while this lives. Dropping it removes the file (still
+/// locked) on Unix, and the holder's note beside it elsewhere; then the lock
+/// is released.
 #[derive(Debug)]
 pub struct Lease {
-    #[cfg(unix)]
     file: std::fs::File,
     path: PathBuf,
 }
@@ -670,24 +677,20 @@ impl Lease {
         &self.path
     }
 
-    #[cfg(unix)]
     fn acquire_at(path: PathBuf, db: &Path, name: &str) -> Result<Lease> {
-        use std::io::{Seek, Write};
-        use std::os::unix::fs::MetadataExt;
         let p = path.display();
         loop {
-            let mut file = OpenOptions::new()
+            let file = OpenOptions::new()
                 .read(true)
                 .write(true)
                 .create(true)
                 .truncate(false)
                 .open(&path)
                 .with_context(|| format!("cannot create the lock file {p} of the database"))?;
-            match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            match file.try_lock() {
                 Ok(()) => {}
-                Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
-                    let mut holder = String::new();
-                    let _ = file.read_to_string(&mut holder);
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    let holder = read_holder(&file, &path);
                     let holder = holder.trim();
                     let holder = if holder.is_empty() {
                         "another server".to_string()
@@ -702,52 +705,114 @@ impl Lease {
                         db.display()
                     );
                 }
-                Err(e) => {
-                    return Err(std::io::Error::from(e)).with_context(|| {
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(e).with_context(|| {
                         format!("cannot lock {p}, the lock file of the database")
                     });
                 }
             }
             // Locked; but a server that stopped may have removed this file
             // between our open and our lock: then lock the path's new file.
-            let same = std::fs::metadata(&path).ok().is_some_and(|m| {
-                file.metadata()
-                    .is_ok_and(|f| f.ino() == m.ino() && f.dev() == m.dev())
-            });
-            if !same {
+            if !still_named(&file, &path) {
                 continue;
             }
-            let host = rustix::system::uname();
             let holder = format!(
                 "process {} on {} (started {} ms after the Unix epoch)",
                 std::process::id(),
-                host.nodename().to_string_lossy(),
+                host_name(),
                 now_ms()
             );
-            file.set_len(0)
-                .and_then(|()| file.rewind())
-                .and_then(|()| file.write_all(holder.as_bytes()))
-                .with_context(|| format!("cannot write the lock file {p}"))?;
+            write_holder(&file, &path, &holder)
+                .with_context(|| format!("cannot write the holder of the lock file {p}"))?;
             return Ok(Lease { file, path });
         }
-    }
-
-    #[cfg(not(unix))]
-    fn acquire_at(path: PathBuf, _db: &Path, _name: &str) -> Result<Lease> {
-        Ok(Lease { path })
     }
 }
 
 impl Drop for Lease {
     fn drop(&mut self) {
         // Removed while still locked: a server waiting for this file finds
-        // it gone (or replaced) once it gets the lock, and locks again.
+        // it gone (or replaced) once it gets the lock, and locks again. On
+        // other systems the lock file stays (see `still_named`); only the
+        // holder's note goes.
         #[cfg(unix)]
-        {
-            let _ = std::fs::remove_file(&self.path);
-            let _ = rustix::fs::flock(&self.file, rustix::fs::FlockOperation::Unlock);
-        }
+        let _ = std::fs::remove_file(&self.path);
+        #[cfg(not(unix))]
+        let _ = std::fs::remove_file(holder_path(&self.path));
+        let _ = self.file.unlock();
     }
+}
+
+/// Whether `path` still names the file `file` we opened from it (same device
+/// and inode): a stopping server removes its lock file while it holds the
+/// lock, so a file opened just before can be locked once it has no name.
+#[cfg(unix)]
+fn still_named(file: &std::fs::File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().is_some_and(|m| {
+        file.metadata()
+            .is_ok_and(|f| f.ino() == m.ino() && f.dev() == m.dev())
+    })
+}
+
+/// Elsewhere a lock file is never removed (stable Rust cannot compare two
+/// Windows handles' file ids, which the check above would need), so the
+/// path always names the file we locked.
+#[cfg(not(unix))]
+fn still_named(_file: &std::fs::File, _path: &Path) -> bool {
+    true
+}
+
+/// The holder's note, which a refused server quotes: in the lock file
+/// itself on Unix, whose locks (`flock`) are advisory and let anyone read it.
+#[cfg(unix)]
+fn read_holder(mut file: &std::fs::File, _path: &Path) -> String {
+    let mut holder = String::new();
+    let _ = file.read_to_string(&mut holder);
+    holder
+}
+
+#[cfg(unix)]
+fn write_holder(mut file: &std::fs::File, _path: &Path, holder: &str) -> std::io::Result<()> {
+    use std::io::{Seek, Write};
+    file.set_len(0)?;
+    file.rewind()?;
+    file.write_all(holder.as_bytes())
+}
+
+/// Elsewhere the note is beside the lock file (`<lock file>.holder`): a
+/// Windows lock (`LockFileEx`) is mandatory, and nobody else can read a
+/// locked file. Written once the lock is held, removed before it is
+/// released.
+#[cfg(not(unix))]
+fn holder_path(lock: &Path) -> PathBuf {
+    let mut path = lock.as_os_str().to_owned();
+    path.push(".holder");
+    PathBuf::from(path)
+}
+
+#[cfg(not(unix))]
+fn read_holder(_file: &std::fs::File, path: &Path) -> String {
+    std::fs::read_to_string(holder_path(path)).unwrap_or_default()
+}
+
+#[cfg(not(unix))]
+fn write_holder(_file: &std::fs::File, path: &Path, holder: &str) -> std::io::Result<()> {
+    std::fs::write(holder_path(path), holder)
+}
+
+/// This machine's name, for the holder's note.
+#[cfg(unix)]
+fn host_name() -> String {
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[cfg(not(unix))]
+fn host_name() -> String {
+    std::env::var("COMPUTERNAME").unwrap_or_else(|_| "this host".to_string())
 }
 
 /// What SQLite will make of a write-ahead log when it opens the database

@@ -154,7 +154,13 @@ fn issue24_a_second_server_on_the_same_session_is_refused_and_the_first_keeps_wo
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .filter(|n| n.contains(".lock-"))
         .collect();
-    assert_eq!(locks, Vec::<String>::new());
+    if cfg!(unix) {
+        assert_eq!(locks, Vec::<String>::new());
+    } else {
+        // Elsewhere the lock files stay (the module docs of `store` say
+        // why); their holder notes are gone.
+        assert!(locks.iter().all(|n| !n.ends_with(".holder")), "{locks:?}");
+    }
 }
 
 /// Polls `GET /api/exact` until `done` holds of it (at most 60 s).
@@ -323,6 +329,53 @@ fn issue24_the_exact_panel_follows_the_planner() {
     let (_, e) = get(server.addr, "/api/exact");
     assert_eq!(e["status"], "unavailable", "{e}");
     assert!(e["reason"].as_str().unwrap().contains("budget"), "{e}");
+    server.stop().unwrap();
+}
+
+/// The planner is the only gate of the exact panel: 22 points under the
+/// default budget get it exactly when `estimate_constrained` fits the budget
+/// on this machine (no fixed number of points).
+#[test]
+fn issue24_22_points_get_the_exact_panel_as_the_planner_says() {
+    use trellis::plan::{Budget, Task, default_threads, estimate_constrained};
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::from("name,x,y\n");
+    for i in 0..22 {
+        csv += &format!("p{i},{},{}\n", (i % 4) as f64 * 2.0, 0.1 * i as f64);
+    }
+    let points = dir.path().join("twentytwo.csv");
+    std::fs::write(&points, csv).unwrap();
+    let mut c = config(dir.path(), points);
+    c.strategy = Strategy::Smart;
+    let budget = trellis_web::Config::new("x.csv".into()).exact_seconds;
+    assert_eq!(c.exact_seconds, budget, "the default budget");
+    let estimate = estimate_constrained(
+        22,
+        trellis::models::ModelName::Hcc,
+        Task::Mcc,
+        default_threads(),
+    )
+    .unwrap();
+    let fits = estimate.fits(&Budget {
+        memory_bytes: None,
+        seconds: Some(budget),
+    });
+    let server = start(&c);
+    let (_, e) = get(server.addr, "/api/exact");
+    if fits {
+        assert!(
+            ["computing", "ready"].contains(&e["status"].as_str().unwrap()),
+            "{estimate}: {e}"
+        );
+    } else {
+        assert_eq!(e["status"], "unavailable", "{estimate}: {e}");
+        let reason = e["reason"].as_str().unwrap();
+        assert!(
+            reason.contains(&format!("budget of {budget} s")) && reason.contains("22 points"),
+            "{reason}"
+        );
+    }
+    // Stopping cancels a running computation between batches of work.
     server.stop().unwrap();
 }
 

@@ -470,13 +470,25 @@ fn tree_export_and_exact() {
         "the root has p = 1"
     );
     server.stop().unwrap();
-    // Too many points for the exact panel.
+    // Too many points for the exact panel: a budget below the planner's
+    // estimate for 12 points.
     let mut c = config(dir.path(), twelve(dir.path()));
-    c.exact_max_points = 10;
+    let estimate = trellis::plan::estimate_constrained(
+        12,
+        trellis::models::ModelName::Hcc,
+        trellis::plan::Task::Mcc,
+        trellis::plan::default_threads(),
+    )
+    .unwrap();
+    c.exact_seconds = estimate.seconds / 2.0;
     c.session = Some("small limit".into());
     let server = start(&c);
     let (_, exact) = get(server.addr, "/api/exact");
     assert_eq!(exact["status"], "unavailable");
+    assert!(
+        exact["reason"].as_str().unwrap().contains("budget"),
+        "{exact}"
+    );
     server.stop().unwrap();
 }
 
