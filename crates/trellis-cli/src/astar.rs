@@ -258,10 +258,10 @@ fn check(args: &AstarArgs) -> Result<()> {
     if args.approx && args.beam_width == Some(0) {
         bail!("--beam-width must be at least 1");
     }
-    if let Some(w) = args.weight {
-        if !(w.is_finite() && w > 0.0) {
-            bail!("--weight must be a positive number, not {}", number(w));
-        }
+    if let Some(w) = args.weight
+        && !(w.is_finite() && w > 0.0)
+    {
+        bail!("--weight must be a positive number, not {}", number(w));
     }
     if args.approx && args.rounds == 0 {
         bail!("--rounds must be at least 1");

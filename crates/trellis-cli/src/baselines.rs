@@ -240,10 +240,10 @@ pub fn linkage(a: &LinkageArgs, progress: bool) -> Result<String> {
 fn linkage_on_matrix(a: &LinkageArgs, method: Linkage, title: &str) -> Result<String> {
     check_beta_and_memory(a.beta, a.max_memory)?;
     let flags = &a.output.dendrogram;
-    if let Some(m) = a.model {
-        if ginkgo_variant(m).is_some() {
-            bail!("--model {m} scores jets: give them with --jets FILE");
-        }
+    if let Some(m) = a.model
+        && ginkgo_variant(m).is_some()
+    {
+        bail!("--model {m} scores jets: give them with --jets FILE");
     }
     if a.model.is_none() && flags.heights == Some(Heights::Cost) {
         bail!(

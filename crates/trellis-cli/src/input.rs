@@ -113,10 +113,10 @@ pub fn load_checked(
     check_points: &dyn Fn(usize) -> Result<()>,
 ) -> Result<Input> {
     check_beta_and_memory(args.beta, args.max_memory)?;
-    if let Some(t) = args.time_limit {
-        if !(t.is_finite() && t >= 0.0) {
-            bail!("--time-limit must be a number of seconds >= 0, not {t}");
-        }
+    if let Some(t) = args.time_limit
+        && !(t.is_finite() && t >= 0.0)
+    {
+        bail!("--time-limit must be a number of seconds >= 0, not {t}");
     }
     let sources = Sources {
         jets: args.jets.as_deref(),
@@ -135,10 +135,10 @@ pub fn check_beta_and_memory(beta: f64, max_memory: Option<f64>) -> Result<()> {
     if !(beta.is_finite() && beta >= 0.0) {
         bail!("--beta must be a finite number >= 0, not {beta}");
     }
-    if let Some(g) = max_memory {
-        if !(g.is_finite() && g > 0.0) {
-            bail!("--max-memory must be a positive number of GiB, not {g}");
-        }
+    if let Some(g) = max_memory
+        && !(g.is_finite() && g > 0.0)
+    {
+        bail!("--max-memory must be a positive number of GiB, not {g}");
     }
     Ok(())
 }

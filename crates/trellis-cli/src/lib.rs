@@ -388,11 +388,11 @@ pub fn main() -> ExitCode {
         return ExitCode::from(1);
     }
     // A checkpoint that could not be written is a failed write.
-    if let Some(t) = e.downcast_ref::<trellis::Error>() {
-        if matches!(t.kind(), trellis::ErrorKind::CheckpointWrite { .. }) {
-            let _ = writeln!(std::io::stderr(), "error: {}", message(&e));
-            return ExitCode::from(1);
-        }
+    if let Some(t) = e.downcast_ref::<trellis::Error>()
+        && matches!(t.kind(), trellis::ErrorKind::CheckpointWrite { .. })
+    {
+        let _ = writeln!(std::io::stderr(), "error: {}", message(&e));
+        return ExitCode::from(1);
     }
     let text = message(&e);
     let _ = match flag_hint(&e) {

@@ -1044,7 +1044,7 @@ fn names(s: &mut Sweep) {
 fn files(s: &mut Sweep) {
     let npy = |header: &str, data: &[u8]| {
         let mut h = header.to_string();
-        while (10 + h.len() + 1) % 64 != 0 {
+        while !(10 + h.len() + 1).is_multiple_of(64) {
             h.push(' ');
         }
         h.push('\n');

@@ -437,10 +437,10 @@ pub fn run(args: &WideArgs) -> Result<String> {
     };
     let jets = jet_runs(args)?;
     let r = Report { aloi, jets };
-    if let Some(dir) = &args.svg {
-        if !r.aloi.is_empty() {
-            figure(&r, dir)?;
-        }
+    if let Some(dir) = &args.svg
+        && !r.aloi.is_empty()
+    {
+        figure(&r, dir)?;
     }
     if args.json {
         return Ok(serde_json::to_string(&r)? + "\n");
