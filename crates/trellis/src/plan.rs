@@ -569,6 +569,12 @@ fn estimate_on(
     } else {
         memory_bytes.saturating_add(heap)
     };
+    // Samples of hierarchies keep the split distributions of large
+    // clusters (128 MiB at most).
+    let memory_bytes = match (task, structure) {
+        (Task::Sample, Structure::Hierarchy) => memory_bytes.saturating_add(sampler_cache_bytes(n)),
+        _ => memory_bytes,
+    };
     let splits: f64 = passes.iter().map(|(units, _)| units).sum();
     let core_ns: f64 =
         subsets * PER_SUBSET_NS + passes.iter().map(|(units, ns)| units * ns).sum::<f64>();
@@ -582,6 +588,14 @@ fn estimate_on(
         kernel,
         threads,
     })
+}
+
+/// The most the sampler of the dense trellis keeps between the samples it
+/// draws over `n` points, in bytes: the cumulative split probabilities of
+/// every cluster of at least 9 points that a draw passes through, up to
+/// 128 MiB ([`estimate`] counts them for [`Task::Sample`]).
+pub fn sampler_cache_bytes(n: usize) -> u64 {
+    crate::dense::sampler_cache_bytes(n)
 }
 
 /// What the dense trellis holds for `task` over `model` (restricted by
@@ -750,6 +764,33 @@ pub fn clusters_bytes(n: usize) -> u128 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn samples_count_the_sampler_cache() {
+        // Every cluster of at least 9 points, by enumeration, against the formula.
+        for n in [8usize, 9, 12, 14] {
+            let entries: u64 = (1u64..1 << n)
+                .map(|s| s.count_ones())
+                .filter(|&k| k >= 9)
+                .map(|k| (1u64 << (k - 1)) - 1)
+                .sum();
+            assert_eq!(sampler_cache_bytes(n), 8 * entries, "n = {n}");
+        }
+        // Capped at the budget (128 MiB).
+        assert_eq!(sampler_cache_bytes(30), 128 << 20);
+        for n in [12, 20, 30] {
+            for model in [ModelName::Hcc, ModelName::Dasgupta] {
+                let bytes = |task| estimate(n, model, task, 2).unwrap().memory_bytes;
+                let cache = sampler_cache_bytes(n);
+                if model == ModelName::Hcc {
+                    // One pass for log Z and samples, plus the cache.
+                    assert_eq!(bytes(Task::Sample), bytes(Task::LogZ) + cache, "n = {n}");
+                } else {
+                    assert!(bytes(Task::Sample) >= cache, "n = {n}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn the_summaries_count_their_passes_and_memory() {

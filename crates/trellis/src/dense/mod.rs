@@ -71,6 +71,7 @@ mod sample;
 pub use crate::base::kernel_path::KernelPath;
 pub use outside::Marginals;
 pub use sample::Sampler;
+pub(crate) use sample::cache_bytes as sampler_cache_bytes;
 
 use std::sync::Arc;
 

@@ -34,6 +34,20 @@ const CACHE_MIN_SIZE: u32 = 9;
 /// Default cache budget: this many `f64` entries (128 MiB).
 const DEFAULT_BUDGET: usize = 1 << 24;
 
+/// The most the default cache holds when sampling over `n` points, in
+/// bytes: `2^(k-1) - 1` entries for each cluster of `k ≥ CACHE_MIN_SIZE`
+/// points a draw passes through, up to the budget (the planner counts it).
+pub(crate) fn cache_bytes(n: usize) -> u64 {
+    let (mut entries, mut choose) = (0.0f64, 1.0f64);
+    for k in 1..=n {
+        choose = choose * (n + 1 - k) as f64 / k as f64;
+        if k >= CACHE_MIN_SIZE as usize {
+            entries += choose * (2f64.powi(k as i32 - 1) - 1.0);
+        }
+    }
+    (entries.min(DEFAULT_BUDGET as f64) * 8.0) as u64
+}
+
 /// Draws exact posterior samples from a [`Trellis`], caching the split
 /// distributions of large clusters between draws. It shares the trellis's
 /// tables, so it can outlive it.
