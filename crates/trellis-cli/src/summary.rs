@@ -4,7 +4,7 @@
 //! posterior restricted to a sparse trellis's trees.
 
 use anyhow::{Result, bail};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use trellis::plan::Task;
 use trellis::posterior::Posterior;
 use trellis::print;
@@ -13,17 +13,6 @@ use trellis::report::SummaryJson;
 use crate::RunArgs;
 use crate::commands::{note, outside, run, to_json, with_sparsity};
 
-/// Which summary of the posterior.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SummaryKind {
-    /// The maximum-clade-credibility tree: the binary tree maximising the product of its
-    /// clusters' exact marginals.
-    Mcc,
-    /// The majority-rule consensus: every cluster with marginal > 0.5 (or >= --threshold),
-    /// generally multifurcating.
-    Consensus,
-}
-
 #[derive(Args, Debug)]
 pub struct SummaryArgs {
     #[command(flatten)]
@@ -31,8 +20,8 @@ pub struct SummaryArgs {
     /// `mcc`: the binary tree maximising the product of its clusters' exact marginals (its
     /// log is "log_credibility"); `consensus`: the tree of every cluster with marginal
     /// above the threshold, generally multifurcating. Each cluster carries its marginal.
-    #[arg(long, value_enum)]
-    pub kind: SummaryKind,
+    #[arg(long, value_name = "KIND", value_parser = summary_kind)]
+    pub kind: Task,
     /// With --kind consensus: keep the clusters with marginal >= P, for P between 0.5 and 1;
     /// at 0.5 (the default, the majority rule) those with marginal > 0.5. At 1, the
     /// clusters of every tree (the strict consensus).
@@ -53,12 +42,11 @@ pub struct SummaryArgs {
     pub newick: bool,
 }
 
-impl SummaryKind {
-    fn name(self) -> &'static str {
-        match self {
-            SummaryKind::Mcc => "mcc",
-            SummaryKind::Consensus => "consensus",
-        }
+/// Parses `--kind`: `mcc` or `consensus` (the planner's names of the two tasks).
+fn summary_kind(s: &str) -> Result<Task, String> {
+    match s.parse::<Task>() {
+        Ok(t @ (Task::Mcc | Task::Consensus)) => Ok(t),
+        _ => Err(format!("must be mcc or consensus, not {s:?}")),
     }
 }
 
@@ -70,8 +58,8 @@ fn summarise(
     threshold: f64,
 ) -> Result<SummaryJson> {
     let tree = outside(post, &a.run.model, progress, |o| match a.kind {
-        SummaryKind::Mcc => post.mcc_tree(o),
-        SummaryKind::Consensus => post.consensus_tree(threshold, o),
+        Task::Mcc => post.mcc_tree(o),
+        _ => post.consensus_tree(threshold, o),
     })?;
     Ok(SummaryJson::of(a.kind.name(), tree))
 }
@@ -81,7 +69,7 @@ pub fn summary(a: &SummaryArgs, progress: bool) -> Result<String> {
         bail!("--newick prints one tree; with --jets the output is one JSON line per jet");
     }
     let threshold = match (a.kind, a.threshold) {
-        (SummaryKind::Mcc, Some(_)) => {
+        (Task::Mcc, Some(_)) => {
             bail!("--threshold sets the consensus level: it goes with --kind consensus")
         }
         (_, Some(t)) if !(0.5..=1.0).contains(&t) => {
@@ -91,13 +79,9 @@ pub fn summary(a: &SummaryArgs, progress: bool) -> Result<String> {
     };
     // The planner counts the summary's own pass (the MCC tree's max-plus
     // pass) with the marginals'.
-    let planned = match a.kind {
-        SummaryKind::Mcc => Task::Mcc,
-        SummaryKind::Consensus => Task::Consensus,
-    };
     run(
         &a.run,
-        planned,
+        a.kind,
         a.run.model.beta,
         progress,
         |_| 0,
