@@ -53,11 +53,7 @@ fn variance_of(v: &Bound<'_, PyAny>, points: &Dataset, what: &str) -> PyResult<V
 
 /// A strategy by name.
 fn strategy_of(name: &str) -> PyResult<Strategy> {
-    Strategy::from_name(name).ok_or_else(|| {
-        input(format!(
-            "strategy must be \"vanilla\", \"simple\", \"random\", \"active\", \"interleaved\" or \"smart\", not {name:?}"
-        ))
-    })
+    Strategy::parse(name).map_err(to_py)
 }
 
 /// Heights in post-order (as [`PyTree`] keeps them) from values of the

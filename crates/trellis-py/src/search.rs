@@ -7,6 +7,7 @@ use numpy::{PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use trellis::astar::{self as search, ApproxOptions};
 use trellis::baselines::{self, Linkage};
+use trellis::input::SimilarityKind;
 use trellis::{Named, Similarity, Weights};
 
 use crate::errors::{input, to_py};
@@ -42,20 +43,16 @@ pub fn similarity_weights(
     gamma: Option<f64>,
     center: bool,
 ) -> PyResult<Weights> {
+    let kind = SimilarityKind::parse(kind).map_err(to_py)?;
     let sim = match kind {
-        "cosine" => Similarity::Cosine,
-        "rbf" => Similarity::Rbf {
+        SimilarityKind::Cosine => Similarity::Cosine,
+        SimilarityKind::Rbf => Similarity::Rbf {
             gamma: gamma.unwrap_or(1.0 / m.cols.max(1) as f64),
         },
-        "dot" => Similarity::Dot,
-        "expneg" => Similarity::ExpNeg,
-        other => {
-            return Err(input(format!(
-                "kind must be \"cosine\", \"rbf\", \"dot\" or \"expneg\", not {other:?}"
-            )));
-        }
+        SimilarityKind::Dot => Similarity::Dot,
+        SimilarityKind::Expneg => Similarity::ExpNeg,
     };
-    if gamma.is_some() && kind != "rbf" {
+    if gamma.is_some() && kind != SimilarityKind::Rbf {
         return Err(input("gamma only applies to kind=\"rbf\""));
     }
     Weights::from_points(m, sim, center).map_err(to_py)
@@ -233,12 +230,7 @@ fn linkage(
     optimal_ordering: bool,
     condensed: Option<PyReadonlyArray1<'_, f64>>,
 ) -> PyResult<PyTree> {
-    let method = Linkage::from_name(method).ok_or_else(|| {
-        input(format!(
-            "method must be \"single\", \"complete\", \"average\", \"weighted\", \
-             \"centroid\", \"median\" or \"ward\", not {method:?}"
-        ))
-    })?;
+    let method = Linkage::parse(method).map_err(to_py)?;
     let (d, n) = match (points, distances, condensed) {
         (Some(p), None, None) => {
             let m = crate::matrix(&p)?;
