@@ -173,14 +173,14 @@ pub struct RunArgs {
     #[command(flatten)]
     pub feedback: TripletArgs,
     /// Keep the finished levels of the exact passes in DIR (created if missing) and resume
-    /// from them: a `logz`, `map`, `marginals`, `sample`, `infer` or `summary` run of `hcc`
-    /// (the blocked inside passes and, for marginals, the outside pass; a summary's own
-    /// last pass is recomputed) that is killed part-way gives the identical answer when
-    /// run again with the same DIR, which these commands share for the same input. Each
-    /// level is written atomically (write, fsync, rename) with a header naming the run and
-    /// a SHA-256 checksum; a DIR of another run (points, model, beta, weights) or a damaged
-    /// file is refused (exit 2), never used. Other models, --triplets, --jets and --sparse
-    /// refuse it. Delete DIR when the answer is in.
+    /// from them: a `logz`, `map`, `marginals`, `sample`, `infer` or `summary` run of `hcc`,
+    /// with or without --triplets (the blocked inside passes and, for marginals, the
+    /// outside pass; a summary's own last pass is recomputed) that is killed part-way gives
+    /// the identical answer when run again with the same DIR, which these commands share
+    /// for the same input. Each level is written atomically (write, fsync, rename) with a
+    /// header naming the run and a SHA-256 checksum; a DIR of another run (points, model,
+    /// beta, weights, triplets) or a damaged file is refused (exit 2), never used. Other
+    /// models, --jets and --sparse refuse it. Delete DIR when the answer is in.
     #[arg(long, value_name = "DIR", conflicts_with = "jets")]
     pub checkpoint: Option<PathBuf>,
 }

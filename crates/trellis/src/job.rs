@@ -171,20 +171,18 @@ impl Job<'_> {
 
     /// Step 1 (module docs): a sparse trellis's flags and memory over `n`
     /// points of pairwise data, before the data is built; a checkpoint
-    /// directory goes with the dense trellis without triplets.
+    /// directory goes with the dense trellis.
     ///
     /// # Errors
     ///
     /// A simulator for pairwise data, a flag of another engine, the memory
     /// of the trees and their beam search, and a checkpoint directory with
-    /// a sparse trellis or triplets.
+    /// a sparse trellis.
     pub fn check_points(&self, n: usize) -> Result<()> {
         let name = |k: &str| self.naming.name(k);
-        let kept = match (self.sparse, self.triplets) {
-            _ if self.checkpoint.is_none() => None,
-            (Some(_), _) => Some("sparse"),
-            (None, Some(_)) => Some("triplets"),
-            (None, None) => None,
+        let kept = match self.sparse {
+            Some(_) if self.checkpoint.is_some() => Some("sparse"),
+            _ => None,
         };
         if let Some(key) = kept {
             return Err(Error::input(format!(

@@ -243,6 +243,50 @@ fn issue25_marginals_of_a_model_without_pairs_resume_to_the_identical_answer() {
 }
 
 #[test]
+fn issue25_single_passes_of_a_model_without_pairs_resume_and_share_the_directory() {
+    // `logz` and `map` under triplets: single passes over the restricted
+    // model's tables, fingerprinted by them as its full trellis is.
+    use trellis::constraints::Constrained;
+    use trellis::ddt::Triplet;
+    let hcc = Hcc::new(&lib_weights(&random_weights(N, 3390, 1.0)), 1.0).unwrap();
+    let triplets = vec![
+        Triplet::new(0, 1, 2).unwrap(),
+        Triplet::new(5, 3, 1).unwrap(),
+    ];
+    let restricted = Constrained::new(&hcc, triplets.clone()).unwrap();
+    let base = Options::default();
+    let want_z = Trellis::log_z_only(&restricted, &base).unwrap().to_bits();
+    resumes_identically("restricted-logz", &base, &["weights-"], &want_z, &|o| {
+        Trellis::log_z_only(&restricted, o).map(f64::to_bits)
+    });
+    let want_map = Trellis::map_only(&restricted, &base).unwrap();
+    resumes_identically("restricted-map", &base, &["keys"], &want_map, &|o| {
+        Trellis::map_only(&restricted, o)
+    });
+    // One directory for log Z, the MAP tree and every marginal of one input
+    // (no refusal, the same answers); other triplets are another run.
+    let want = marginals(&restricted, &base).unwrap();
+    let dir = fresh_dir("restricted-shared");
+    let (z, _) = with_dir(&base, &dir, None, |o| Trellis::log_z_only(&restricted, o));
+    assert_eq!(z.unwrap().to_bits(), want_z);
+    let (m, _) = with_dir(&base, &dir, None, |o| Trellis::map_only(&restricted, o));
+    assert_eq!(m.unwrap(), want_map);
+    let (got, _) = with_dir(&base, &dir, None, |o| marginals(&restricted, o));
+    assert_eq!(got.unwrap(), want);
+    // And back: the single passes read their own levels again.
+    let (z, resumed) = with_dir(&base, &dir, None, |o| Trellis::log_z_only(&restricted, o));
+    assert_eq!(z.unwrap().to_bits(), want_z);
+    assert!(resumed > 0, "log Z from its levels");
+    let other = Constrained::new(&hcc, triplets[..1].to_vec()).unwrap();
+    refused(
+        "other triplets",
+        "another run",
+        with_dir(&base, &dir, None, |o| Trellis::log_z_only(&other, o)).0,
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn issue25_marginals_share_the_directory_of_logz_and_map() {
     // `logz`, `map` and `marginals` of one input are one run: the weight
     // pass's levels of `logz` serve `marginals` when the scales agree, and

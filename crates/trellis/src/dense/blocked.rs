@@ -99,7 +99,7 @@ use crate::base::set::{Mask, for_each_split, total_splits};
 use crate::dense::checkpoint::{PassCheckpoint, Run};
 use crate::dense::pairs::{PairBlocks, Term, block_bits};
 use crate::dense::potentials::SeparableTables;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use std::cell::Cell;
 use std::path::Path;
 
@@ -1083,18 +1083,17 @@ where
 }
 
 /// The checkpoint run of the single passes over `terms` in `dir`, when
-/// there is a directory. Only the terms rebuilt from pairs have a
-/// fingerprint that is cheap to take (the `n × n` pairs); the single passes
-/// over tables refuse a directory ([`run_of_tables`] is the full trellis's).
+/// there is a directory: fingerprinted by the `n × n` pairs when the terms
+/// are rebuilt from them, else by the tables, bit for bit (a model under
+/// triplets), as the full trellis's run ([`run_of_tables`]) is, so that
+/// the single passes and the full trellis of one input share a directory.
 pub(crate) fn run_of(dir: Option<&Path>, terms: Terms<'_>, n: usize) -> Result<Option<Run>> {
     match (dir, terms) {
         (None, _) => Ok(None),
         (Some(dir), Terms::Pairs { factor, blocks }) => {
             Run::of_pairs(dir, factor, blocks, n, block_bits(n)).map(Some)
         }
-        (Some(_), Terms::Tables(_)) => Err(Error::parameter(
-            "checkpoints are kept by the single passes of a model in pair form (hcc logz and map)",
-        )),
+        (Some(dir), Terms::Tables(sep)) => run_of_tables(dir, sep, None, n).map(Some),
     }
 }
 
