@@ -216,8 +216,7 @@ pub fn beam(a: &BeamArgs, progress: bool) -> Result<String> {
 }
 
 pub fn linkage(a: &LinkageArgs, progress: bool) -> Result<String> {
-    let method = a.method;
-    let title = format!("{:?} linkage hierarchy", a.method);
+    let (method, title) = (a.method, format!("{:?} linkage hierarchy", a.method));
     if a.jets.is_some() {
         let model = a.model.ok_or_else(|| {
             anyhow::anyhow!(
@@ -252,21 +251,13 @@ fn linkage_on_matrix(a: &LinkageArgs, method: Linkage, title: &str) -> Result<St
         );
     }
     let sources = sources(&a.data, a.distances.as_deref());
-    let metric = a.metric.unwrap_or_default();
-    let scored = a.model.is_some();
-    let run = linkage_input(
-        &sources,
-        metric,
-        method,
-        scored,
-        gib(a.max_memory),
-        Naming::Flags,
-    )?;
+    let (metric, scored) = (a.metric.unwrap_or_default(), a.model.is_some());
+    let limit = gib(a.max_memory);
     let LinkageRun {
         dendrogram,
         names,
         weights,
-    } = run;
+    } = linkage_input(&sources, metric, method, scored, limit, Naming::Flags)?;
     let tree = dendrogram.tree().clone();
     if a.output.newick || flags.any() {
         let d = match (flags.heights, &weights, a.model) {

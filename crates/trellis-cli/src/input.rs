@@ -60,25 +60,27 @@ fn request(
 /// Parses `--model` of the hierarchical commands: a hierarchical model of
 /// the library's registry.
 pub fn hierarchy_model(s: &str) -> Result<ModelName, String> {
-    let name: ModelName = s.parse().map_err(|e: trellis::Error| e.to_string())?;
-    if name.info().structure != Structure::Hierarchy {
-        return Err(format!(
-            "{name} scores flat partitions: use `trellis flat ... --model {name}`"
-        ));
-    }
-    Ok(name)
+    model_of(s, Structure::Hierarchy)
 }
 
 /// Parses `--model` of `trellis flat`: a flat model of the library's registry.
 pub fn flat_model(s: &str) -> Result<ModelName, String> {
+    model_of(s, Structure::Partition)
+}
+
+/// A model of the registry that scores `structure`, or the command that takes it.
+fn model_of(s: &str, structure: Structure) -> Result<ModelName, String> {
     let name: ModelName = s.parse().map_err(|e: trellis::Error| e.to_string())?;
-    if name.info().structure != Structure::Partition {
-        return Err(format!(
+    match name.info().structure {
+        found if found == structure => Ok(name),
+        Structure::Partition => Err(format!(
+            "{name} scores flat partitions: use `trellis flat ... --model {name}`"
+        )),
+        Structure::Hierarchy => Err(format!(
             "{name} scores hierarchies: use `trellis map ... --model {name}` (or logz, \
              marginals, sample)"
-        ));
+        )),
     }
-    Ok(name)
 }
 
 /// Parses `--names-column`: a 0-based column index, or `none`.

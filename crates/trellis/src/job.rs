@@ -180,20 +180,16 @@ impl Job<'_> {
     /// a sparse trellis.
     pub fn check_points(&self, n: usize) -> Result<()> {
         let name = |k: &str| self.naming.name(k);
-        let kept = match self.sparse {
-            Some(_) if self.checkpoint.is_some() => Some("sparse"),
-            _ => None,
-        };
-        if let Some(key) = kept {
-            return Err(Error::input(format!(
-                "{} is kept by the blocked exact passes of the dense trellis, not with {}",
-                name("checkpoint"),
-                name(key)
-            )));
-        }
         let Some(sparse) = self.sparse else {
             return Ok(());
         };
+        if self.checkpoint.is_some() {
+            return Err(Error::input(format!(
+                "{} is kept by the blocked exact passes of the dense trellis, not with {}",
+                name("checkpoint"),
+                name("sparse")
+            )));
+        }
         if sparse.kind == SparseKind::Simulator {
             return Err(Error::input(format!(
                 "{} simulator needs jets ({}); use {} beam for weights and points",

@@ -252,9 +252,10 @@ pub fn linkage_input(
             let table = read_points(path, sources.names_column, limit, naming)?;
             let m = &table.matrix;
             check(m.rows)?;
-            let weights = match scored {
-                true => Some(Pairwise::Weights(similarity_weights(sources, m, naming)?)),
-                false => None,
+            let weights = if scored {
+                Some(Pairwise::Weights(similarity_weights(sources, m, naming)?))
+            } else {
+                None
             };
             let context = || format!("in {} {}", naming.name("points"), path.display());
             let d = super::euclidean_distances(m).map_err(|e| e.context(context()))?;
