@@ -681,3 +681,76 @@ fn issue24_triplets_hold_beyond_128_points() {
     );
     assert!(e.to_string().contains("exact A*"), "{e}");
 }
+
+/// Constrained runs at large β: clusters of vanishing marginal give the
+/// blocked outside pass entries far below `2^-480` while the inside
+/// weights stay far from their bounds. The pass's window follows this
+/// run's weights (`OutsideWindow` in `dense/blocked.rs`), so these runs
+/// stay on the blocked kernel (a forced path is refused otherwise) and give
+/// every log marginal, the tiny ones included, of the general kernel. At
+/// β = 4, 73 entries of the outside table lie below the fixed window
+/// `[2^-480, 2^480]` the pass used before (a debug print) and 250
+/// marginals are below `e^-200`; at β = 5 an entry leaves even the wider
+/// window and the run takes the level-order kernel (a documented limit).
+#[test]
+fn issue24_constrained_outside_pass_stays_blocked_at_large_beta() {
+    use trellis::{General, KernelPath, Trellis};
+    let n = 13;
+    let group = |i: usize| i % 4;
+    let mut g = Gen(2024);
+    let mut m = vec![vec![0.0; n]; n];
+    for (i, j) in (0..n).flat_map(|i| (i + 1..n).map(move |j| (i, j))) {
+        let base = if group(i) == group(j) { 1.0 } else { -1.0 };
+        let v = base + 0.6 * (g.unit() - 0.5);
+        m[i][j] = v;
+        m[j][i] = v;
+    }
+    let w = Weights::from_matrix(&Matrix::from_rows(m).unwrap()).unwrap();
+    // Pairs of one group against a point of another: the groups' trees.
+    let triplets: Vec<Triplet> = [(0, 4, 1), (2, 6, 3), (1, 5, 7)]
+        .into_iter()
+        .map(|(a, b, c)| Triplet::new(a, b, c).unwrap())
+        .collect();
+    let paths: Vec<KernelPath> = KernelPath::ALL
+        .into_iter()
+        .filter(|p| p.available())
+        .collect();
+    for beta in [2.0, 4.0] {
+        let hcc = Constrained::new(Hcc::new(&w, beta).unwrap(), triplets.clone()).unwrap();
+        let general = Trellis::new(General(&hcc)).unwrap();
+        let want = general.marginals().unwrap();
+        for path in &paths {
+            let what = format!("β={beta} {path}");
+            // A checkpoint directory makes the blocked passes the only
+            // ones allowed: leaving them is an error.
+            let dir = std::env::temp_dir().join(format!(
+                "trellis-issue24-outside-{}-{beta}-{path}",
+                std::process::id()
+            ));
+            let _ = std::fs::remove_dir_all(&dir);
+            let options = Options {
+                checkpoint: Some(&dir),
+                ..on(*path)
+            };
+            let t = Trellis::with_options(&hcc, &options).unwrap();
+            let got = t
+                .marginals_with(&options)
+                .unwrap_or_else(|e| panic!("{what}: the blocked outside pass gave up: {e}"));
+            std::fs::remove_dir_all(&dir).unwrap();
+            let mut tiny = 0;
+            for s in 1..(1u32 << n) - 1 {
+                let (a, b) = (got.log_p(s), want.log_p(s));
+                if b == f64::NEG_INFINITY {
+                    assert_eq!(a, b, "log P({s:#b}) {what}");
+                    continue;
+                }
+                tiny += usize::from(b < -200.0);
+                assert!(
+                    (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+                    "log P({s:#b}) {what}: {a} vs {b}"
+                );
+            }
+            assert!(tiny > 0, "{what}: no marginal below e^-200");
+        }
+    }
+}

@@ -1338,7 +1338,7 @@ fn in_window(v: f64) -> bool {
 
 /// The outside pass on the weights `G` of the inside pass at `scale`:
 /// `log P(S)` of every cluster `S ≠ ∅, X` into `log_p`, or false when an
-/// entry leaves `[2^-480, 2^480]` (`log_p` is then partly written).
+/// entry leaves its window (below; `log_p` is then partly written).
 ///
 /// With `F(S) = P(S) / G(S)` (so `F(X) = 1 / G(X)`) the outside recursion
 /// of `outside.rs` becomes, in the scale of the inside pass,
@@ -1351,9 +1351,19 @@ fn in_window(v: f64) -> bool {
 /// on `G(U)`), and over complements `T = X ∖ S` it is the subset
 /// convolution `F(X ∖ T) = Σ_{R ⊆ T, R ≠ ∅} H(X ∖ (T ∖ R)) · G(R)`: the
 /// recurrence of the inside pass with the table `H` (by complements) on
-/// the left and the finished `G` on the right, [`Shape::Outside`]. Both
-/// tables stay in the window, so every term is a normal number and
-/// `P(S) = F(S) · G(S)` has full relative precision.
+/// the left and the finished `G` on the right, [`Shape::Outside`].
+///
+/// Every term `H · G` must be a normal number (full relative precision)
+/// and no sum may overflow. `G` lies in the window `[2^-480, 2^480]`; `H`
+/// need only stay in the window those bounds leave it given the extremes
+/// `G_lo`, `G_hi` of this run's nonzero `G`: `[2^-960 / G_lo, 2^960 /
+/// G_hi]` (`OutsideWindow`), which is `[2^-480, 2^480]` when `G` spans its
+/// whole window and up to `2^480` times wider at each end otherwise. The
+/// wider window is what keeps constrained runs here: under triplets,
+/// clusters of vanishing marginal make `H` tiny while `G` stays far from
+/// its bounds (18 points at β = 16 gave `H = 2^-489`). `P(S) = F(S) · G(S)`
+/// is taken as `ln F + ln G` when the product would leave the normal
+/// numbers, so it keeps full relative precision too.
 ///
 /// With `run`, the pass keeps its finished levels (and those of `log_p`)
 /// in its directory and resumes from them (`checkpoint.rs`).
@@ -1374,8 +1384,9 @@ pub(crate) fn outside(
     let f = sep.factors[1];
     let (parent, child) = (sep.parent, sep.child);
     let own = |u: usize| f * (child[u] + parent[u]) + scale.b;
+    let window = OutsideWindow::of(&weights[1..full]);
     let root = mul_exp(1.0 / weights[full], own(full));
-    if !in_window(root) {
+    if !window.holds(root) {
         return Ok(false);
     }
     let log_p = Cell::from_mut(log_p).as_slice_of_cells();
@@ -1389,12 +1400,19 @@ pub(crate) fn outside(
         // `F(S) = 0` for a cluster in no tree of positive weight, `H(S) = 0`
         // for a forbidden one (see [`weights`]).
         let h_ok = s.is_power_of_two()
-            || in_window(h)
+            || window.holds(h)
             || (h == 0.0 && (acc == 0.0 || own(s) == f64::NEG_INFINITY));
-        if !(in_window(acc) || acc == 0.0) || !h_ok {
+        // `acc` is a sum of normal terms below `2^990`, or 0.
+        if !(acc == 0.0 || (f64::MIN_POSITIVE..=G_MAX * G_MAX).contains(&acc)) || !h_ok {
             return false;
         }
-        log_p[s].set((acc * weights[s]).ln().min(0.0));
+        let p = acc * weights[s];
+        let log = if p >= f64::MIN_POSITIVE || p == 0.0 {
+            p.ln()
+        } else {
+            acc.ln() + weights[s].ln()
+        };
+        log_p[s].set(log.min(0.0));
         true
     };
     let shape = Shape::Outside { weights, root };
@@ -1410,6 +1428,41 @@ pub(crate) fn outside(
         ticker,
     )?;
     Ok(ok)
+}
+
+/// The window of the outside pass's table `H`: every product `H · G(R)` of
+/// an entry in it with a nonzero weight of the inside pass lies in `[2^-960,
+/// 2^960]`, so that it is a normal number and a sum of up to `2^30` of them
+/// stays below `2^990`.
+#[derive(Clone, Copy, Debug)]
+struct OutsideWindow {
+    lo: f64,
+    hi: f64,
+}
+
+impl OutsideWindow {
+    /// The window for the weights `G` (zeros, the forbidden clusters', are
+    /// skipped); every weight lies in `[2^-480, 2^480]`, so the window holds
+    /// `[2^-480, 2^480]`.
+    fn of(weights: &[f64]) -> OutsideWindow {
+        let (mut g_lo, mut g_hi) = (G_MAX, G_MIN);
+        for &g in weights {
+            if g != 0.0 {
+                g_lo = g_lo.min(g);
+                g_hi = g_hi.max(g);
+            }
+        }
+        OutsideWindow {
+            lo: G_MIN * G_MIN / g_lo.clamp(G_MIN, G_MAX),
+            hi: G_MAX * G_MAX / g_hi.clamp(G_MIN, G_MAX),
+        }
+    }
+
+    /// Whether `h` lies in the window.
+    #[inline]
+    fn holds(&self, h: f64) -> bool {
+        (self.lo..=self.hi).contains(&h)
+    }
 }
 
 /// The flat trellis's MAP values `log M(S)` of every subset (`log M(∅) =
