@@ -15,11 +15,10 @@ use trellis::input::Naming;
 use crate::batch::per_jet;
 use crate::commands::{check_jets_outputs, to_json, weights_tree_output};
 use crate::input::{
-    Input, NamedWeights, check_beta_and_memory, choice, gib, ginkgo_variant, load_checked,
-    memory_limit, sources,
+    Input, NamedWeights, choice, ginkgo_variant, load_checked, memory_limit, sources,
 };
 use crate::trees::DendrogramArgs;
-use crate::{DataArgs, ModelArgs, ModelName};
+use crate::{BudgetArgs, DataArgs, ModelArgs, ModelName};
 use trellis::print::{self, Heights};
 
 /// Output flags shared by the baselines.
@@ -59,6 +58,9 @@ pub struct BeamArgs {
 
 #[derive(Args, Debug)]
 #[command(group(ArgGroup::new("input").required(true).args(["weights", "points", "jets", "distances"])))]
+#[command(mut_arg("beta", |a| a.help("Inverse temperature of --model: log psi = -beta * cost")))]
+#[command(mut_arg("max_memory", |a| a.help("Refuse to run if the input and the search need more \
+    than this many GiB [default: the memory available]")))]
 pub struct LinkageArgs {
     /// Score the tree under this model and report its "log_potential" and "cost" (hcc,
     /// dasgupta over --weights or the points' similarity; ginkgo, ginkgo-legacy for
@@ -89,19 +91,8 @@ pub struct LinkageArgs {
     #[command(flatten)]
     pub data: DataArgs,
 
-    /// Inverse temperature of --model: log psi = -beta * cost.
-    #[arg(
-        long,
-        default_value_t = 1.0,
-        value_name = "B",
-        allow_negative_numbers = true
-    )]
-    pub beta: f64,
-
-    /// Refuse to run if the input and the search need more than this many GiB
-    /// [default: the memory available].
-    #[arg(long, value_name = "GIB")]
-    pub max_memory: Option<f64>,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
 
     /// Linkage: distances are those of --distances, the Euclidean distances of --points
     /// (see --metric), max(similarity) - similarity for --weights, and the angle between
@@ -120,8 +111,7 @@ impl LinkageArgs {
             jets: self.jets.clone(),
             distances: self.distances.clone(),
             data: self.data.clone(),
-            beta: self.beta,
-            max_memory: self.max_memory,
+            budget: self.budget.clone(),
             time_limit: None,
         }
     }
@@ -237,7 +227,7 @@ pub fn linkage(a: &LinkageArgs, progress: bool) -> Result<String> {
 /// `linkage` on `--distances`, `--points` or `--weights`: the tree and its
 /// merge distances, scored under `--model` when it is given.
 fn linkage_on_matrix(a: &LinkageArgs, method: Linkage, title: &str) -> Result<String> {
-    check_beta_and_memory(a.beta, a.max_memory)?;
+    a.budget.check()?;
     let flags = &a.output.dendrogram;
     if let Some(m) = a.model
         && ginkgo_variant(m).is_some()
@@ -252,7 +242,7 @@ fn linkage_on_matrix(a: &LinkageArgs, method: Linkage, title: &str) -> Result<St
     }
     let sources = sources(&a.data, a.distances.as_deref());
     let (metric, scored) = (a.metric.unwrap_or_default(), a.model.is_some());
-    let limit = gib(a.max_memory);
+    let limit = a.budget.memory_limit();
     let LinkageRun {
         dendrogram,
         names,

@@ -45,7 +45,7 @@ pub fn to_json<T: Serialize>(value: &T) -> Result<String> {
 /// A tree over weights scored under `--model` at `--beta` (see
 /// [`print::scored`]).
 pub fn weights_tree_json(args: &ModelArgs, weights: &Pairwise, tree: Tree) -> Result<TreeJson> {
-    Ok(print::scored(args.model, weights, args.beta, tree)?)
+    Ok(print::scored(args.model, weights, args.budget.beta, tree)?)
 }
 
 /// Prints a tree over a weight matrix as `map` does: JSON (with the points'
@@ -69,7 +69,11 @@ pub fn weights_tree_output(
         return to_json(&weights.with_names(out));
     }
     Ok(print::tree_summary(
-        args.model, weights, &out, title, args.beta,
+        args.model,
+        weights,
+        &out,
+        title,
+        args.budget.beta,
     )?)
 }
 
@@ -290,7 +294,7 @@ pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
     // The MAP tree does not depend on beta > 0: search at beta = 1 so that
     // rounding cannot make the answer depend on it, then report -beta * cost.
     // Support values are marginals at --beta.
-    let beta = if a.support { args.beta } else { 1.0 };
+    let beta = if a.support { args.budget.beta } else { 1.0 };
     run(
         &a.run,
         task,
@@ -398,7 +402,7 @@ pub fn logz(a: &LogzArgs, progress: bool) -> Result<String> {
     run(
         &a.run,
         Task::LogZ,
-        args.beta,
+        args.budget.beta,
         progress,
         |_| 0,
         |_| Ok(()),
@@ -421,7 +425,7 @@ pub fn logz(a: &LogzArgs, progress: bool) -> Result<String> {
             Ok(format!(
                 "log Z = {log_z:.10}\n({n} points, {over}, {:?} model, beta {})\n{}",
                 args.model,
-                args.beta,
+                args.budget.beta,
                 note(post)
             ))
         },
@@ -448,7 +452,13 @@ fn marginals_json(
 }
 
 pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
-    let (args, sparse, min_p, top, json) = (&a.run.model, &a.run.sparse, a.min_p, a.top, a.json);
+    let (args, sparse, min_p, top, json) = (
+        &a.run.model,
+        &a.run.sparse,
+        a.list.min_p,
+        a.list.top,
+        a.json,
+    );
     // Read once the points' names are known: Newick labels are names then.
     let subtree = std::sync::OnceLock::new();
     if a.subtree.is_some() && sparse.sparse.is_some() {
@@ -457,7 +467,7 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
     run(
         &a.run,
         Task::Marginals,
-        args.beta,
+        args.budget.beta,
         progress,
         |n| listed_clusters(sparse, n),
         |names| {
@@ -477,7 +487,8 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
                 return to_json(&weights.with_names(with_sparsity(out, post.sparsity())));
             }
             let n = out.n;
-            let mut s = print::log_z_header(out.log_z, n, args.model, args.beta, &note(post));
+            let mut s =
+                print::log_z_header(out.log_z, n, args.model, args.budget.beta, &note(post));
             let proper = (1u128 << n.min(127)).saturating_sub(n as u128 + 2);
             let of = format!(" of the {proper} non-singleton proper clusters");
             s += &print::cluster_list(&out.clusters, &of, min_p, top, &|i| weights.label(i));
@@ -490,7 +501,7 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
 }
 
 pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<String> {
-    let (args, k, seed) = (&a.run.model, a.num_samples, a.seed);
+    let (args, k, seed) = (&a.run.model, a.samples.num_samples, a.samples.seed);
     let (json, newick, flags) = (a.json, a.newick, &a.dendrogram);
     check_jets_outputs(args, flags, newick)?;
     // A jet's samples are held for its line; a weight matrix's are written
@@ -502,7 +513,7 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
     run(
         &a.run,
         Task::Sample,
-        args.beta,
+        args.budget.beta,
         progress,
         |n| {
             if jets {
@@ -543,7 +554,7 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
                         "{k} exact posterior samples over {} points ({} model, beta {}, seed {seed}):\n{}",
                         weights.n(),
                         args.model,
-                        args.beta,
+                        args.budget.beta,
                         note(post)
                     ),
                 )?;
@@ -551,8 +562,15 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
             } else {
                 0.0
             };
-            let mut samples =
-                Samples::new(format, args.model, weights, args.beta, heights, log_z, tail);
+            let mut samples = Samples::new(
+                format,
+                args.model,
+                weights,
+                args.budget.beta,
+                heights,
+                log_z,
+                tail,
+            );
             put(out, &samples.head())?;
             each_sample(post, k, seed, deadline, &mut |t| {
                 put(out, &samples.item(t)?)
@@ -576,12 +594,12 @@ fn listed_clusters(sparse: &SparseArgs, n: usize) -> u128 {
 /// `trellis infer`: the inside pass (log Z and the MAP), then the outside
 /// pass (every cluster marginal) of one trellis at `--beta`.
 pub fn infer(a: &InferArgs, progress: bool) -> Result<String> {
-    let (args, sparse, min_p, top) = (&a.run.model, &a.run.sparse, a.min_p, a.top);
+    let (args, sparse, min_p, top) = (&a.run.model, &a.run.sparse, a.list.min_p, a.list.top);
     check_jets_outputs(args, &DendrogramArgs::default(), a.newick)?;
     run(
         &a.run,
         Task::Marginals,
-        args.beta,
+        args.budget.beta,
         progress,
         |n| listed_clusters(sparse, n),
         |_| Ok(()),
@@ -614,7 +632,8 @@ pub fn infer(a: &InferArgs, progress: bool) -> Result<String> {
                 return to_json(&weights.with_names(with_sparsity(out, post.sparsity())));
             }
             let n = out.n;
-            let mut s = print::log_z_header(out.log_z, n, args.model, args.beta, &note(post));
+            let mut s =
+                print::log_z_header(out.log_z, n, args.model, args.budget.beta, &note(post));
             s += &format!(
                 "MAP hierarchy: cost {:.6}, log potential {:.6}\n",
                 out.map.cost.unwrap_or(f64::NAN),

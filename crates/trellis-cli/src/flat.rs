@@ -16,12 +16,12 @@ use trellis::job::{FlatFamily, FlatJob, FlatRun};
 use trellis::posterior::Need;
 use trellis::{ProgressFn, Workload};
 
-use crate::DataArgs;
 use crate::commands::to_json;
-use crate::input::{NamedWeights, check_beta_and_memory, gib, read_input};
+use crate::input::{NamedWeights, read_input};
 use crate::output::ClusterJson;
 use crate::output::{self, put};
 use crate::progress::{Bar, options};
+use crate::{BudgetArgs, DataArgs, ListArgs, SamplesArgs};
 
 #[derive(Subcommand, Debug)]
 pub enum FlatCommand {
@@ -82,6 +82,8 @@ pub struct SummaryArgs {
 /// The energy model and its data.
 #[derive(Args, Debug)]
 #[command(group(ArgGroup::new("input").required(true).args(["weights", "points"])))]
+#[command(mut_arg("beta", |a| a.help("Inverse temperature: scales every log-energy. \
+    The MAP does not depend on it")))]
 pub struct FlatModelArgs {
     /// Cluster energy: `cc`, correlation clustering, log E(c) = beta * sum_{i<j in c} w_ij
     /// (positive weights attract, negative repel; singletons have energy 1).
@@ -89,18 +91,8 @@ pub struct FlatModelArgs {
     pub model: trellis::models::ModelName,
     #[command(flatten)]
     pub data: DataArgs,
-    /// Inverse temperature: scales every log-energy. The MAP does not depend on it.
-    #[arg(
-        long,
-        default_value_t = 1.0,
-        value_name = "B",
-        allow_negative_numbers = true
-    )]
-    pub beta: f64,
-    /// Refuse to run if the trellis tables need more than this many GiB
-    /// [default: the memory available].
-    #[arg(long, value_name = "GIB")]
-    pub max_memory: Option<f64>,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
     /// Pairs of points that must share a cluster, one `a b` (or `a,b`) per line: point
     /// names, or 0-based indices when the points have none; `#` starts a comment. The
     /// answer is restricted to the partitions that keep every pair together (map, logz,
@@ -178,12 +170,8 @@ pub struct LogzArgs {
 pub struct MarginalsArgs {
     #[command(flatten)]
     model: FlatModelArgs,
-    /// Only list clusters with probability >= P (clusters with p = 0 are never listed).
-    #[arg(long, default_value_t = 0.0, value_name = "P", value_parser = crate::probability)]
-    min_p: f64,
-    /// How many clusters the readable summary lists (JSON lists all).
-    #[arg(long, default_value_t = 20, value_name = "K")]
-    top: usize,
+    #[command(flatten)]
+    list: ListArgs,
     /// Print one JSON object {"n", "log_z", "clusters": [{"members", "p"}, ..],
     /// "pairwise": [[..], ..]} (n x n, diagonal 1).
     #[arg(long)]
@@ -196,27 +184,21 @@ pub struct SampleArgs {
     model: FlatModelArgs,
     #[command(flatten)]
     sparse: FlatSparseArgs,
-    /// Number of samples.
-    #[arg(short = 'n', long = "num-samples", value_name = "K")]
-    num_samples: usize,
-    /// Seed of the random number generator (xoshiro256++); same seed, same samples.
-    #[arg(long, default_value_t = 0, value_name = "S")]
-    seed: u64,
+    #[command(flatten)]
+    samples: SamplesArgs,
     /// Print one JSON object {"n", "samples": [[[..], ..], ..]} (each sample a list of clusters).
     #[arg(long)]
     json: bool,
 }
 
 #[derive(Args, Debug)]
+#[command(mut_arg("num_samples", |a| a.help("Number of perturbed MAP problems")))]
+#[command(mut_arg("seed", |a| a.help("Seed of the Gumbel noise (sample i has its own stream)")))]
 pub struct PerturbArgs {
     #[command(flatten)]
     model: FlatModelArgs,
-    /// Number of perturbed MAP problems.
-    #[arg(short = 'n', long = "num-samples", value_name = "K")]
-    num_samples: usize,
-    /// Seed of the Gumbel noise (sample i has its own stream).
-    #[arg(long, default_value_t = 0, value_name = "S")]
-    seed: u64,
+    #[command(flatten)]
+    samples: SamplesArgs,
     /// Print one JSON object {"n", "num_samples", "pairwise": [[..], ..]}.
     #[arg(long)]
     json: bool,
@@ -232,10 +214,10 @@ const FLAT_ALTERNATIVES: &str = "for more points, `map`, `logz` and `sample` tak
 /// every subset will run: its point and memory limits are checked on the
 /// number of points, before the `N x N` weights are built.
 fn weights(a: &FlatModelArgs, dense: Option<Workload>) -> Result<NamedWeights> {
-    check_beta_and_memory(a.beta, a.max_memory)?;
+    a.budget.check()?;
     let check = |n: usize| -> Result<()> {
         match dense {
-            Some(workload) => trellis::check_memory(n, workload, gib(a.max_memory))
+            Some(workload) => trellis::check_memory(n, workload, a.budget.memory_limit())
                 .map_err(|e| anyhow::anyhow!("{e} ({FLAT_ALTERNATIVES})")),
             None => Ok(()),
         }
@@ -243,7 +225,7 @@ fn weights(a: &FlatModelArgs, dense: Option<Workload>) -> Result<NamedWeights> {
     read_input(
         &a.data,
         None,
-        gib(a.max_memory),
+        a.budget.memory_limit(),
         None,
         &check,
         trellis::models::InputKind::Weights,
@@ -258,11 +240,11 @@ fn bar(n: usize, progress: bool) -> Bar {
 /// The library's description of the flat run of `a` over `family`.
 fn job<'a>(a: &'a FlatModelArgs, family: FlatFamily<'a>) -> FlatJob<'a> {
     FlatJob {
-        beta: a.beta,
+        beta: a.budget.beta,
         family,
         must_link: a.must_link.as_deref(),
         cannot_link: a.cannot_link.as_deref(),
-        memory_limit: gib(a.max_memory),
+        memory_limit: a.budget.memory_limit(),
         checkpoint: a.checkpoint.as_deref(),
         naming: Naming::Flags,
     }
@@ -342,7 +324,7 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
             let f = infer(&a.model, &a.sparse, 1.0, progress, Need::Map)?;
             let map = f.post.map()?;
             let clusters = map.clusters;
-            let log_energy = a.model.beta * map.log_energy + 0.0;
+            let log_energy = a.model.budget.beta * map.log_energy + 0.0;
             let n = f.post.n();
             if a.json {
                 let out =
@@ -353,14 +335,20 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                     "MAP partition of {} points into {} clusters: log energy {log_energy:.6} at beta {}\n{}{}\n",
                     n,
                     clusters.len(),
-                    a.model.beta,
+                    a.model.budget.beta,
                     family_line(&f),
                     partition_text(&clusters, &f)
                 ))
             }
         }
         FlatCommand::Logz(a) => {
-            let f = infer(&a.model, &a.sparse, a.model.beta, progress, Need::LogZ)?;
+            let f = infer(
+                &a.model,
+                &a.sparse,
+                a.model.budget.beta,
+                progress,
+                Need::LogZ,
+            )?;
             let (n, log_z) = (f.post.n(), f.post.log_z()?);
             if a.json {
                 with_family(serde_json::json!({"n": n, "log_z": log_z}), &f)
@@ -370,7 +358,7 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                     log_z,
                     n,
                     output::approx(f.post.num_partitions()),
-                    a.model.beta,
+                    a.model.budget.beta,
                     family_line(&f)
                 ))
             }
@@ -384,14 +372,14 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                 trellis::plan::check_bytes(
                     &format!("the flat marginals over {n} points"),
                     needed.saturating_add(trellis::plan::clusters_bytes(n)),
-                    gib(a.model.max_memory),
+                    a.model.budget.memory_limit(),
                 )?;
             }
-            let f = dense(&a.model, named, a.model.beta, progress, Need::All)?;
+            let f = dense(&a.model, named, a.model.budget.beta, progress, Need::All)?;
             let (post, names) = (&f.post, &f.names);
             let m = post.marginals()?;
             let clusters: Vec<ClusterJson> = m
-                .clusters(a.min_p)
+                .clusters(a.list.min_p)
                 .into_iter()
                 .map(|(c, p)| ClusterJson::of(c, p))
                 .collect();
@@ -401,14 +389,20 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
                 return to_json(&trellis::report::with_family(out, None, names.as_deref()));
             }
             let names = names.as_deref();
-            let beta = a.model.beta;
+            let beta = a.model.budget.beta;
             Ok(trellis::print::flat_marginals(
-                log_z, beta, &clusters, &pairwise, a.top, names,
+                log_z, beta, &clusters, &pairwise, a.list.top, names,
             ))
         }
         FlatCommand::Sample(a) => {
-            let f = infer(&a.model, &a.sparse, a.model.beta, progress, Need::All)?;
-            let (k, seed) = (a.num_samples, a.seed);
+            let f = infer(
+                &a.model,
+                &a.sparse,
+                a.model.budget.beta,
+                progress,
+                Need::All,
+            )?;
+            let (k, seed) = (a.samples.num_samples, a.samples.seed);
             // Each partition is written as it is drawn.
             if a.json {
                 // {"n": .., "samples": [..]} and the family's counts, as serde
@@ -437,7 +431,7 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
         }
         FlatCommand::Summary(a) => summary(a, progress),
         FlatCommand::PerturbMap(a) => {
-            if a.num_samples == 0 {
+            if a.samples.num_samples == 0 {
                 bail!(
                     "-n must be at least 1: Perturb-and-MAP averages the MAP partitions of \
                      that many perturbed problems"
@@ -462,20 +456,29 @@ pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<Str
             trellis::plan::check_bytes(
                 &format!(
                     "Perturb-and-MAP with {} samples over {n} points",
-                    a.num_samples
+                    a.samples.num_samples
                 ),
-                trellis::plan::perturb_map_bytes(n, a.num_samples, rayon::current_num_threads()),
-                gib(a.model.max_memory),
+                trellis::plan::perturb_map_bytes(
+                    n,
+                    a.samples.num_samples,
+                    rayon::current_num_threads(),
+                ),
+                a.model.budget.memory_limit(),
             )?;
-            let pairwise = perturb_and_map(&w, a.model.beta, a.num_samples, a.seed)?;
+            let pairwise = perturb_and_map(
+                &w,
+                a.model.budget.beta,
+                a.samples.num_samples,
+                a.samples.seed,
+            )?;
             if a.json {
-                let out = serde_json::json!({"n": w.n(), "num_samples": a.num_samples, "pairwise": pairwise});
+                let out = serde_json::json!({"n": w.n(), "num_samples": a.samples.num_samples, "pairwise": pairwise});
                 to_json(&trellis::report::with_family(out, None, names.as_deref()))
             } else {
                 Ok(format!(
                     "Perturb-and-MAP pairwise co-clustering frequencies ({} samples, beta {}):\n{}",
-                    a.num_samples,
-                    a.model.beta,
+                    a.samples.num_samples,
+                    a.model.budget.beta,
                     trellis::print::matrix(&pairwise)
                 ))
             }
@@ -493,14 +496,14 @@ fn summary(a: &SummaryArgs, progress: bool) -> Result<String> {
     }
     let named = weights(&a.model, Some(Workload::FlatMarginals))?;
     let n = named.n();
-    let f = dense(&a.model, named, a.model.beta, progress, Need::All)?;
+    let f = dense(&a.model, named, a.model.budget.beta, progress, Need::All)?;
     let (post, names) = (&f.post, &f.names);
     let bar = bar(n, progress);
     let callback = bar.callback();
     let binder = post.binder_partition(
         a.cost_split,
         a.cost_join,
-        &options(gib(a.model.max_memory), callback.as_ref()),
+        &options(a.model.budget.memory_limit(), callback.as_ref()),
     )?;
     if a.json {
         let out = serde_json::json!({"n": n, "clusters": binder.clusters, "expected_loss": binder.expected_loss});
@@ -518,7 +521,7 @@ fn summary(a: &SummaryArgs, progress: bool) -> Result<String> {
         binder.clusters.len(),
         a.cost_split,
         a.cost_join,
-        a.model.beta,
+        a.model.budget.beta,
         binder.expected_loss,
         text(&binder.clusters),
         map.len(),

@@ -16,7 +16,7 @@ use trellis::models::{InputKind, ModelName, Structure};
 
 pub use trellis::input::{Input, NamedWeights, Pairwise, ginkgo_variant};
 
-use crate::{DataArgs, ModelArgs};
+use crate::{BudgetArgs, DataArgs, ModelArgs};
 
 /// What to use instead of the dense trellis over too many points for the
 /// cost models (hcc, Dasgupta). Greedy and beam search are poor on hcc (their
@@ -114,7 +114,7 @@ pub fn load_checked(
     dense: Option<Workload>,
     check_points: &dyn Fn(usize) -> Result<()>,
 ) -> Result<Input> {
-    check_beta_and_memory(args.beta, args.max_memory)?;
+    args.budget.check()?;
     if let Some(t) = args.time_limit
         && !(t.is_finite() && t >= 0.0)
     {
@@ -124,7 +124,7 @@ pub fn load_checked(
         jets: args.jets.as_deref(),
         ..sources(&args.data, args.distances.as_deref())
     };
-    let load = request(args.model, args.beta, memory_limit(args), dense);
+    let load = request(args.model, args.budget.beta, memory_limit(args), dense);
     let input = trellis::input::load(&sources, &load, check_points)?;
     if let (Input::Jets(file), Some(_)) = (&input, dense) {
         crate::batch::check_dense(file)?;
@@ -132,17 +132,24 @@ pub fn load_checked(
     Ok(input)
 }
 
-/// Checks `--beta` and `--max-memory`.
-pub fn check_beta_and_memory(beta: f64, max_memory: Option<f64>) -> Result<()> {
-    if !(beta.is_finite() && beta >= 0.0) {
-        bail!("--beta must be a finite number >= 0, not {beta}");
+impl BudgetArgs {
+    /// Checks `--beta` and `--max-memory`.
+    pub fn check(&self) -> Result<()> {
+        if !(self.beta.is_finite() && self.beta >= 0.0) {
+            bail!("--beta must be a finite number >= 0, not {}", self.beta);
+        }
+        if let Some(g) = self.max_memory
+            && !(g.is_finite() && g > 0.0)
+        {
+            bail!("--max-memory must be a positive number of GiB, not {g}");
+        }
+        Ok(())
     }
-    if let Some(g) = max_memory
-        && !(g.is_finite() && g > 0.0)
-    {
-        bail!("--max-memory must be a positive number of GiB, not {g}");
+
+    /// `--max-memory` in bytes (`None`: the memory available).
+    pub fn memory_limit(&self) -> Option<u64> {
+        self.max_memory.map(|g| (g * (1u64 << 30) as f64) as u64)
     }
-    Ok(())
 }
 
 /// Reads `--weights`, or `--points` and their similarity (`kind` =
@@ -189,12 +196,7 @@ pub fn time_limit(args: &ModelArgs) -> Option<std::time::Duration> {
 
 /// `--max-memory` in bytes (`None`: the memory available).
 pub fn memory_limit(args: &ModelArgs) -> Option<u64> {
-    gib(args.max_memory)
-}
-
-/// A number of GiB in bytes.
-pub fn gib(g: Option<f64>) -> Option<u64> {
-    g.map(|g| (g * (1u64 << 30) as f64) as u64)
+    args.budget.memory_limit()
 }
 
 /// The clap parser of a choice the library names ([`trellis::Named`]):

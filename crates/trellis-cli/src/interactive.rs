@@ -128,6 +128,8 @@ pub struct SimulateArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(mut_arg("num_samples", |a| a.help("Number of trees to print")))]
+#[command(mut_arg("seed", |a| a.help("Seed (xoshiro256++); same seed, same trees")))]
 pub struct SampleArgs {
     #[command(flatten)]
     pub model: DdtArgs,
@@ -135,12 +137,8 @@ pub struct SampleArgs {
     /// meaning ({a, b}, c); `#` starts a comment.
     #[arg(long, value_name = "FILE")]
     pub triplets: Option<PathBuf>,
-    /// Number of trees to print.
-    #[arg(short = 'n', long = "num-samples", value_name = "K")]
-    pub num_samples: usize,
-    /// Seed (xoshiro256++); same seed, same trees.
-    #[arg(long, default_value_t = 0, value_name = "S")]
-    pub seed: u64,
+    #[command(flatten)]
+    pub samples: crate::SamplesArgs,
     /// Iterations before the first tree.
     #[arg(long, default_value_t = 10_000, value_name = "B")]
     pub burn_in: usize,
@@ -344,17 +342,17 @@ fn read_triplets(path: &Path, names: &[String]) -> Result<Vec<Triplet>> {
 }
 
 fn sample(a: &SampleArgs, out: &mut dyn Write) -> Result<()> {
-    let (points, model) = a.model.model(a.seed)?;
+    let (points, model) = a.model.model(a.samples.seed)?;
     let names = points.names();
     let triplets = match &a.triplets {
         Some(p) => read_triplets(p, names)?,
         None => Vec::new(),
     };
-    let mut s =
-        Chain::with_constraints(model, triplets, a.seed).map_err(|e| named_error(e, names))?;
+    let mut s = Chain::with_constraints(model, triplets, a.samples.seed)
+        .map_err(|e| named_error(e, names))?;
     s.run(a.burn_in);
     // Each tree is written as it is drawn.
-    for k in 0..a.num_samples {
+    for k in 0..a.samples.num_samples {
         if k > 0 {
             s.run(a.thin);
         }

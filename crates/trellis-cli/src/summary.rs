@@ -82,7 +82,7 @@ pub fn summary(a: &SummaryArgs, progress: bool) -> Result<String> {
     run(
         &a.run,
         a.kind,
-        a.run.model.beta,
+        a.run.model.budget.beta,
         progress,
         |_| 0,
         |_| Ok(()),
@@ -100,7 +100,7 @@ pub fn summary(a: &SummaryArgs, progress: bool) -> Result<String> {
                 &out,
                 threshold,
                 model.model,
-                model.beta,
+                model.budget.beta,
                 &note(post),
                 a.top,
                 weights.names(),

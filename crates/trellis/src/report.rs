@@ -227,6 +227,32 @@ pub struct WithLinkage<T> {
     pub linkage: Option<Vec<[f64; 4]>>,
 }
 
+/// An A* search's result: the problem's size, the search's outcome (its
+/// fields flattened) and the name of the heuristic it used.
+#[derive(Serialize)]
+pub struct SearchJson {
+    /// The number of points.
+    pub n: usize,
+    /// The best tree, its cost and the search's work and memory.
+    #[serde(flatten)]
+    pub outcome: crate::astar::Outcome,
+    /// The heuristic (see [`crate::astar::heuristic_name`]).
+    pub heuristic: &'static str,
+}
+
+impl SearchJson {
+    /// The result of a search over `n` points (`-0.0` written as `0.0`).
+    pub fn new(n: usize, mut outcome: crate::astar::Outcome, heuristic: &'static str) -> Self {
+        outcome.best.log_potential = clean(outcome.best.log_potential);
+        outcome.cost = clean(outcome.cost);
+        SearchJson {
+            n,
+            outcome,
+            heuristic,
+        }
+    }
+}
+
 /// A flat result with the family's counts when it came from a family of
 /// partitions (`"num_partitions_realised"`, a decimal string, `"sparsity"`,
 /// `"log10_sparsity"`), then the points' `"names"` when they have names.
