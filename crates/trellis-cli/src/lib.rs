@@ -21,7 +21,6 @@ mod astar;
 mod baselines;
 mod batch;
 mod commands;
-mod demo;
 mod flat;
 mod generate;
 mod input;
@@ -486,7 +485,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<String> {
         Command::Astar(a) => astar::run(&a, progress),
         Command::Flat(c) => flat::run(&c, progress, out),
         Command::Ginkgo(GinkgoCommand::Generate(a)) => generate::run(&a, out),
-        Command::Demo => demo::run(),
+        Command::Demo => Ok(trellis::demo::run()?),
         Command::Interactive(c) => interactive::run(&c, out),
     }
 }

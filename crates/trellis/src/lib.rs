@@ -124,6 +124,7 @@ pub mod baselines;
 pub mod batch;
 pub mod constraints;
 pub mod ddt;
+pub mod demo;
 mod dendrogram;
 mod dense;
 pub mod engines;
