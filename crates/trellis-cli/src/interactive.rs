@@ -13,13 +13,14 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow};
 use clap::{Args, Subcommand};
 use trellis::Named;
 use trellis::ddt::{
     Chain, Dataset, Ddt, Hierarchy, LcaDepths, LoopOptions, ModelSpec, Rebuild, Simulation,
-    Strategy, Triplet, interactive_model, named_message, parse_triplets,
+    Strategy, Triplet, jittered_model, named_message, parse_triplets,
 };
+use trellis::input::Naming;
 
 use crate::input::choice;
 use crate::output::put;
@@ -240,7 +241,7 @@ fn serve(a: &ServeArgs) -> Result<String> {
 
 /// A text file (`-`: standard input), bounded as every input is.
 pub fn read_text(path: &Path) -> Result<String> {
-    crate::input::read_text(path, None)
+    Ok(trellis::input::read_text(path, None, Naming::Flags)?)
 }
 
 impl DdtArgs {
@@ -248,19 +249,14 @@ impl DdtArgs {
     /// library's [`interactive_model`] (the jitter seeded by `seed`).
     pub fn model(&self, seed: u64) -> Result<(Dataset, Ddt)> {
         let mut points = Dataset::read(&self.points)?;
-        points.jitter(self.jitter, seed).context("--jitter")?;
         let spec = ModelSpec {
             c: self.c,
             sigma: &self.sigma,
             sigma0: &self.sigma0,
             leaf_noise: self.leaf_noise,
         };
-        let model = interactive_model(&points, &spec).with_context(|| {
-            format!(
-                "the DDT model of {} (--c, --sigma, --sigma0, --leaf-noise)",
-                self.points.display()
-            )
-        })?;
+        let jitter = (self.jitter, seed);
+        let model = jittered_model(&mut points, &spec, jitter, &self.points, Naming::Flags)?;
         Ok((points, model))
     }
 }
@@ -276,18 +272,13 @@ pub fn read_target(path: &Path, points: &Dataset) -> Result<LcaDepths> {
 
 /// The loop's options of the flags, checked.
 pub fn loop_options(run: &LoopArgs, strategy: Strategy) -> Result<LoopOptions> {
-    if run.subset_size < 3 {
-        bail!("--subset-size must be at least 3, got {}", run.subset_size);
-    }
-    if run.candidates == 0 {
-        bail!("--candidates must be at least 1");
-    }
-    Ok(LoopOptions {
+    let options = LoopOptions {
         strategy,
         iters_per_query: run.iters_per_query,
         subset_size: run.subset_size,
         candidates: run.candidates,
-    })
+    };
+    Ok(options.checked(Naming::Flags)?)
 }
 
 /// A library error about triplets, with point names instead of indices.
@@ -302,10 +293,10 @@ pub fn new_simulation(
     options: LoopOptions,
     rebuild: Rebuild,
     seed: u64,
-) -> Result<Simulation> {
+) -> trellis::Result<Simulation> {
     let mut sampler = Chain::new(model, seed);
     sampler.set_rebuild(rebuild);
-    Ok(Simulation::new(sampler, target, options, seed)?)
+    Simulation::new(sampler, target, options, seed)
 }
 
 fn simulate(a: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
@@ -313,10 +304,7 @@ fn simulate(a: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
     let target = read_target(&a.run.target, &points)?;
     let options = loop_options(&a.run, a.strategy)?;
     let names = points.names();
-    let named = |e: anyhow::Error| match e.downcast::<trellis::Error>() {
-        Ok(e) => named_error(e, names),
-        Err(e) => e,
-    };
+    let named = |e| named_error(e, names);
     let mut sim = new_simulation(model, target, options, a.run.rebuild, a.seed).map_err(named)?;
     // The state before any query, then one record per query, each written
     // as it comes.
@@ -330,7 +318,7 @@ fn simulate(a: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
     let mut record = sim.record(None);
     for q in 0..=queries {
         if q > 0 {
-            record = sim.next_query().map_err(|e| named_error(e, names))?;
+            record = sim.next_query().map_err(named)?;
         }
         put(out, &records.line(&record, &sim, q == queries)?)?;
     }
