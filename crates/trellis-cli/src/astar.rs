@@ -22,12 +22,11 @@ use trellis::{Options, ProgressFn};
 
 use crate::ModelArgs;
 use crate::batch::per_jet;
-use crate::commands::{WithLinkage, check_jets_outputs, jet_linkage, job as job_of, to_json};
+use crate::commands::{WithLinkage, check_jets_outputs, jet_linkage, job as job_of, printer};
 use crate::input::{Input, ginkgo_variant, load_checked, memory_limit};
 use crate::input::{NamedWeights, choice};
 use crate::progress::Bar;
 use crate::trees::DendrogramArgs;
-use trellis::print::{self, TreeFormat};
 
 #[derive(Args, Debug)]
 pub struct AstarArgs {
@@ -251,27 +250,9 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
                      exploring a vertex; the tree is the best initial tree"
                 );
             }
-            if args.json {
-                return to_json(&weights.with_names(out));
-            }
-            let heights = args.dendrogram.heights();
-            let tree = out.outcome.best.tree.clone();
-            let dendrogram = print::weights_dendrogram(args.model.model, &weights, tree, heights)?;
-            let names = weights.names();
-            if let Some(format) = args.dendrogram.format(args.newick) {
-                return Ok(print::tree_text(&dendrogram, names, None, format)?);
-            }
-            let newick = print::tree_text(&dendrogram, names, None, TreeFormat::Newick)?;
-            let (model, beta) = (args.model.model, args.model.budget.beta);
-            Ok(print::search_summary(
-                args.approx,
-                &out.outcome,
-                out.n,
-                model,
-                out.heuristic,
-                beta,
-                &newick,
-            ))
+            let format = args.dendrogram.output(args.json, args.newick);
+            let p = printer(&args.model, &weights, args.dendrogram.heights());
+            Ok(p.search(&out, args.approx, format)?)
         }
     }
 }

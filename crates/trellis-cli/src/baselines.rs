@@ -7,16 +7,13 @@ use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 use clap::{ArgGroup, Args};
-use trellis::Dendrogram;
-use trellis::baselines::{Linkage, LinkageRun, Method, Metric, linkage_input};
+use trellis::baselines::{Linkage, Method, Metric, linkage_input};
 use trellis::ginkgo::Jet;
 use trellis::input::Naming;
 
 use crate::batch::per_jet;
-use crate::commands::{check_jets_outputs, to_json, weights_tree_output};
-use crate::input::{
-    Input, NamedWeights, choice, ginkgo_variant, load_checked, memory_limit, sources,
-};
+use crate::commands::{check_jets_outputs, printer};
+use crate::input::{Input, choice, ginkgo_variant, load_checked, memory_limit, sources};
 use crate::trees::DendrogramArgs;
 use crate::{BudgetArgs, DataArgs, ModelArgs, ModelName};
 use trellis::print::{self, Heights};
@@ -127,19 +124,10 @@ fn run(
     title: &str,
     method: Method,
 ) -> Result<String> {
-    let what = |n: usize| format!("{} over {n} points", title.to_lowercase());
+    let (what, limit) = (title.to_lowercase(), memory_limit(args));
     // The memory of a weight matrix and of the search over it is checked
     // before the weights are built.
-    let check_points = |n: usize| {
-        let needed = method
-            .memory(n)
-            .saturating_add(trellis::plan::weights_bytes(n));
-        Ok(trellis::plan::check_bytes(
-            &what(n),
-            needed,
-            memory_limit(args),
-        )?)
-    };
+    let check_points = |n: usize| Ok(method.check_memory(&what, (n, 1), true, limit)?);
     check_jets_outputs(args, &output.dendrogram, output.newick)?;
     let input = load_checked(args, None, &check_points)?;
     let (n, parallel) = match &input {
@@ -149,13 +137,12 @@ fn run(
         }
         Input::Weights(w) => (w.n(), 1),
     };
-    let needed = method.memory(n).saturating_mul(parallel as u128);
-    trellis::plan::check_bytes(&what(n), needed, memory_limit(args))?;
+    method.check_memory(&what, (n, parallel), false, limit)?;
     match input {
         Input::Jets(file) => {
             let variant = ginkgo_variant(args.model).expect("a jet model");
             let flags = &output.dendrogram;
-            let linkage = flags.any().then(|| flags.chosen_heights());
+            let linkage = flags.any().then_some(flags.heights);
             let work = |jet: &Jet| method.work(jet.len());
             per_jet(&file, progress, work, |_, jet| {
                 Ok(method.jet_tree(jet, variant, linkage)?)
@@ -163,15 +150,9 @@ fn run(
         }
         Input::Weights(weights) => {
             let tree = method.pairwise_tree(args.model, &weights)?;
-            weights_tree_output(
-                args,
-                &weights,
-                tree,
-                title,
-                output.json,
-                output.newick,
-                &output.dendrogram,
-            )
+            let format = output.dendrogram.output(output.json, output.newick);
+            let p = printer(args, &weights, output.dendrogram.heights());
+            Ok(p.tree(tree, title, None, format)?)
         }
     }
 }
@@ -243,31 +224,15 @@ fn linkage_on_matrix(a: &LinkageArgs, method: Linkage, title: &str) -> Result<St
     let sources = sources(&a.data, a.distances.as_deref());
     let (metric, scored) = (a.metric.unwrap_or_default(), a.model.is_some());
     let limit = a.budget.memory_limit();
-    let LinkageRun {
-        dendrogram,
-        names,
-        weights,
-    } = linkage_input(&sources, metric, method, scored, limit, Naming::Flags)?;
-    let tree = dendrogram.tree().clone();
-    if a.output.newick || flags.any() {
-        let d = match (flags.heights, &weights, a.model) {
-            (Some(Heights::Cost), Some(w), Some(model)) => {
-                print::weights_dendrogram(model, w, tree, Heights::Cost)?
-            }
-            (Some(Heights::Rank), ..) => Dendrogram::by_rank(tree),
-            _ => dendrogram,
-        };
-        let format = flags.format(true).expect("Newick at least");
-        return Ok(print::tree_text(&d, names.as_deref(), None, format)?);
-    }
-    if let (Some(model), Some(data)) = (a.model, weights) {
-        let w = NamedWeights { data, names };
-        let (json, no_flags) = (a.output.json, &DendrogramArgs::default());
-        return weights_tree_output(&a.model_args(model), &w, tree, title, json, false, no_flags);
-    }
-    if a.output.json {
-        let out = serde_json::json!({"n": tree.num_leaves(), "tree": tree});
-        return to_json(&trellis::report::with_family(out, None, names.as_deref()));
-    }
-    Ok(print::merge_heights(&dendrogram, title, names.as_deref()))
+    let run = linkage_input(&sources, metric, method, scored, limit, Naming::Flags)?;
+    let format = flags.output(a.output.json, a.output.newick);
+    let (model, beta) = (a.model, a.budget.beta);
+    Ok(print::linkage_result(
+        run,
+        model,
+        beta,
+        flags.heights,
+        title,
+        format,
+    )?)
 }

@@ -9,17 +9,15 @@ use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 use clap::{ArgGroup, Args, Subcommand, ValueEnum};
-use serde::Serialize;
-use trellis::flat::{Partition, perturb_and_map};
+use trellis::flat::perturb_and_map;
 use trellis::input::Naming;
 use trellis::job::{FlatFamily, FlatJob, FlatRun};
 use trellis::posterior::Need;
+use trellis::print::{self, PartitionSamples};
 use trellis::{ProgressFn, Workload};
 
-use crate::commands::to_json;
 use crate::input::{NamedWeights, read_input};
-use crate::output::ClusterJson;
-use crate::output::{self, put};
+use crate::output::put;
 use crate::progress::{Bar, options};
 use crate::{BudgetArgs, DataArgs, ListArgs, SamplesArgs};
 
@@ -292,198 +290,84 @@ fn infer(
     Ok(job(a, family).posterior(named, beta, need, None)?)
 }
 
-/// A flat JSON result with the family's counts and the points' names.
-fn with_family<T: Serialize>(result: T, f: &FlatRun) -> Result<String> {
-    let out = trellis::report::with_family(result, f.post.family(), f.names.as_deref());
-    to_json(&out)
-}
-
-fn family_line(f: &FlatRun) -> String {
-    trellis::print::family_line(&f.post)
-}
-
-fn partition_text(p: &Partition, f: &FlatRun) -> String {
-    trellis::print::partition(p, &|i| f.label(i))
-}
-
-/// Hands `k` samples from `seed` to `each` as they are drawn; the first
-/// error of `each` (a failed write) stops the stream and is returned.
-fn each_sample(
-    f: &FlatRun,
-    k: usize,
-    seed: u64,
-    each: &mut dyn FnMut(Partition) -> Result<()>,
-) -> Result<()> {
-    output::until_error(|sink| f.post.each_sample(k, seed, sink), each)
-}
-
 pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<String> {
     match cmd {
         FlatCommand::Map(a) => {
             // The MAP does not depend on beta > 0: search at beta = 1, report beta * (weight kept).
             let f = infer(&a.model, &a.sparse, 1.0, progress, Need::Map)?;
-            let map = f.post.map()?;
-            let clusters = map.clusters;
-            let log_energy = a.model.budget.beta * map.log_energy + 0.0;
-            let n = f.post.n();
-            if a.json {
-                let out =
-                    serde_json::json!({"n": n, "log_energy": log_energy, "clusters": clusters});
-                with_family(out, &f)
-            } else {
-                Ok(format!(
-                    "MAP partition of {} points into {} clusters: log energy {log_energy:.6} at beta {}\n{}{}\n",
-                    n,
-                    clusters.len(),
-                    a.model.budget.beta,
-                    family_line(&f),
-                    partition_text(&clusters, &f)
-                ))
-            }
+            Ok(print::flat_map(&f, a.model.budget.beta, a.json)?)
         }
         FlatCommand::Logz(a) => {
-            let f = infer(
-                &a.model,
-                &a.sparse,
-                a.model.budget.beta,
-                progress,
-                Need::LogZ,
-            )?;
-            let (n, log_z) = (f.post.n(), f.post.log_z()?);
-            if a.json {
-                with_family(serde_json::json!({"n": n, "log_z": log_z}), &f)
-            } else {
-                Ok(format!(
-                    "log Z = {:.10}\n({} points, {} partitions, beta {})\n{}",
-                    log_z,
-                    n,
-                    output::approx(f.post.num_partitions()),
-                    a.model.budget.beta,
-                    family_line(&f)
-                ))
-            }
+            let beta = a.model.budget.beta;
+            let f = infer(&a.model, &a.sparse, beta, progress, Need::LogZ)?;
+            Ok(print::flat_log_z(&f, beta, a.json)?)
         }
         FlatCommand::Marginals(a) => {
             let named = weights(&a.model, Some(Workload::FlatMarginals))?;
-            let n = named.n();
-            if n <= trellis::MAX_POINTS {
-                // The tables, their marginals, and the clusters listed.
-                let needed = trellis::memory_needed(n, Workload::FlatMarginals) as u128;
-                trellis::plan::check_bytes(
-                    &format!("the flat marginals over {n} points"),
-                    needed.saturating_add(trellis::plan::clusters_bytes(n)),
-                    a.model.budget.memory_limit(),
-                )?;
-            }
-            let f = dense(&a.model, named, a.model.budget.beta, progress, Need::All)?;
-            let (post, names) = (&f.post, &f.names);
-            let m = post.marginals()?;
-            let clusters: Vec<ClusterJson> = m
-                .clusters(a.list.min_p)
-                .into_iter()
-                .map(|(c, p)| ClusterJson::of(c, p))
-                .collect();
-            let (log_z, pairwise) = (post.log_z()?, m.pairwise_matrix());
-            if a.json {
-                let out = serde_json::json!({"n": n, "log_z": log_z, "clusters": clusters, "pairwise": pairwise});
-                return to_json(&trellis::report::with_family(out, None, names.as_deref()));
-            }
-            let names = names.as_deref();
+            job(&a.model, FlatFamily::All).check_marginals(named.n())?;
             let beta = a.model.budget.beta;
-            Ok(trellis::print::flat_marginals(
-                log_z, beta, &clusters, &pairwise, a.list.top, names,
-            ))
+            let f = dense(&a.model, named, beta, progress, Need::All)?;
+            let (min_p, top) = (a.list.min_p, a.list.top);
+            Ok(print::flat_marginals_result(&f, beta, min_p, top, a.json)?)
         }
         FlatCommand::Sample(a) => {
-            let f = infer(
-                &a.model,
-                &a.sparse,
-                a.model.budget.beta,
-                progress,
-                Need::All,
-            )?;
+            let beta = a.model.budget.beta;
+            let f = infer(&a.model, &a.sparse, beta, progress, Need::All)?;
             let (k, seed) = (a.samples.num_samples, a.samples.seed);
             // Each partition is written as it is drawn.
-            if a.json {
-                // {"n": .., "samples": [..]} and the family's counts, as serde
-                // writes them.
-                let tail = with_family(serde_json::json!({}), &f)?;
-                put(out, &format!("{{\"n\":{},\"samples\":[", f.post.n()))?;
-                let mut first = true;
-                each_sample(&f, k, seed, &mut |p| {
-                    let sep = if std::mem::take(&mut first) { "" } else { "," };
-                    put(out, &format!("{sep}{}", serde_json::to_string(&p)?))
-                })?;
-                put(out, &trellis::print::json_samples_foot(&tail))?;
-            } else {
-                put(out, &family_line(&f))?;
-                let log_z = f.post.log_z()?;
-                each_sample(&f, k, seed, &mut |p| {
-                    let line = format!(
-                        "{}   log P = {:.6}\n",
-                        partition_text(&p, &f),
-                        trellis::engines::partition_log_energy(&f.energy, &p) - log_z
-                    );
-                    put(out, &line)
-                })?;
-            }
+            let mut samples = PartitionSamples::new(&f, a.json)?;
+            put(out, &samples.head())?;
+            trellis::until_error(|sink| f.post.each_sample(k, seed, sink), &mut |p| {
+                put(out, &samples.item(&p)?)
+            })?;
+            put(out, &samples.foot()?)?;
             Ok(String::new())
         }
         FlatCommand::Summary(a) => summary(a, progress),
-        FlatCommand::PerturbMap(a) => {
-            if a.samples.num_samples == 0 {
-                bail!(
-                    "-n must be at least 1: Perturb-and-MAP averages the MAP partitions of \
-                     that many perturbed problems"
-                );
-            }
-            if a.model.must_link.is_some() || a.model.cannot_link.is_some() {
-                bail!("--must-link and --cannot-link apply to map, logz, marginals and sample");
-            }
-            if a.model.checkpoint.is_some() {
-                bail!("--checkpoint is kept by the full flat trellis, not by perturb-map");
-            }
-            let named = weights(&a.model, Some(Workload::FlatInside))?;
-            let names = named.names().map(<[String]>::to_vec);
-            let w = named.into_weights();
-            let n = w.n();
-            if n > trellis::MAX_POINTS {
-                bail!(
-                    "{n} points: each perturbed MAP runs the exact trellis, at most {}",
-                    trellis::MAX_POINTS
-                );
-            }
-            trellis::plan::check_bytes(
-                &format!(
-                    "Perturb-and-MAP with {} samples over {n} points",
-                    a.samples.num_samples
-                ),
-                trellis::plan::perturb_map_bytes(
-                    n,
-                    a.samples.num_samples,
-                    rayon::current_num_threads(),
-                ),
-                a.model.budget.memory_limit(),
-            )?;
-            let pairwise = perturb_and_map(
-                &w,
-                a.model.budget.beta,
-                a.samples.num_samples,
-                a.samples.seed,
-            )?;
-            if a.json {
-                let out = serde_json::json!({"n": w.n(), "num_samples": a.samples.num_samples, "pairwise": pairwise});
-                to_json(&trellis::report::with_family(out, None, names.as_deref()))
-            } else {
-                Ok(format!(
-                    "Perturb-and-MAP pairwise co-clustering frequencies ({} samples, beta {}):\n{}",
-                    a.samples.num_samples,
-                    a.model.budget.beta,
-                    trellis::print::matrix(&pairwise)
-                ))
-            }
-        }
+        FlatCommand::PerturbMap(a) => perturb_map(a),
     }
+}
+
+/// `flat perturb-map`: the co-clustering frequencies of the MAP partitions
+/// of `-n` perturbed problems, each over the exact trellis.
+fn perturb_map(a: &PerturbArgs) -> Result<String> {
+    let k = a.samples.num_samples;
+    if k == 0 {
+        bail!(
+            "-n must be at least 1: Perturb-and-MAP averages the MAP partitions of \
+             that many perturbed problems"
+        );
+    }
+    if a.model.must_link.is_some() || a.model.cannot_link.is_some() {
+        bail!("--must-link and --cannot-link apply to map, logz, marginals and sample");
+    }
+    if a.model.checkpoint.is_some() {
+        bail!("--checkpoint is kept by the full flat trellis, not by perturb-map");
+    }
+    let named = weights(&a.model, Some(Workload::FlatInside))?;
+    let names = named.names().map(<[String]>::to_vec);
+    let w = named.into_weights();
+    let n = w.n();
+    if n > trellis::MAX_POINTS {
+        bail!(
+            "{n} points: each perturbed MAP runs the exact trellis, at most {}",
+            trellis::MAX_POINTS
+        );
+    }
+    trellis::plan::check_bytes(
+        &format!("Perturb-and-MAP with {k} samples over {n} points"),
+        trellis::plan::perturb_map_bytes(n, k, rayon::current_num_threads()),
+        a.model.budget.memory_limit(),
+    )?;
+    let beta = a.model.budget.beta;
+    let pairwise = perturb_and_map(&w, beta, k, a.samples.seed)?;
+    Ok(print::perturb_map(
+        &pairwise,
+        k,
+        beta,
+        names.as_deref(),
+        a.json,
+    )?)
 }
 
 /// `flat summary --loss binder`: the Binder-optimal partition and its
@@ -495,36 +379,13 @@ fn summary(a: &SummaryArgs, progress: bool) -> Result<String> {
         }
     }
     let named = weights(&a.model, Some(Workload::FlatMarginals))?;
+    let beta = a.model.budget.beta;
     let n = named.n();
-    let f = dense(&a.model, named, a.model.budget.beta, progress, Need::All)?;
-    let (post, names) = (&f.post, &f.names);
+    let f = dense(&a.model, named, beta, progress, Need::All)?;
     let bar = bar(n, progress);
     let callback = bar.callback();
-    let binder = post.binder_partition(
-        a.cost_split,
-        a.cost_join,
-        &options(a.model.budget.memory_limit(), callback.as_ref()),
-    )?;
-    if a.json {
-        let out = serde_json::json!({"n": n, "clusters": binder.clusters, "expected_loss": binder.expected_loss});
-        return to_json(&trellis::report::with_family(out, None, names.as_deref()));
-    }
-    let map = post.map()?.clusters;
-    let map_loss =
-        trellis::summary::binder_loss(post.marginals()?, &map, a.cost_split, a.cost_join)?;
-    let text = |p: &Partition| {
-        trellis::print::partition(p, &|i| trellis::report::label(names.as_deref(), i))
-    };
-    Ok(format!(
-        "Binder-optimal partition of {n} points into {} clusters (cost-split {}, cost-join {}, \
-         beta {}): expected loss {:.6}\n{}\nthe MAP partition ({} clusters): expected loss {map_loss:.6}\n{}\n",
-        binder.clusters.len(),
-        a.cost_split,
-        a.cost_join,
-        a.model.budget.beta,
-        binder.expected_loss,
-        text(&binder.clusters),
-        map.len(),
-        text(&map)
-    ))
+    let costs = (a.cost_split, a.cost_join);
+    let options = options(a.model.budget.memory_limit(), callback.as_ref());
+    let binder = f.post.binder_partition(costs.0, costs.1, &options)?;
+    Ok(print::binder(&f, &binder, costs, beta, a.json)?)
 }

@@ -77,6 +77,19 @@ pub struct TreeJson {
     pub tree: Tree,
 }
 
+impl TreeJson {
+    /// A tree over `n` points with its log-potential and no cost (the
+    /// Ginkgo likelihood's trees).
+    pub fn unscored(n: usize, t: crate::ScoredTree) -> TreeJson {
+        TreeJson {
+            n,
+            log_potential: t.log_potential,
+            cost: None,
+            tree: t.tree,
+        }
+    }
+}
+
 /// A cluster (its points, ascending) and its marginal probability, as in
 /// every list of cluster marginals.
 #[derive(Serialize, Debug, Clone, PartialEq)]
@@ -140,6 +153,16 @@ impl From<TreeJson> for MapJson {
             tree: t.tree,
             log_potential: t.log_potential,
             cost: t.cost,
+        }
+    }
+}
+
+impl From<crate::ScoredTree> for MapJson {
+    fn from(t: crate::ScoredTree) -> MapJson {
+        MapJson {
+            tree: t.tree,
+            log_potential: t.log_potential,
+            cost: None,
         }
     }
 }
