@@ -119,7 +119,7 @@ pub fn load_checked(
         ..sources(&args.data, args.distances.as_deref())
     };
     let load = request(args.model, args.budget.beta, memory_limit(args), dense);
-    Ok(trellis::input::load(&sources, &load, check_points)?)
+    trellis::input::load(&sources, &load, check_points)
 }
 
 impl BudgetArgs {
