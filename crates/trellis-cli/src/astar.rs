@@ -11,24 +11,22 @@
 //! Exact A* takes at most 128 points; approximate A* any number (its
 //! clusters are wide bitsets beyond 128 points, with the same results).
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use clap::Args;
-use serde::Serialize;
-use trellis::astar::{self, ApproxOptions, Candidates, Outcome, Request, Start};
-use trellis::baselines as agglomerative;
-use trellis::ginkgo::{Heuristic, Jet, Variant};
+use trellis::astar::{self, ApproxOptions, AstarJob, Candidates, Start};
+use trellis::ginkgo::Heuristic;
+use trellis::input::Naming;
 use trellis::models::CostModel;
+use trellis::report::SearchJson;
 use trellis::{Options, ProgressFn};
 
 use crate::ModelArgs;
 use crate::batch::per_jet;
-use crate::commands::{WithLinkage, check_jets_outputs, jet_linkage, job, to_json};
+use crate::commands::{WithLinkage, check_jets_outputs, jet_linkage, job as job_of, printer};
 use crate::input::{Input, ginkgo_variant, load_checked, memory_limit};
 use crate::input::{NamedWeights, choice};
-use crate::output::number;
 use crate::progress::Bar;
 use crate::trees::DendrogramArgs;
-use trellis::print::{self, TreeFormat};
 
 #[derive(Args, Debug)]
 pub struct AstarArgs {
@@ -141,26 +139,9 @@ pub struct AstarArgs {
     pub dendrogram: DendrogramArgs,
 }
 
-/// The JSON output: the search's outcome with the problem's size and the heuristic.
-#[derive(Serialize)]
-struct AstarJson {
-    n: usize,
-    #[serde(flatten)]
-    outcome: Outcome,
-    heuristic: &'static str,
-}
-
-/// The search the flags ask for over `n` points (`jets`: a jets file).
-fn request(args: &AstarArgs, n: usize, jets: bool) -> Request {
-    if !args.approx {
-        return Request::Exact;
-    }
-    let starts = if args.init.is_empty() {
-        astar::default_starts(jets, args.beam_width.is_some())
-    } else {
-        args.init.clone()
-    };
-    let options = ApproxOptions {
+/// The library's description of the search the flags ask for.
+fn job(args: &AstarArgs) -> AstarJob {
+    let approx = args.approx.then(|| ApproxOptions {
         top_k: args.top_k,
         samples: args.samples,
         exact_size: args.exact_size,
@@ -173,13 +154,15 @@ fn request(args: &AstarArgs, n: usize, jets: bool) -> Request {
         seed: args.seed,
         weight: args.weight.or(Some(1.0)).filter(|_| !args.auto_weight),
         max_explored: (args.max_explored > 0).then_some(args.max_explored),
-    };
-    Request::Approximate {
-        options,
-        starts,
-        beam_width: args
-            .beam_width
-            .unwrap_or_else(|| agglomerative::compact_beam_width(n)),
+    });
+    AstarJob {
+        model: args.model.model,
+        heuristic: args.heuristic,
+        approx,
+        init: args.init.clone(),
+        beam_width: args.beam_width,
+        memory_limit: memory_limit(&args.model),
+        naming: Naming::Flags,
     }
 }
 
@@ -193,125 +176,35 @@ fn run_options<'a>(args: &AstarArgs, progress: Option<ProgressFn<'a>>) -> Option
     }
 }
 
-fn jet_outcome(
-    jet: &Jet,
-    variant: Variant,
-    args: &AstarArgs,
-    progress: Option<ProgressFn<'_>>,
-) -> Result<AstarJson> {
-    let heuristic = heuristic(args);
-    let request = request(args, jet.len(), true);
-    let out = astar::solve_jet(
-        jet,
-        variant,
-        heuristic,
-        &request,
-        &run_options(args, progress),
-    )?;
-    Ok(json(jet.len(), out, heuristic_name(args)))
-}
-
-/// The Ginkgo heuristic of `--heuristic` (default h0).
-fn heuristic(args: &AstarArgs) -> Heuristic {
-    args.heuristic.unwrap_or(Heuristic::H0)
-}
-
-fn heuristic_name(args: &AstarArgs) -> &'static str {
-    astar::heuristic_name(args.model.model, heuristic(args))
-}
-
-fn json(n: usize, mut outcome: Outcome, heuristic: &'static str) -> AstarJson {
-    outcome.best.log_potential += 0.0;
-    outcome.cost += 0.0;
-    AstarJson {
-        n,
-        outcome,
-        heuristic,
-    }
-}
-
+/// The search over a weight matrix, under the triplets of `--triplets`.
 fn weights_outcome(
     weights: &NamedWeights,
     args: &AstarArgs,
+    search: &AstarJob,
     progress: Option<ProgressFn<'_>>,
-) -> Result<AstarJson> {
+) -> Result<SearchJson> {
     let n = weights.n();
     let no_sparse = crate::sparse::SparseArgs::default();
     let triplets =
-        job(&args.model, &no_sparse, args.triplets.as_deref(), None)?.read_triplets(weights)?;
-    let model = CostModel::build(args.model.model, weights.view(), args.model.beta)?;
-    let request = request(args, n, false);
+        job_of(&args.model, &no_sparse, args.triplets.as_deref(), None)?.read_triplets(weights)?;
+    let model = CostModel::build(args.model.model, weights.view(), args.model.budget.beta)?;
+    let request = search.request(n, false);
     let out = astar::solve(&model, &triplets, &request, &run_options(args, progress))?;
-    Ok(json(n, out, heuristic_name(args)))
-}
-
-fn check(args: &AstarArgs) -> Result<()> {
-    let jets = ginkgo_variant(args.model.model).is_some();
-    if args.heuristic.is_some() && !jets {
-        bail!(
-            "--heuristic chooses between the Ginkgo heuristics (h0, h1); hcc and dasgupta use their own"
-        );
-    }
-    if args.approx && args.top_k == 0 {
-        bail!("--top-k must be at least 1");
-    }
-    if args.approx && args.beam_width == Some(0) {
-        bail!("--beam-width must be at least 1");
-    }
-    if let Some(w) = args.weight
-        && !(w.is_finite() && w > 0.0)
-    {
-        bail!("--weight must be a positive number, not {}", number(w));
-    }
-    if args.approx && args.rounds == 0 {
-        bail!("--rounds must be at least 1");
-    }
-    Ok(())
-}
-
-/// Checks the memory the approximate search's flags ask for over `n`
-/// points, with `parallel` searches at once (see [`Request::check_memory`]).
-fn check_sizes(args: &AstarArgs, n: usize, parallel: usize, jets: bool) -> Result<()> {
-    let limit = memory_limit(&args.model);
-    request(args, n, jets)
-        .check_memory(n, parallel, limit)
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "{e} (asked by --samples {}, --init, --beam-width)",
-                args.samples
-            )
-        })
+    Ok(SearchJson::new(n, out, search.heuristic_name()))
 }
 
 pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
-    check(args)?;
+    let search = job(args);
+    search.check()?;
     check_jets_outputs(&args.model, &args.dendrogram, args.newick)?;
     // The point limit and the sizes of the flags are checked before the
     // weights are built.
-    let check_points = |n: usize| {
-        if !args.approx && n > astar::MAX_ASTAR_POINTS {
-            bail!(
-                "{n} points is too many for exact A*: it supports at most {}; use --approx \
-                 (approximate A*, any number of points)",
-                astar::MAX_ASTAR_POINTS
-            );
-        }
-        check_sizes(args, n, 1, args.model.jets.is_some())
-    };
+    let check_points = |n: usize| Ok(search.check_points(n)?);
     match load_checked(&args.model, None, &check_points)? {
         Input::Jets(file) => {
             let variant = ginkgo_variant(args.model.model).expect("a jet model");
-            let too_many = |j: &&Jet| !args.approx && j.len() > astar::MAX_ASTAR_POINTS;
-            if let Some(jet) = file.jets.iter().find(too_many) {
-                bail!(
-                    "jet {} has {} leaves; exact A* supports at most {}: use --approx for more",
-                    jet.id,
-                    jet.len(),
-                    astar::MAX_ASTAR_POINTS
-                );
-            }
+            search.check_jets(&file)?;
             let n = file.jets.iter().map(|j| j.len()).max().unwrap_or(0);
-            check_sizes(args, n, rayon::current_num_threads(), true)?;
             // One large jet searched approximately: a bar of its explored
             // vertices (as for weights) instead of the bar of jets done.
             let one = file.jets.len() == 1 && args.approx && args.max_explored > 0 && n > 40;
@@ -323,7 +216,11 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
                 progress && !one,
                 |jet| (jet.len() as u64).pow(3),
                 |_, jet| {
-                    let out = jet_outcome(jet, variant, args, callback)?;
+                    let request = search.request(jet.len(), true);
+                    let options = run_options(args, callback);
+                    let out =
+                        astar::solve_jet(jet, variant, search.heuristic(), &request, &options)?;
+                    let out = SearchJson::new(jet.len(), out, search.heuristic_name());
                     let tree = &out.outcome.best.tree;
                     let linkage = jet_linkage(jet, variant, tree, &args.dendrogram)?;
                     Ok(WithLinkage {
@@ -342,10 +239,10 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
                 let bar = Bar::search(progress && long, args.max_explored);
                 let callback = bar.callback();
                 let callback = callback.as_ref().map(|f| f as ProgressFn<'_>);
-                weights_outcome(&weights, args, callback)?
+                weights_outcome(&weights, args, &search, callback)?
             } else {
                 let _bar = Bar::spinner(progress && long, "A* search");
-                weights_outcome(&weights, args, None)?
+                weights_outcome(&weights, args, &search, None)?
             };
             if args.approx && out.outcome.explored == 0 && out.outcome.rounds == 0 {
                 eprintln!(
@@ -353,27 +250,9 @@ pub fn run(args: &AstarArgs, progress: bool) -> Result<String> {
                      exploring a vertex; the tree is the best initial tree"
                 );
             }
-            if args.json {
-                return to_json(&weights.with_names(out));
-            }
-            let heights = args.dendrogram.heights();
-            let tree = out.outcome.best.tree.clone();
-            let dendrogram = print::weights_dendrogram(args.model.model, &weights, tree, heights)?;
-            let names = weights.names();
-            if let Some(format) = args.dendrogram.format(args.newick) {
-                return Ok(print::tree_text(&dendrogram, names, None, format)?);
-            }
-            let newick = print::tree_text(&dendrogram, names, None, TreeFormat::Newick)?;
-            let (model, beta) = (args.model.model, args.model.beta);
-            Ok(print::search_summary(
-                args.approx,
-                &out.outcome,
-                out.n,
-                model,
-                out.heuristic,
-                beta,
-                &newick,
-            ))
+            let format = args.dendrogram.output(args.json, args.newick);
+            let p = printer(&args.model, &weights, args.dendrogram.heights());
+            Ok(p.search(&out, args.approx, format)?)
         }
     }
 }

@@ -7,19 +7,15 @@ use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 use clap::{ArgGroup, Args};
-use trellis::Dendrogram;
-use trellis::baselines::{Linkage, LinkageRun, Method, Metric, linkage_input};
+use trellis::baselines::{Linkage, Method, Metric, linkage_input};
 use trellis::ginkgo::Jet;
 use trellis::input::Naming;
 
 use crate::batch::per_jet;
-use crate::commands::{check_jets_outputs, to_json, weights_tree_output};
-use crate::input::{
-    Input, NamedWeights, check_beta_and_memory, choice, gib, ginkgo_variant, load_checked,
-    memory_limit, sources,
-};
+use crate::commands::{check_jets_outputs, printer};
+use crate::input::{Input, choice, ginkgo_variant, load_checked, memory_limit, sources};
 use crate::trees::DendrogramArgs;
-use crate::{DataArgs, ModelArgs, ModelName};
+use crate::{BudgetArgs, DataArgs, ModelArgs, ModelName};
 use trellis::print::{self, Heights};
 
 /// Output flags shared by the baselines.
@@ -59,6 +55,9 @@ pub struct BeamArgs {
 
 #[derive(Args, Debug)]
 #[command(group(ArgGroup::new("input").required(true).args(["weights", "points", "jets", "distances"])))]
+#[command(mut_arg("beta", |a| a.help("Inverse temperature of --model: log psi = -beta * cost")))]
+#[command(mut_arg("max_memory", |a| a.help("Refuse to run if the input and the search need more \
+    than this many GiB [default: the memory available]")))]
 pub struct LinkageArgs {
     /// Score the tree under this model and report its "log_potential" and "cost" (hcc,
     /// dasgupta over --weights or the points' similarity; ginkgo, ginkgo-legacy for
@@ -89,19 +88,8 @@ pub struct LinkageArgs {
     #[command(flatten)]
     pub data: DataArgs,
 
-    /// Inverse temperature of --model: log psi = -beta * cost.
-    #[arg(
-        long,
-        default_value_t = 1.0,
-        value_name = "B",
-        allow_negative_numbers = true
-    )]
-    pub beta: f64,
-
-    /// Refuse to run if the input and the search need more than this many GiB
-    /// [default: the memory available].
-    #[arg(long, value_name = "GIB")]
-    pub max_memory: Option<f64>,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
 
     /// Linkage: distances are those of --distances, the Euclidean distances of --points
     /// (see --metric), max(similarity) - similarity for --weights, and the angle between
@@ -120,8 +108,7 @@ impl LinkageArgs {
             jets: self.jets.clone(),
             distances: self.distances.clone(),
             data: self.data.clone(),
-            beta: self.beta,
-            max_memory: self.max_memory,
+            budget: self.budget.clone(),
             time_limit: None,
         }
     }
@@ -137,19 +124,10 @@ fn run(
     title: &str,
     method: Method,
 ) -> Result<String> {
-    let what = |n: usize| format!("{} over {n} points", title.to_lowercase());
+    let (what, limit) = (title.to_lowercase(), memory_limit(args));
     // The memory of a weight matrix and of the search over it is checked
     // before the weights are built.
-    let check_points = |n: usize| {
-        let needed = method
-            .memory(n)
-            .saturating_add(trellis::plan::weights_bytes(n));
-        Ok(trellis::plan::check_bytes(
-            &what(n),
-            needed,
-            memory_limit(args),
-        )?)
-    };
+    let check_points = |n: usize| Ok(method.check_memory(&what, (n, 1), true, limit)?);
     check_jets_outputs(args, &output.dendrogram, output.newick)?;
     let input = load_checked(args, None, &check_points)?;
     let (n, parallel) = match &input {
@@ -159,13 +137,12 @@ fn run(
         }
         Input::Weights(w) => (w.n(), 1),
     };
-    let needed = method.memory(n).saturating_mul(parallel as u128);
-    trellis::plan::check_bytes(&what(n), needed, memory_limit(args))?;
+    method.check_memory(&what, (n, parallel), false, limit)?;
     match input {
         Input::Jets(file) => {
             let variant = ginkgo_variant(args.model).expect("a jet model");
             let flags = &output.dendrogram;
-            let linkage = flags.any().then(|| flags.chosen_heights());
+            let linkage = flags.any().then_some(flags.heights);
             let work = |jet: &Jet| method.work(jet.len());
             per_jet(&file, progress, work, |_, jet| {
                 Ok(method.jet_tree(jet, variant, linkage)?)
@@ -173,15 +150,9 @@ fn run(
         }
         Input::Weights(weights) => {
             let tree = method.pairwise_tree(args.model, &weights)?;
-            weights_tree_output(
-                args,
-                &weights,
-                tree,
-                title,
-                output.json,
-                output.newick,
-                &output.dendrogram,
-            )
+            let format = output.dendrogram.output(output.json, output.newick);
+            let p = printer(args, &weights, output.dendrogram.heights());
+            Ok(p.tree(tree, title, None, format)?)
         }
     }
 }
@@ -237,7 +208,7 @@ pub fn linkage(a: &LinkageArgs, progress: bool) -> Result<String> {
 /// `linkage` on `--distances`, `--points` or `--weights`: the tree and its
 /// merge distances, scored under `--model` when it is given.
 fn linkage_on_matrix(a: &LinkageArgs, method: Linkage, title: &str) -> Result<String> {
-    check_beta_and_memory(a.beta, a.max_memory)?;
+    a.budget.check()?;
     let flags = &a.output.dendrogram;
     if let Some(m) = a.model
         && ginkgo_variant(m).is_some()
@@ -252,32 +223,16 @@ fn linkage_on_matrix(a: &LinkageArgs, method: Linkage, title: &str) -> Result<St
     }
     let sources = sources(&a.data, a.distances.as_deref());
     let (metric, scored) = (a.metric.unwrap_or_default(), a.model.is_some());
-    let limit = gib(a.max_memory);
-    let LinkageRun {
-        dendrogram,
-        names,
-        weights,
-    } = linkage_input(&sources, metric, method, scored, limit, Naming::Flags)?;
-    let tree = dendrogram.tree().clone();
-    if a.output.newick || flags.any() {
-        let d = match (flags.heights, &weights, a.model) {
-            (Some(Heights::Cost), Some(w), Some(model)) => {
-                print::weights_dendrogram(model, w, tree, Heights::Cost)?
-            }
-            (Some(Heights::Rank), ..) => Dendrogram::by_rank(tree),
-            _ => dendrogram,
-        };
-        let format = flags.format(true).expect("Newick at least");
-        return Ok(print::tree_text(&d, names.as_deref(), None, format)?);
-    }
-    if let (Some(model), Some(data)) = (a.model, weights) {
-        let w = NamedWeights { data, names };
-        let (json, no_flags) = (a.output.json, &DendrogramArgs::default());
-        return weights_tree_output(&a.model_args(model), &w, tree, title, json, false, no_flags);
-    }
-    if a.output.json {
-        let out = serde_json::json!({"n": tree.num_leaves(), "tree": tree});
-        return to_json(&trellis::report::with_family(out, None, names.as_deref()));
-    }
-    Ok(print::merge_heights(&dendrogram, title, names.as_deref()))
+    let limit = a.budget.memory_limit();
+    let run = linkage_input(&sources, metric, method, scored, limit, Naming::Flags)?;
+    let format = flags.output(a.output.json, a.output.newick);
+    let (model, beta) = (a.model, a.budget.beta);
+    Ok(print::linkage_result(
+        run,
+        model,
+        beta,
+        flags.heights,
+        title,
+        format,
+    )?)
 }

@@ -17,60 +17,30 @@ use trellis::ginkgo::{Ginkgo, Jet};
 use trellis::input::Naming;
 use trellis::job::Job;
 use trellis::posterior::Posterior;
-use trellis::{ProgressFn, Tree, total_splits, tree_log_potential};
+use trellis::{ProgressFn, ScoredTree, Tree, total_splits, tree_log_potential};
 
 use crate::batch::per_jet;
-use crate::input::{Input, NamedWeights, Pairwise, load, load_checked, memory_limit, variant};
-use crate::output::{self, ClusterJson, put};
+use crate::input::{Input, NamedWeights, load_checked, memory_limit, variant};
+use crate::output::{ClusterJson, put};
 use crate::progress::{Bar, options};
 use crate::sparse::SparseArgs;
 use crate::trees::DendrogramArgs;
 use crate::{
     InferArgs, LogzArgs, MapArgs, MarginalsArgs, ModelArgs, RunArgs, SampleArgs, ScoreArgs,
 };
-use trellis::plan::Task;
-use trellis::print::{self, Heights, SampleFormat, Samples, TreeFormat};
-pub use trellis::report::{
-    InferJson, MapJson, MarginalsJson, TreeJson, WithLinkage, with_sparsity,
-};
+use trellis::plan::{Task, listed_bytes};
+use trellis::print::{self, Format, Heights, Printer, Samples, TreeFormat};
+pub use trellis::report::{InferJson, MarginalsJson, TreeJson, WithLinkage, with_sparsity};
 
-/// Largest N accepted by `count` (the number has about N·log10(2N) digits).
-const MAX_COUNT_N: usize = 100_000;
-
-/// A result as one line of JSON (see `trellis::report`).
-pub fn to_json<T: Serialize>(value: &T) -> Result<String> {
-    Ok(trellis::report::to_json(value)?)
-}
-
-/// A tree over weights scored under `--model` at `--beta` (see
-/// [`print::scored`]).
-pub fn weights_tree_json(args: &ModelArgs, weights: &Pairwise, tree: Tree) -> Result<TreeJson> {
-    Ok(print::scored(args.model, weights, args.beta, tree)?)
-}
-
-/// Prints a tree over a weight matrix as `map` does: JSON (with the points'
-/// `"names"`), Newick or a linkage matrix (heights from `--heights`), or a
-/// summary with the tree drawn and the cost of every split.
-pub fn weights_tree_output(
-    args: &ModelArgs,
-    weights: &NamedWeights,
-    tree: Tree,
-    title: &str,
-    json: bool,
-    newick: bool,
-    dendrogram: &DendrogramArgs,
-) -> Result<String> {
-    if let Some(format) = dendrogram.format(newick) {
-        let d = print::weights_dendrogram(args.model, weights, tree, dendrogram.heights())?;
-        return Ok(print::tree_text(&d, weights.names(), None, format)?);
+/// How results over `weights` are printed: scored under `--model` at
+/// `--beta`, trees with merge `heights`.
+pub fn printer<'a>(args: &ModelArgs, weights: &'a NamedWeights, heights: Heights) -> Printer<'a> {
+    Printer {
+        weights,
+        model: args.model,
+        beta: args.budget.beta,
+        heights,
     }
-    let out = weights_tree_json(args, weights, tree)?;
-    if json {
-        return to_json(&weights.with_names(out));
-    }
-    Ok(print::tree_summary(
-        args.model, weights, &out, title, args.beta,
-    )?)
 }
 
 /// The linkage matrix of a jet's tree when `--linkage` asks for it.
@@ -154,35 +124,20 @@ fn clusters(
     Ok(ClusterJson::list(clusters))
 }
 
-/// A tree in rooted Newick with branch lengths from `heights` and each
-/// internal node's cluster marginal as its support value.
+/// A tree in rooted Newick with the printer's branch lengths and each
+/// internal node's cluster marginal as its support value (see
+/// [`Posterior::support`]).
 fn support_newick(
     post: &Posterior,
     args: &ModelArgs,
-    weights: &NamedWeights,
+    p: &Printer<'_>,
     tree: Tree,
-    heights: Heights,
     progress: bool,
 ) -> Result<String> {
-    let d = print::weights_dendrogram(args.model, weights, tree, heights)?;
-    let support = support(post, args, progress, &d.clusters())?;
-    let names = weights.names();
-    Ok(print::tree_text(
-        &d,
-        names,
-        Some(&support),
-        TreeFormat::Newick,
-    )?)
-}
-
-/// The support values of clusters (see [`Posterior::support`]).
-fn support(
-    post: &Posterior,
-    args: &ModelArgs,
-    progress: bool,
-    clusters: &[Vec<usize>],
-) -> Result<Vec<f64>> {
-    outside(post, args, progress, |o| post.support(clusters, o))
+    let d = p.dendrogram(tree)?;
+    let support = outside(post, args, progress, |o| post.support(&d.clusters(), o))?;
+    let (names, newick) = (p.weights.names(), TreeFormat::Newick);
+    Ok(print::tree_text(&d, names, Some(&support), newick)?)
 }
 
 /// Hands `k` samples from `seed` to `each` as they are drawn; the first
@@ -197,7 +152,7 @@ fn each_sample(
     each: &mut dyn FnMut(Tree) -> Result<()>,
 ) -> Result<()> {
     let mut drawn = 0usize;
-    output::until_error(
+    trellis::until_error(
         |sink| post.each_sample(k, seed, &trellis::Options::default(), sink),
         &mut |t| {
             if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
@@ -207,12 +162,6 @@ fn each_sample(
             each(t)
         },
     )
-}
-
-/// A line about a sparse trellis for readable output (empty for the dense
-/// trellis).
-pub(crate) fn note(post: &Posterior) -> String {
-    print::sparsity_note(post.sparsity())
 }
 
 /// Runs `f` on the posterior of every problem of the input: one JSON line per
@@ -243,7 +192,10 @@ pub(crate) fn run<T: Serialize + Send>(
         &|n| Ok(job.check_points(n)?),
     )?;
     prepare(match &input {
-        Input::Jets(_) => None,
+        Input::Jets(file) => {
+            job.check_jets_fit(file)?;
+            None
+        }
         Input::Weights(w) => w.names(),
     })?;
     if let Some(note) = job.check(&input, task, &output)? {
@@ -290,7 +242,7 @@ pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
     // The MAP tree does not depend on beta > 0: search at beta = 1 so that
     // rounding cannot make the answer depend on it, then report -beta * cost.
     // Support values are marginals at --beta.
-    let beta = if a.support { args.beta } else { 1.0 };
+    let beta = if a.support { args.budget.beta } else { 1.0 };
     run(
         &a.run,
         task,
@@ -302,37 +254,22 @@ pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
             let map = post.map()?;
             let linkage = jet_linkage(jet, variant(args), &map.tree, flags)?;
             Ok(WithLinkage {
-                result: TreeJson {
-                    n: jet.len(),
-                    log_potential: map.log_potential,
-                    cost: None,
-                    tree: map.tree,
-                },
+                result: TreeJson::unscored(jet.len(), map),
                 linkage,
             })
         },
         |weights, post| {
             let tree = post.map()?.tree;
+            let p = printer(args, weights, flags.heights());
             if a.support {
-                return support_newick(post, args, weights, tree, flags.heights(), progress);
-            }
-            if json {
-                return to_json(&weights.with_names(with_sparsity(
-                    weights_tree_json(args, weights, tree)?,
-                    post.sparsity(),
-                )));
+                return support_newick(post, args, &p, tree, progress);
             }
             let title = if post.sparsity().is_some() {
                 "Sparse-trellis MAP hierarchy"
             } else {
                 "MAP hierarchy"
             };
-            let out = weights_tree_output(args, weights, tree, title, false, newick, flags)?;
-            Ok(if newick || flags.any() {
-                out
-            } else {
-                note(post) + &out
-            })
+            Ok(p.tree(tree, title, post.sparsity(), flags.output(json, newick))?)
         },
     )
 }
@@ -341,7 +278,7 @@ pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
 pub fn score(a: &ScoreArgs) -> Result<String> {
     let (args, truth, json) = (&a.model, a.truth, a.json);
     crate::input::refuse_time_limit(args, "score")?;
-    let input = load(args, None)?;
+    let input = load_checked(args, None, &|_| Ok(()))?;
     let names = match &input {
         Input::Jets(_) => None,
         Input::Weights(w) => w.names(),
@@ -366,12 +303,11 @@ pub fn score(a: &ScoreArgs) -> Result<String> {
                 };
                 tree.validate(jet.len(), true)?;
                 let log_potential = tree_log_potential(&Ginkgo::new(jet, variant(args)), &tree)?;
-                Ok(TreeJson {
-                    n: jet.len(),
-                    log_potential,
-                    cost: None,
+                let scored = ScoredTree {
                     tree,
-                })
+                    log_potential,
+                };
+                Ok(TreeJson::unscored(jet.len(), scored))
             },
         ),
         Input::Weights(weights) => {
@@ -380,15 +316,9 @@ pub fn score(a: &ScoreArgs) -> Result<String> {
             }
             let tree = given.expect("clap requires --tree or --truth");
             tree.validate(weights.n(), true)?;
-            weights_tree_output(
-                args,
-                &weights,
-                tree,
-                "Tree",
-                json,
-                false,
-                &DendrogramArgs::default(),
-            )
+            let format = DendrogramArgs::default().output(json, false);
+            let p = printer(args, &weights, Heights::Cost);
+            Ok(p.tree(tree, "Tree", None, format)?)
         }
     }
 }
@@ -398,32 +328,19 @@ pub fn logz(a: &LogzArgs, progress: bool) -> Result<String> {
     run(
         &a.run,
         Task::LogZ,
-        args.beta,
+        args.budget.beta,
         progress,
         |_| 0,
         |_| Ok(()),
         |jet, post, _| Ok(json!({"n": jet.len(), "log_z": post.log_z()?})),
         |weights, post| {
-            let (n, log_z) = (weights.n(), post.log_z()?);
+            let (p, log_z) = (printer(args, weights, Heights::Cost), post.log_z()?);
             if json {
-                return to_json(&weights.with_names(with_sparsity(
-                    json!({"n": n, "log_z": log_z}),
-                    post.sparsity(),
-                )));
+                let out = json!({"n": weights.n(), "log_z": log_z});
+                return Ok(p.json(out, post.sparsity())?);
             }
-            let over = match &a.run.feedback.triplets {
-                Some(path) => format!("the hierarchies satisfying {}", path.display()),
-                None => format!(
-                    "{} hierarchies",
-                    output::approx(&trellis::count::num_trees(n))
-                ),
-            };
-            Ok(format!(
-                "log Z = {log_z:.10}\n({n} points, {over}, {:?} model, beta {})\n{}",
-                args.model,
-                args.beta,
-                note(post)
-            ))
+            let triplets = a.run.feedback.triplets.as_deref();
+            Ok(p.log_z(log_z, triplets, post.sparsity()))
         },
     )
 }
@@ -448,7 +365,7 @@ fn marginals_json(
 }
 
 pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
-    let (args, sparse, min_p, top, json) = (&a.run.model, &a.run.sparse, a.min_p, a.top, a.json);
+    let (args, sparse, min_p) = (&a.run.model, &a.run.sparse, a.list.min_p);
     // Read once the points' names are known: Newick labels are names then.
     let subtree = std::sync::OnceLock::new();
     if a.subtree.is_some() && sparse.sparse.is_some() {
@@ -457,9 +374,9 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
     run(
         &a.run,
         Task::Marginals,
-        args.beta,
+        args.budget.beta,
         progress,
-        |n| listed_clusters(sparse, n),
+        |n| listed_bytes(sparse.sparse.is_none(), n),
         |names| {
             if let Some(text) = a.subtree.as_deref() {
                 let _ = subtree.set(trellis::read_tree(text, names)?);
@@ -473,36 +390,28 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
         |weights, post| {
             let subtree = subtree.get();
             let out = marginals_json(weights.n(), post, args, progress, min_p, subtree)?;
-            if json {
-                return to_json(&weights.with_names(with_sparsity(out, post.sparsity())));
+            let p = printer(args, weights, Heights::Cost);
+            if a.json {
+                return Ok(p.json(out, post.sparsity())?);
             }
-            let n = out.n;
-            let mut s = print::log_z_header(out.log_z, n, args.model, args.beta, &note(post));
-            let proper = (1u128 << n.min(127)).saturating_sub(n as u128 + 2);
-            let of = format!(" of the {proper} non-singleton proper clusters");
-            s += &print::cluster_list(&out.clusters, &of, min_p, top, &|i| weights.label(i));
-            if let (Some(t), Some(p)) = (subtree, out.subtree_p) {
-                s += &format!("sub-hierarchy {}: p = {p:.6e}\n", weights.newick(t));
-            }
-            Ok(s)
+            Ok(p.marginals(&out, subtree, min_p, a.list.top, post.sparsity()))
         },
     )
 }
 
 pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<String> {
-    let (args, k, seed) = (&a.run.model, a.num_samples, a.seed);
-    let (json, newick, flags) = (a.json, a.newick, &a.dendrogram);
-    check_jets_outputs(args, flags, newick)?;
+    let (args, k, seed) = (&a.run.model, a.samples.num_samples, a.samples.seed);
+    let flags = &a.dendrogram;
+    check_jets_outputs(args, flags, a.newick)?;
     // A jet's samples are held for its line; a weight matrix's are written
     // as they are drawn.
     let jets = args.jets.is_some();
-    let heights = flags.heights();
     let deadline =
         crate::input::time_limit(args).and_then(|t| std::time::Instant::now().checked_add(t));
     run(
         &a.run,
         Task::Sample,
-        args.beta,
+        args.budget.beta,
         progress,
         |n| {
             if jets {
@@ -526,33 +435,18 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
             Ok(json!({"n": jet.len(), "samples": samples}))
         },
         |weights, post| {
-            let format = match flags.format(newick) {
-                Some(f) => SampleFormat::Tree(f),
-                None if json => SampleFormat::Json,
-                None => SampleFormat::Text,
-            };
+            let format = flags.output(a.json, a.newick);
+            let p = printer(args, weights, flags.heights());
             // {"n": .., "samples": [..]} and the sparse trellis's counts,
             // as serde writes them.
-            let tail = serde_json::to_string(
-                &weights.with_names(with_sparsity(json!({}), post.sparsity())),
-            )?;
-            let log_z = if format == SampleFormat::Text {
-                put(
-                    out,
-                    &format!(
-                        "{k} exact posterior samples over {} points ({} model, beta {}, seed {seed}):\n{}",
-                        weights.n(),
-                        args.model,
-                        args.beta,
-                        note(post)
-                    ),
-                )?;
+            let tail = p.json(json!({}), post.sparsity())?;
+            let log_z = if format == Format::Text {
+                put(out, &p.samples_title(k, seed, post.sparsity()))?;
                 post.log_z()?
             } else {
                 0.0
             };
-            let mut samples =
-                Samples::new(format, args.model, weights, args.beta, heights, log_z, tail);
+            let mut samples = Samples::new(format, p, log_z, tail);
             put(out, &samples.head())?;
             each_sample(post, k, seed, deadline, &mut |t| {
                 put(out, &samples.item(t)?)
@@ -563,86 +457,46 @@ pub fn sample(a: &SampleArgs, progress: bool, out: &mut dyn Write) -> Result<Str
     )
 }
 
-/// Bytes of the clusters a command lists: up to every subset of the dense
-/// trellis; a sparse trellis's vertices are counted with the trellis.
-fn listed_clusters(sparse: &SparseArgs, n: usize) -> u128 {
-    if sparse.sparse.is_none() {
-        trellis::plan::clusters_bytes(n)
-    } else {
-        0
-    }
-}
-
 /// `trellis infer`: the inside pass (log Z and the MAP), then the outside
 /// pass (every cluster marginal) of one trellis at `--beta`.
 pub fn infer(a: &InferArgs, progress: bool) -> Result<String> {
-    let (args, sparse, min_p, top) = (&a.run.model, &a.run.sparse, a.min_p, a.top);
+    let (args, sparse, min_p, top) = (&a.run.model, &a.run.sparse, a.list.min_p, a.list.top);
     check_jets_outputs(args, &DendrogramArgs::default(), a.newick)?;
     run(
         &a.run,
         Task::Marginals,
-        args.beta,
+        args.budget.beta,
         progress,
-        |n| listed_clusters(sparse, n),
+        |n| listed_bytes(sparse.sparse.is_none(), n),
         |_| Ok(()),
         |jet, post, _| {
-            let map = post.map()?;
             Ok(InferJson {
                 n: jet.len(),
                 log_z: post.log_z()?,
-                map: MapJson {
-                    tree: map.tree,
-                    log_potential: map.log_potential,
-                    cost: None,
-                },
+                map: post.map()?.into(),
                 clusters: clusters(post, args, false, min_p)?,
             })
         },
         |weights, post| {
             let tree = post.map()?.tree;
+            let p = printer(args, weights, Heights::Cost);
             if a.newick {
-                return support_newick(post, args, weights, tree, Heights::Cost, progress);
+                return support_newick(post, args, &p, tree, progress);
             }
-            let scored = weights_tree_json(args, weights, tree)?;
             let out = InferJson {
                 n: weights.n(),
                 log_z: post.log_z()?,
-                map: scored.into(),
+                map: print::scored(args.model, weights, args.budget.beta, tree)?.into(),
                 clusters: clusters(post, args, progress, min_p)?,
             };
             if a.json {
-                return to_json(&weights.with_names(with_sparsity(out, post.sparsity())));
+                return Ok(p.json(out, post.sparsity())?);
             }
-            let n = out.n;
-            let mut s = print::log_z_header(out.log_z, n, args.model, args.beta, &note(post));
-            s += &format!(
-                "MAP hierarchy: cost {:.6}, log potential {:.6}\n",
-                out.map.cost.unwrap_or(f64::NAN),
-                out.map.log_potential
-            );
-            s += &out.map.tree.draw(&|i| weights.label(i), &|_, _| None);
-            s += &print::cluster_list(&out.clusters, " clusters", min_p, top, &|i| {
-                weights.label(i)
-            });
-            Ok(s)
+            Ok(p.infer(&out, min_p, top, post.sparsity()))
         },
     )
 }
 
 pub fn count(n: usize, json: bool) -> Result<String> {
-    if n == 0 {
-        bail!("N must be at least 1");
-    }
-    if n > MAX_COUNT_N {
-        bail!("N = {n} is too large to print the count; at most {MAX_COUNT_N}");
-    }
-    let count = trellis::count::num_trees(n);
-    if json {
-        to_json(&json!({"n": n, "num_trees": count.to_string()}))
-    } else {
-        Ok(format!(
-            "(2N-3)!! = {count}\nbinary hierarchies over N = {n} points (about {})\n",
-            output::approx(&count)
-        ))
-    }
+    Ok(print::count(n, json)?)
 }

@@ -9,19 +9,17 @@ use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 use clap::{ArgGroup, Args, Subcommand, ValueEnum};
-use serde::Serialize;
-use trellis::flat::{Partition, perturb_and_map};
+use trellis::flat::perturb_and_map;
 use trellis::input::Naming;
 use trellis::job::{FlatFamily, FlatJob, FlatRun};
 use trellis::posterior::Need;
+use trellis::print::{self, PartitionSamples};
 use trellis::{ProgressFn, Workload};
 
-use crate::DataArgs;
-use crate::commands::to_json;
-use crate::input::{NamedWeights, check_beta_and_memory, gib, read_input};
-use crate::output::ClusterJson;
-use crate::output::{self, put};
+use crate::input::{NamedWeights, read_input};
+use crate::output::put;
 use crate::progress::{Bar, options};
+use crate::{BudgetArgs, DataArgs, ListArgs, SamplesArgs};
 
 #[derive(Subcommand, Debug)]
 pub enum FlatCommand {
@@ -82,6 +80,8 @@ pub struct SummaryArgs {
 /// The energy model and its data.
 #[derive(Args, Debug)]
 #[command(group(ArgGroup::new("input").required(true).args(["weights", "points"])))]
+#[command(mut_arg("beta", |a| a.help("Inverse temperature: scales every log-energy. \
+    The MAP does not depend on it")))]
 pub struct FlatModelArgs {
     /// Cluster energy: `cc`, correlation clustering, log E(c) = beta * sum_{i<j in c} w_ij
     /// (positive weights attract, negative repel; singletons have energy 1).
@@ -89,18 +89,8 @@ pub struct FlatModelArgs {
     pub model: trellis::models::ModelName,
     #[command(flatten)]
     pub data: DataArgs,
-    /// Inverse temperature: scales every log-energy. The MAP does not depend on it.
-    #[arg(
-        long,
-        default_value_t = 1.0,
-        value_name = "B",
-        allow_negative_numbers = true
-    )]
-    pub beta: f64,
-    /// Refuse to run if the trellis tables need more than this many GiB
-    /// [default: the memory available].
-    #[arg(long, value_name = "GIB")]
-    pub max_memory: Option<f64>,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
     /// Pairs of points that must share a cluster, one `a b` (or `a,b`) per line: point
     /// names, or 0-based indices when the points have none; `#` starts a comment. The
     /// answer is restricted to the partitions that keep every pair together (map, logz,
@@ -178,12 +168,8 @@ pub struct LogzArgs {
 pub struct MarginalsArgs {
     #[command(flatten)]
     model: FlatModelArgs,
-    /// Only list clusters with probability >= P (clusters with p = 0 are never listed).
-    #[arg(long, default_value_t = 0.0, value_name = "P", value_parser = crate::probability)]
-    min_p: f64,
-    /// How many clusters the readable summary lists (JSON lists all).
-    #[arg(long, default_value_t = 20, value_name = "K")]
-    top: usize,
+    #[command(flatten)]
+    list: ListArgs,
     /// Print one JSON object {"n", "log_z", "clusters": [{"members", "p"}, ..],
     /// "pairwise": [[..], ..]} (n x n, diagonal 1).
     #[arg(long)]
@@ -196,27 +182,21 @@ pub struct SampleArgs {
     model: FlatModelArgs,
     #[command(flatten)]
     sparse: FlatSparseArgs,
-    /// Number of samples.
-    #[arg(short = 'n', long = "num-samples", value_name = "K")]
-    num_samples: usize,
-    /// Seed of the random number generator (xoshiro256++); same seed, same samples.
-    #[arg(long, default_value_t = 0, value_name = "S")]
-    seed: u64,
+    #[command(flatten)]
+    samples: SamplesArgs,
     /// Print one JSON object {"n", "samples": [[[..], ..], ..]} (each sample a list of clusters).
     #[arg(long)]
     json: bool,
 }
 
 #[derive(Args, Debug)]
+#[command(mut_arg("num_samples", |a| a.help("Number of perturbed MAP problems")))]
+#[command(mut_arg("seed", |a| a.help("Seed of the Gumbel noise (sample i has its own stream)")))]
 pub struct PerturbArgs {
     #[command(flatten)]
     model: FlatModelArgs,
-    /// Number of perturbed MAP problems.
-    #[arg(short = 'n', long = "num-samples", value_name = "K")]
-    num_samples: usize,
-    /// Seed of the Gumbel noise (sample i has its own stream).
-    #[arg(long, default_value_t = 0, value_name = "S")]
-    seed: u64,
+    #[command(flatten)]
+    samples: SamplesArgs,
     /// Print one JSON object {"n", "num_samples", "pairwise": [[..], ..]}.
     #[arg(long)]
     json: bool,
@@ -232,10 +212,10 @@ const FLAT_ALTERNATIVES: &str = "for more points, `map`, `logz` and `sample` tak
 /// every subset will run: its point and memory limits are checked on the
 /// number of points, before the `N x N` weights are built.
 fn weights(a: &FlatModelArgs, dense: Option<Workload>) -> Result<NamedWeights> {
-    check_beta_and_memory(a.beta, a.max_memory)?;
+    a.budget.check()?;
     let check = |n: usize| -> Result<()> {
         match dense {
-            Some(workload) => trellis::check_memory(n, workload, gib(a.max_memory))
+            Some(workload) => trellis::check_memory(n, workload, a.budget.memory_limit())
                 .map_err(|e| anyhow::anyhow!("{e} ({FLAT_ALTERNATIVES})")),
             None => Ok(()),
         }
@@ -243,7 +223,7 @@ fn weights(a: &FlatModelArgs, dense: Option<Workload>) -> Result<NamedWeights> {
     read_input(
         &a.data,
         None,
-        gib(a.max_memory),
+        a.budget.memory_limit(),
         None,
         &check,
         trellis::models::InputKind::Weights,
@@ -258,11 +238,11 @@ fn bar(n: usize, progress: bool) -> Bar {
 /// The library's description of the flat run of `a` over `family`.
 fn job<'a>(a: &'a FlatModelArgs, family: FlatFamily<'a>) -> FlatJob<'a> {
     FlatJob {
-        beta: a.beta,
+        beta: a.budget.beta,
         family,
         must_link: a.must_link.as_deref(),
         cannot_link: a.cannot_link.as_deref(),
-        memory_limit: gib(a.max_memory),
+        memory_limit: a.budget.memory_limit(),
         checkpoint: a.checkpoint.as_deref(),
         naming: Naming::Flags,
     }
@@ -310,177 +290,84 @@ fn infer(
     Ok(job(a, family).posterior(named, beta, need, None)?)
 }
 
-/// A flat JSON result with the family's counts and the points' names.
-fn with_family<T: Serialize>(result: T, f: &FlatRun) -> Result<String> {
-    let out = trellis::report::with_family(result, f.post.family(), f.names.as_deref());
-    to_json(&out)
-}
-
-fn family_line(f: &FlatRun) -> String {
-    trellis::print::family_line(&f.post)
-}
-
-fn partition_text(p: &Partition, f: &FlatRun) -> String {
-    trellis::print::partition(p, &|i| f.label(i))
-}
-
-/// Hands `k` samples from `seed` to `each` as they are drawn; the first
-/// error of `each` (a failed write) stops the stream and is returned.
-fn each_sample(
-    f: &FlatRun,
-    k: usize,
-    seed: u64,
-    each: &mut dyn FnMut(Partition) -> Result<()>,
-) -> Result<()> {
-    output::until_error(|sink| f.post.each_sample(k, seed, sink), each)
-}
-
 pub fn run(cmd: &FlatCommand, progress: bool, out: &mut dyn Write) -> Result<String> {
     match cmd {
         FlatCommand::Map(a) => {
             // The MAP does not depend on beta > 0: search at beta = 1, report beta * (weight kept).
             let f = infer(&a.model, &a.sparse, 1.0, progress, Need::Map)?;
-            let map = f.post.map()?;
-            let clusters = map.clusters;
-            let log_energy = a.model.beta * map.log_energy + 0.0;
-            let n = f.post.n();
-            if a.json {
-                let out =
-                    serde_json::json!({"n": n, "log_energy": log_energy, "clusters": clusters});
-                with_family(out, &f)
-            } else {
-                Ok(format!(
-                    "MAP partition of {} points into {} clusters: log energy {log_energy:.6} at beta {}\n{}{}\n",
-                    n,
-                    clusters.len(),
-                    a.model.beta,
-                    family_line(&f),
-                    partition_text(&clusters, &f)
-                ))
-            }
+            Ok(print::flat_map(&f, a.model.budget.beta, a.json)?)
         }
         FlatCommand::Logz(a) => {
-            let f = infer(&a.model, &a.sparse, a.model.beta, progress, Need::LogZ)?;
-            let (n, log_z) = (f.post.n(), f.post.log_z()?);
-            if a.json {
-                with_family(serde_json::json!({"n": n, "log_z": log_z}), &f)
-            } else {
-                Ok(format!(
-                    "log Z = {:.10}\n({} points, {} partitions, beta {})\n{}",
-                    log_z,
-                    n,
-                    output::approx(f.post.num_partitions()),
-                    a.model.beta,
-                    family_line(&f)
-                ))
-            }
+            let beta = a.model.budget.beta;
+            let f = infer(&a.model, &a.sparse, beta, progress, Need::LogZ)?;
+            Ok(print::flat_log_z(&f, beta, a.json)?)
         }
         FlatCommand::Marginals(a) => {
             let named = weights(&a.model, Some(Workload::FlatMarginals))?;
-            let n = named.n();
-            if n <= trellis::MAX_POINTS {
-                // The tables, their marginals, and the clusters listed.
-                let needed = trellis::memory_needed(n, Workload::FlatMarginals) as u128;
-                trellis::plan::check_bytes(
-                    &format!("the flat marginals over {n} points"),
-                    needed.saturating_add(trellis::plan::clusters_bytes(n)),
-                    gib(a.model.max_memory),
-                )?;
-            }
-            let f = dense(&a.model, named, a.model.beta, progress, Need::All)?;
-            let (post, names) = (&f.post, &f.names);
-            let m = post.marginals()?;
-            let clusters: Vec<ClusterJson> = m
-                .clusters(a.min_p)
-                .into_iter()
-                .map(|(c, p)| ClusterJson::of(c, p))
-                .collect();
-            let (log_z, pairwise) = (post.log_z()?, m.pairwise_matrix());
-            if a.json {
-                let out = serde_json::json!({"n": n, "log_z": log_z, "clusters": clusters, "pairwise": pairwise});
-                return to_json(&trellis::report::with_family(out, None, names.as_deref()));
-            }
-            let names = names.as_deref();
-            let beta = a.model.beta;
-            Ok(trellis::print::flat_marginals(
-                log_z, beta, &clusters, &pairwise, a.top, names,
-            ))
+            job(&a.model, FlatFamily::All).check_marginals(named.n())?;
+            let beta = a.model.budget.beta;
+            let f = dense(&a.model, named, beta, progress, Need::All)?;
+            let (min_p, top) = (a.list.min_p, a.list.top);
+            Ok(print::flat_marginals_result(&f, beta, min_p, top, a.json)?)
         }
         FlatCommand::Sample(a) => {
-            let f = infer(&a.model, &a.sparse, a.model.beta, progress, Need::All)?;
-            let (k, seed) = (a.num_samples, a.seed);
+            let beta = a.model.budget.beta;
+            let f = infer(&a.model, &a.sparse, beta, progress, Need::All)?;
+            let (k, seed) = (a.samples.num_samples, a.samples.seed);
             // Each partition is written as it is drawn.
-            if a.json {
-                // {"n": .., "samples": [..]} and the family's counts, as serde
-                // writes them.
-                let tail = with_family(serde_json::json!({}), &f)?;
-                put(out, &format!("{{\"n\":{},\"samples\":[", f.post.n()))?;
-                let mut first = true;
-                each_sample(&f, k, seed, &mut |p| {
-                    let sep = if std::mem::take(&mut first) { "" } else { "," };
-                    put(out, &format!("{sep}{}", serde_json::to_string(&p)?))
-                })?;
-                put(out, &trellis::print::json_samples_foot(&tail))?;
-            } else {
-                put(out, &family_line(&f))?;
-                let log_z = f.post.log_z()?;
-                each_sample(&f, k, seed, &mut |p| {
-                    let line = format!(
-                        "{}   log P = {:.6}\n",
-                        partition_text(&p, &f),
-                        trellis::engines::partition_log_energy(&f.energy, &p) - log_z
-                    );
-                    put(out, &line)
-                })?;
-            }
+            let mut samples = PartitionSamples::new(&f, a.json)?;
+            put(out, &samples.head())?;
+            trellis::until_error(|sink| f.post.each_sample(k, seed, sink), &mut |p| {
+                put(out, &samples.item(&p)?)
+            })?;
+            put(out, &samples.foot()?)?;
             Ok(String::new())
         }
         FlatCommand::Summary(a) => summary(a, progress),
-        FlatCommand::PerturbMap(a) => {
-            if a.num_samples == 0 {
-                bail!(
-                    "-n must be at least 1: Perturb-and-MAP averages the MAP partitions of \
-                     that many perturbed problems"
-                );
-            }
-            if a.model.must_link.is_some() || a.model.cannot_link.is_some() {
-                bail!("--must-link and --cannot-link apply to map, logz, marginals and sample");
-            }
-            if a.model.checkpoint.is_some() {
-                bail!("--checkpoint is kept by the full flat trellis, not by perturb-map");
-            }
-            let named = weights(&a.model, Some(Workload::FlatInside))?;
-            let names = named.names().map(<[String]>::to_vec);
-            let w = named.into_weights();
-            let n = w.n();
-            if n > trellis::MAX_POINTS {
-                bail!(
-                    "{n} points: each perturbed MAP runs the exact trellis, at most {}",
-                    trellis::MAX_POINTS
-                );
-            }
-            trellis::plan::check_bytes(
-                &format!(
-                    "Perturb-and-MAP with {} samples over {n} points",
-                    a.num_samples
-                ),
-                trellis::plan::perturb_map_bytes(n, a.num_samples, rayon::current_num_threads()),
-                gib(a.model.max_memory),
-            )?;
-            let pairwise = perturb_and_map(&w, a.model.beta, a.num_samples, a.seed)?;
-            if a.json {
-                let out = serde_json::json!({"n": w.n(), "num_samples": a.num_samples, "pairwise": pairwise});
-                to_json(&trellis::report::with_family(out, None, names.as_deref()))
-            } else {
-                Ok(format!(
-                    "Perturb-and-MAP pairwise co-clustering frequencies ({} samples, beta {}):\n{}",
-                    a.num_samples,
-                    a.model.beta,
-                    trellis::print::matrix(&pairwise)
-                ))
-            }
-        }
+        FlatCommand::PerturbMap(a) => perturb_map(a),
     }
+}
+
+/// `flat perturb-map`: the co-clustering frequencies of the MAP partitions
+/// of `-n` perturbed problems, each over the exact trellis.
+fn perturb_map(a: &PerturbArgs) -> Result<String> {
+    let k = a.samples.num_samples;
+    if k == 0 {
+        bail!(
+            "-n must be at least 1: Perturb-and-MAP averages the MAP partitions of \
+             that many perturbed problems"
+        );
+    }
+    if a.model.must_link.is_some() || a.model.cannot_link.is_some() {
+        bail!("--must-link and --cannot-link apply to map, logz, marginals and sample");
+    }
+    if a.model.checkpoint.is_some() {
+        bail!("--checkpoint is kept by the full flat trellis, not by perturb-map");
+    }
+    let named = weights(&a.model, Some(Workload::FlatInside))?;
+    let names = named.names().map(<[String]>::to_vec);
+    let w = named.into_weights();
+    let n = w.n();
+    if n > trellis::MAX_POINTS {
+        bail!(
+            "{n} points: each perturbed MAP runs the exact trellis, at most {}",
+            trellis::MAX_POINTS
+        );
+    }
+    trellis::plan::check_bytes(
+        &format!("Perturb-and-MAP with {k} samples over {n} points"),
+        trellis::plan::perturb_map_bytes(n, k, rayon::current_num_threads()),
+        a.model.budget.memory_limit(),
+    )?;
+    let beta = a.model.budget.beta;
+    let pairwise = perturb_and_map(&w, beta, k, a.samples.seed)?;
+    Ok(print::perturb_map(
+        &pairwise,
+        k,
+        beta,
+        names.as_deref(),
+        a.json,
+    )?)
 }
 
 /// `flat summary --loss binder`: the Binder-optimal partition and its
@@ -492,36 +379,13 @@ fn summary(a: &SummaryArgs, progress: bool) -> Result<String> {
         }
     }
     let named = weights(&a.model, Some(Workload::FlatMarginals))?;
+    let beta = a.model.budget.beta;
     let n = named.n();
-    let f = dense(&a.model, named, a.model.beta, progress, Need::All)?;
-    let (post, names) = (&f.post, &f.names);
+    let f = dense(&a.model, named, beta, progress, Need::All)?;
     let bar = bar(n, progress);
     let callback = bar.callback();
-    let binder = post.binder_partition(
-        a.cost_split,
-        a.cost_join,
-        &options(gib(a.model.max_memory), callback.as_ref()),
-    )?;
-    if a.json {
-        let out = serde_json::json!({"n": n, "clusters": binder.clusters, "expected_loss": binder.expected_loss});
-        return to_json(&trellis::report::with_family(out, None, names.as_deref()));
-    }
-    let map = post.map()?.clusters;
-    let map_loss =
-        trellis::summary::binder_loss(post.marginals()?, &map, a.cost_split, a.cost_join)?;
-    let text = |p: &Partition| {
-        trellis::print::partition(p, &|i| trellis::report::label(names.as_deref(), i))
-    };
-    Ok(format!(
-        "Binder-optimal partition of {n} points into {} clusters (cost-split {}, cost-join {}, \
-         beta {}): expected loss {:.6}\n{}\nthe MAP partition ({} clusters): expected loss {map_loss:.6}\n{}\n",
-        binder.clusters.len(),
-        a.cost_split,
-        a.cost_join,
-        a.model.beta,
-        binder.expected_loss,
-        text(&binder.clusters),
-        map.len(),
-        text(&map)
-    ))
+    let costs = (a.cost_split, a.cost_join);
+    let options = options(a.model.budget.memory_limit(), callback.as_ref());
+    let binder = f.post.binder_partition(costs.0, costs.1, &options)?;
+    Ok(print::binder(&f, &binder, costs, beta, a.json)?)
 }

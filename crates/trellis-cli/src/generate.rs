@@ -17,9 +17,10 @@ use std::io::Write;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use trellis::Named;
-use trellis::ginkgo::{Preset, SimulatorParams, generate_stream};
+use trellis::ginkgo::{Overrides, Preset, SimulatorParams, generate_stream};
+use trellis::input::Naming;
 
-use crate::output::{number, put};
+use crate::output::put;
 
 #[derive(Args, Debug)]
 pub struct GenerateArgs {
@@ -67,30 +68,14 @@ pub struct GenerateArgs {
 
 /// The simulator parameters: the preset with the overrides applied.
 fn params(args: &GenerateArgs) -> Result<SimulatorParams> {
-    let mut p = args.preset.params();
-    if let Some(x) = args.lambda {
-        p.lambda = x;
-    }
-    if let Some(x) = args.lambda_root {
-        p.lambda_root = x;
-    }
-    if let Some(m) = args.root_mass {
-        if !(m.is_finite() && m > 0.0) {
-            bail!("--root-mass must be a positive number, not {}", number(m));
-        }
-        p.root_mass_squared = m * m;
-    }
-    if let Some(x) = args.t_cut {
-        p.t_cut = x;
-    }
-    if let Some(x) = &args.momentum {
-        let [px, py, pz] = x[..] else {
-            bail!("--momentum takes three numbers PX,PY,PZ, not {}", x.len());
-        };
-        p.jet_momentum = [px, py, pz];
-    }
-    p.validate().context("invalid simulator parameters")?;
-    Ok(p)
+    let overrides = Overrides {
+        lambda: args.lambda,
+        lambda_root: args.lambda_root,
+        root_mass: args.root_mass,
+        t_cut: args.t_cut,
+        momentum: args.momentum.as_deref(),
+    };
+    Ok(args.preset.with(&overrides, Naming::Flags)?)
 }
 
 /// Generates the jets and writes the jets file (JSON, one line) to `out`, a

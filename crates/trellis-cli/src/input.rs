@@ -2,8 +2,7 @@
 //! the flags become its `Sources` and `Load`, its messages spell the inputs
 //! as flags. What is checked, in which order, and how much is read is the
 //! library's (see its module docs); this module checks the flags that no
-//! input carries (`--beta`, `--max-memory`, `--time-limit`) and, for the
-//! dense trellis, that every jet of a jets file fits it.
+//! input carries (`--beta`, `--max-memory`, `--time-limit`).
 
 use std::path::Path;
 
@@ -14,9 +13,9 @@ use trellis::input::{Load, Naming, Sources};
 use trellis::io::NamesColumn;
 use trellis::models::{InputKind, ModelName, Structure};
 
-pub use trellis::input::{Input, NamedWeights, Pairwise, ginkgo_variant};
+pub use trellis::input::{Input, NamedWeights, ginkgo_variant};
 
-use crate::{DataArgs, ModelArgs};
+use crate::{BudgetArgs, DataArgs, ModelArgs};
 
 /// What to use instead of the dense trellis over too many points for the
 /// cost models (hcc, Dasgupta). Greedy and beam search are poor on hcc (their
@@ -93,28 +92,23 @@ pub fn names_column(s: &str) -> Result<NamesColumn, String> {
         .map_err(|_| format!("must be a 0-based column index or `none`, not {s:?}"))
 }
 
-/// The variant of a jets command's model (checked by `input::load`).
+/// The variant of a jets command's model (checked by `load_checked`).
 pub fn variant(args: &ModelArgs) -> Variant {
     ginkgo_variant(args.model).expect("a jet model")
 }
 
 /// Reads and validates the input of a command. With `dense = Some(workload)`
 /// the exact trellis will run: the number of points (checked on the rows read,
-/// before any similarity is computed) and the trellis tables must fit, and
-/// every jet must be small enough (checked before any work starts).
-pub fn load(args: &ModelArgs, dense: Option<Workload>) -> Result<Input> {
-    load_checked(args, dense, &|_| Ok(()))
-}
-
-/// [`load`], with `check_points(n)` called on the number of points of a
-/// weight matrix or points file as soon as it is known, before the `N x N`
-/// weights are built (a command's point limit refuses first).
+/// before any similarity is computed) and the trellis tables must fit.
+/// `check_points(n)` is called on the number of points of a weight matrix
+/// or points file as soon as it is known, before the `N x N` weights are
+/// built (a command's point limit refuses first).
 pub fn load_checked(
     args: &ModelArgs,
     dense: Option<Workload>,
     check_points: &dyn Fn(usize) -> Result<()>,
 ) -> Result<Input> {
-    check_beta_and_memory(args.beta, args.max_memory)?;
+    args.budget.check()?;
     if let Some(t) = args.time_limit
         && !(t.is_finite() && t >= 0.0)
     {
@@ -124,25 +118,28 @@ pub fn load_checked(
         jets: args.jets.as_deref(),
         ..sources(&args.data, args.distances.as_deref())
     };
-    let load = request(args.model, args.beta, memory_limit(args), dense);
-    let input = trellis::input::load(&sources, &load, check_points)?;
-    if let (Input::Jets(file), Some(_)) = (&input, dense) {
-        crate::batch::check_dense(file)?;
-    }
-    Ok(input)
+    let load = request(args.model, args.budget.beta, memory_limit(args), dense);
+    trellis::input::load(&sources, &load, check_points)
 }
 
-/// Checks `--beta` and `--max-memory`.
-pub fn check_beta_and_memory(beta: f64, max_memory: Option<f64>) -> Result<()> {
-    if !(beta.is_finite() && beta >= 0.0) {
-        bail!("--beta must be a finite number >= 0, not {beta}");
+impl BudgetArgs {
+    /// Checks `--beta` and `--max-memory`.
+    pub fn check(&self) -> Result<()> {
+        if !(self.beta.is_finite() && self.beta >= 0.0) {
+            bail!("--beta must be a finite number >= 0, not {}", self.beta);
+        }
+        if let Some(g) = self.max_memory
+            && !(g.is_finite() && g > 0.0)
+        {
+            bail!("--max-memory must be a positive number of GiB, not {g}");
+        }
+        Ok(())
     }
-    if let Some(g) = max_memory
-        && !(g.is_finite() && g > 0.0)
-    {
-        bail!("--max-memory must be a positive number of GiB, not {g}");
+
+    /// `--max-memory` in bytes (`None`: the memory available).
+    pub fn memory_limit(&self) -> Option<u64> {
+        self.max_memory.map(|g| (g * (1u64 << 30) as f64) as u64)
     }
-    Ok(())
 }
 
 /// Reads `--weights`, or `--points` and their similarity (`kind` =
@@ -161,13 +158,6 @@ pub fn read_input(
     trellis::input::read_pairwise(&sources(data, distances), &load, check_points, kind)
 }
 
-/// Reads a text file (`-`: standard input: jets, triplets, trees, clusters)
-/// of at most the input limit under the memory limit `limit` (`None`: the
-/// memory available); a larger input is refused naming the limit.
-pub fn read_text(path: &Path, limit: Option<u64>) -> Result<String> {
-    Ok(trellis::input::read_text(path, limit, Naming::Flags)?)
-}
-
 /// Refuses `--time-limit` where nothing would honour it (`what`: the
 /// command or engine), rather than ignoring it.
 pub fn refuse_time_limit(args: &ModelArgs, what: &str) -> Result<()> {
@@ -181,7 +171,7 @@ pub fn refuse_time_limit(args: &ModelArgs, what: &str) -> Result<()> {
 }
 
 /// `--time-limit` as the library's time limit (checked finite and >= 0 by
-/// [`load`]; one too long for a `Duration` is no limit).
+/// [`load_checked`]; one too long for a `Duration` is no limit).
 pub fn time_limit(args: &ModelArgs) -> Option<std::time::Duration> {
     args.time_limit
         .and_then(|t| std::time::Duration::try_from_secs_f64(t).ok())
@@ -189,12 +179,7 @@ pub fn time_limit(args: &ModelArgs) -> Option<std::time::Duration> {
 
 /// `--max-memory` in bytes (`None`: the memory available).
 pub fn memory_limit(args: &ModelArgs) -> Option<u64> {
-    gib(args.max_memory)
-}
-
-/// A number of GiB in bytes.
-pub fn gib(g: Option<f64>) -> Option<u64> {
-    g.map(|g| (g * (1u64 << 30) as f64) as u64)
+    args.budget.memory_limit()
 }
 
 /// The clap parser of a choice the library names ([`trellis::Named`]):

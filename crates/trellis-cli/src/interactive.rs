@@ -13,13 +13,14 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow};
 use clap::{Args, Subcommand};
 use trellis::Named;
 use trellis::ddt::{
     Chain, Dataset, Ddt, Hierarchy, LcaDepths, LoopOptions, ModelSpec, Rebuild, Simulation,
-    Strategy, Triplet, interactive_model, named_message, parse_triplets,
+    Strategy, Triplet, jittered_model, named_message, parse_triplets,
 };
+use trellis::input::Naming;
 
 use crate::input::choice;
 use crate::output::put;
@@ -128,6 +129,8 @@ pub struct SimulateArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(mut_arg("num_samples", |a| a.help("Number of trees to print")))]
+#[command(mut_arg("seed", |a| a.help("Seed (xoshiro256++); same seed, same trees")))]
 pub struct SampleArgs {
     #[command(flatten)]
     pub model: DdtArgs,
@@ -135,12 +138,8 @@ pub struct SampleArgs {
     /// meaning ({a, b}, c); `#` starts a comment.
     #[arg(long, value_name = "FILE")]
     pub triplets: Option<PathBuf>,
-    /// Number of trees to print.
-    #[arg(short = 'n', long = "num-samples", value_name = "K")]
-    pub num_samples: usize,
-    /// Seed (xoshiro256++); same seed, same trees.
-    #[arg(long, default_value_t = 0, value_name = "S")]
-    pub seed: u64,
+    #[command(flatten)]
+    pub samples: crate::SamplesArgs,
     /// Iterations before the first tree.
     #[arg(long, default_value_t = 10_000, value_name = "B")]
     pub burn_in: usize,
@@ -242,7 +241,7 @@ fn serve(a: &ServeArgs) -> Result<String> {
 
 /// A text file (`-`: standard input), bounded as every input is.
 pub fn read_text(path: &Path) -> Result<String> {
-    crate::input::read_text(path, None)
+    Ok(trellis::input::read_text(path, None, Naming::Flags)?)
 }
 
 impl DdtArgs {
@@ -250,19 +249,14 @@ impl DdtArgs {
     /// library's [`interactive_model`] (the jitter seeded by `seed`).
     pub fn model(&self, seed: u64) -> Result<(Dataset, Ddt)> {
         let mut points = Dataset::read(&self.points)?;
-        points.jitter(self.jitter, seed).context("--jitter")?;
         let spec = ModelSpec {
             c: self.c,
             sigma: &self.sigma,
             sigma0: &self.sigma0,
             leaf_noise: self.leaf_noise,
         };
-        let model = interactive_model(&points, &spec).with_context(|| {
-            format!(
-                "the DDT model of {} (--c, --sigma, --sigma0, --leaf-noise)",
-                self.points.display()
-            )
-        })?;
+        let jitter = (self.jitter, seed);
+        let model = jittered_model(&mut points, &spec, jitter, &self.points, Naming::Flags)?;
         Ok((points, model))
     }
 }
@@ -278,18 +272,13 @@ pub fn read_target(path: &Path, points: &Dataset) -> Result<LcaDepths> {
 
 /// The loop's options of the flags, checked.
 pub fn loop_options(run: &LoopArgs, strategy: Strategy) -> Result<LoopOptions> {
-    if run.subset_size < 3 {
-        bail!("--subset-size must be at least 3, got {}", run.subset_size);
-    }
-    if run.candidates == 0 {
-        bail!("--candidates must be at least 1");
-    }
-    Ok(LoopOptions {
+    let options = LoopOptions {
         strategy,
         iters_per_query: run.iters_per_query,
         subset_size: run.subset_size,
         candidates: run.candidates,
-    })
+    };
+    Ok(options.checked(Naming::Flags)?)
 }
 
 /// A library error about triplets, with point names instead of indices.
@@ -304,10 +293,10 @@ pub fn new_simulation(
     options: LoopOptions,
     rebuild: Rebuild,
     seed: u64,
-) -> Result<Simulation> {
+) -> trellis::Result<Simulation> {
     let mut sampler = Chain::new(model, seed);
     sampler.set_rebuild(rebuild);
-    Ok(Simulation::new(sampler, target, options, seed)?)
+    Simulation::new(sampler, target, options, seed)
 }
 
 fn simulate(a: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
@@ -315,10 +304,7 @@ fn simulate(a: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
     let target = read_target(&a.run.target, &points)?;
     let options = loop_options(&a.run, a.strategy)?;
     let names = points.names();
-    let named = |e: anyhow::Error| match e.downcast::<trellis::Error>() {
-        Ok(e) => named_error(e, names),
-        Err(e) => e,
-    };
+    let named = |e| named_error(e, names);
     let mut sim = new_simulation(model, target, options, a.run.rebuild, a.seed).map_err(named)?;
     // The state before any query, then one record per query, each written
     // as it comes.
@@ -332,7 +318,7 @@ fn simulate(a: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
     let mut record = sim.record(None);
     for q in 0..=queries {
         if q > 0 {
-            record = sim.next_query().map_err(|e| named_error(e, names))?;
+            record = sim.next_query().map_err(named)?;
         }
         put(out, &records.line(&record, &sim, q == queries)?)?;
     }
@@ -344,17 +330,17 @@ fn read_triplets(path: &Path, names: &[String]) -> Result<Vec<Triplet>> {
 }
 
 fn sample(a: &SampleArgs, out: &mut dyn Write) -> Result<()> {
-    let (points, model) = a.model.model(a.seed)?;
+    let (points, model) = a.model.model(a.samples.seed)?;
     let names = points.names();
     let triplets = match &a.triplets {
         Some(p) => read_triplets(p, names)?,
         None => Vec::new(),
     };
-    let mut s =
-        Chain::with_constraints(model, triplets, a.seed).map_err(|e| named_error(e, names))?;
+    let mut s = Chain::with_constraints(model, triplets, a.samples.seed)
+        .map_err(|e| named_error(e, names))?;
     s.run(a.burn_in);
     // Each tree is written as it is drawn.
-    for k in 0..a.num_samples {
+    for k in 0..a.samples.num_samples {
         if k > 0 {
             s.run(a.thin);
         }

@@ -21,7 +21,6 @@ mod astar;
 mod baselines;
 mod batch;
 mod commands;
-mod demo;
 mod flat;
 mod generate;
 mod input;
@@ -137,20 +136,8 @@ pub struct ModelArgs {
     #[command(flatten)]
     pub data: DataArgs,
 
-    /// Inverse temperature: log psi = -beta * cost. Scales log Z, marginals and samples;
-    /// the MAP tree does not depend on it.
-    #[arg(
-        long,
-        default_value_t = 1.0,
-        value_name = "B",
-        allow_negative_numbers = true
-    )]
-    pub beta: f64,
-
-    /// Refuse to run if the trellis tables need more than this many GiB
-    /// [default: the memory available].
-    #[arg(long, value_name = "GIB")]
-    pub max_memory: Option<f64>,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
 
     /// Wall-clock limit in seconds (per jet with --jets). The exact trellis commands
     /// refuse up front when the library's planner estimates a longer run, and stop with
@@ -198,6 +185,51 @@ pub struct TripletArgs {
     /// tree under them, and its posterior is restricted the same way.
     #[arg(long, value_name = "FILE", conflicts_with = "jets")]
     pub triplets: Option<PathBuf>,
+}
+
+/// The inverse temperature and the memory cap, shared by the hierarchical
+/// commands, `linkage` and `flat` (which say what they scale and cap in
+/// their own words).
+#[derive(Args, Debug, Clone)]
+pub struct BudgetArgs {
+    /// Inverse temperature: log psi = -beta * cost. Scales log Z, marginals and samples;
+    /// the MAP tree does not depend on it.
+    #[arg(
+        long,
+        default_value_t = 1.0,
+        value_name = "B",
+        allow_negative_numbers = true
+    )]
+    pub beta: f64,
+
+    /// Refuse to run if the trellis tables need more than this many GiB
+    /// [default: the memory available].
+    #[arg(long, value_name = "GIB")]
+    pub max_memory: Option<f64>,
+}
+
+/// The samples a command draws, shared by `sample`, `flat sample`, `flat
+/// perturb-map` and `interactive sample` (the last two say what they draw).
+#[derive(Args, Debug)]
+pub struct SamplesArgs {
+    /// Number of samples.
+    #[arg(short = 'n', long = "num-samples", value_name = "K")]
+    pub num_samples: usize,
+    /// Seed of the random number generator (xoshiro256++); same seed, same samples.
+    #[arg(long, default_value_t = 0, value_name = "S")]
+    pub seed: u64,
+}
+
+/// Which clusters the readable marginals list, shared by `marginals`,
+/// `infer` and `flat marginals`.
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    /// Only list clusters with probability >= P (clusters with p = 0 are never listed).
+    #[arg(long, default_value_t = 0.0, value_name = "P", value_parser = probability)]
+    pub min_p: f64,
+    /// How many clusters the readable summary lists (JSON lists all).
+    #[arg(long, default_value_t = 20, value_name = "K")]
+    pub top: usize,
 }
 
 /// A dataset given as pairwise weights or as points with a similarity.
@@ -267,12 +299,8 @@ pub struct MapArgs {
 pub struct InferArgs {
     #[command(flatten)]
     pub run: RunArgs,
-    /// Only list clusters with probability >= P (clusters with p = 0 are never listed).
-    #[arg(long, default_value_t = 0.0, value_name = "P", value_parser = probability)]
-    pub min_p: f64,
-    /// How many clusters the readable summary lists (JSON lists all).
-    #[arg(long, default_value_t = 20, value_name = "K")]
-    pub top: usize,
+    #[command(flatten)]
+    pub list: ListArgs,
     /// Print one JSON object {"n", "log_z", "map": {"tree", "log_potential", "cost"},
     /// "clusters": [{"members", "p"}, ...]} (plus "names" when the points have names).
     #[arg(long, conflicts_with = "newick")]
@@ -296,17 +324,13 @@ pub struct LogzArgs {
 pub struct MarginalsArgs {
     #[command(flatten)]
     pub run: RunArgs,
-    /// Only list clusters with probability >= P (clusters with p = 0 are never listed).
-    #[arg(long, default_value_t = 0.0, value_name = "P", value_parser = probability)]
-    pub min_p: f64,
+    #[command(flatten)]
+    pub list: ListArgs,
     /// Also print the marginal of this sub-hierarchy over some of the points: a nested
     /// JSON list of 0-based indices such as '[[0,1],2]', or Newick '((a,b),c)' whose
     /// leaf labels are the points' names (their indices when the points have no names).
     #[arg(long, value_name = "TREE")]
     pub subtree: Option<String>,
-    /// How many clusters the readable summary lists (JSON lists all).
-    #[arg(long, default_value_t = 20, value_name = "K")]
-    pub top: usize,
     /// Print one JSON object {"n", "log_z", "clusters": [{"members", "p"}, ...]}
     /// (plus "subtree_p" with --subtree).
     #[arg(long)]
@@ -317,12 +341,8 @@ pub struct MarginalsArgs {
 pub struct SampleArgs {
     #[command(flatten)]
     pub run: RunArgs,
-    /// Number of samples.
-    #[arg(short = 'n', long = "num-samples", value_name = "K")]
-    pub num_samples: usize,
-    /// Seed of the random number generator (xoshiro256++); same seed, same samples.
-    #[arg(long, default_value_t = 0, value_name = "S")]
-    pub seed: u64,
+    #[command(flatten)]
+    pub samples: SamplesArgs,
     /// Print one JSON object {"n", "samples": [tree, ...]}.
     #[arg(long, conflicts_with = "newick")]
     pub json: bool,
@@ -465,7 +485,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<String> {
         Command::Astar(a) => astar::run(&a, progress),
         Command::Flat(c) => flat::run(&c, progress, out),
         Command::Ginkgo(GinkgoCommand::Generate(a)) => generate::run(&a, out),
-        Command::Demo => demo::run(),
+        Command::Demo => Ok(trellis::demo::run()?),
         Command::Interactive(c) => interactive::run(&c, out),
     }
 }

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-pub use trellis::report::{ClusterJson, approx, number};
+pub use trellis::report::ClusterJson;
 
 /// A failed write of the output (exit code 1; a closed pipe ends quietly).
 #[derive(Debug)]
@@ -61,23 +61,4 @@ impl Write for Closed {
 pub fn put(out: &mut dyn Write, text: &str) -> anyhow::Result<()> {
     out.write_all(text.as_bytes())
         .map_err(|e| WriteError(e).into())
-}
-
-/// Runs a library stream (`stream` hands each item to a sink that may stop
-/// it) with `each`, whose first error (a failed write) stops the stream and
-/// is returned.
-pub fn until_error<T>(
-    stream: impl FnOnce(&mut dyn FnMut(T) -> std::ops::ControlFlow<()>) -> trellis::Result<()>,
-    each: &mut dyn FnMut(T) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    use std::ops::ControlFlow;
-    let mut failed = None;
-    stream(&mut |item| match each(item) {
-        Ok(()) => ControlFlow::Continue(()),
-        Err(e) => {
-            failed = Some(e);
-            ControlFlow::Break(())
-        }
-    })?;
-    failed.map_or(Ok(()), Err)
 }

@@ -72,7 +72,7 @@ impl Bar {
                 if bar.length() != Some(p.total) {
                     bar.set_length(p.total);
                 }
-                let message = message(&p);
+                let message = p.label();
                 if bar.message() != message {
                     bar.set_message(message);
                     // A level read from a checkpoint jumps ahead: the rate
@@ -85,16 +85,6 @@ impl Bar {
             }
         })
     }
-}
-
-/// The bar's message: the stage, and the share read from a checkpoint
-/// (`--checkpoint`) when a run resumed.
-fn message(p: &Progress<'_>) -> String {
-    if p.resumed == 0 || p.total == 0 {
-        return p.stage.to_string();
-    }
-    let share = 100.0 * p.resumed as f64 / p.total as f64;
-    format!("{} ({share:.0}% resumed)", p.stage)
 }
 
 /// Library options with a memory limit and, when there is one, a bar's callback.
@@ -114,22 +104,5 @@ impl Drop for Bar {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_message_shows_the_resumed_share() {
-        let p = |done, resumed| Progress {
-            stage: "log Z",
-            done,
-            total: 400,
-            resumed,
-        };
-        assert_eq!(message(&p(10, 0)), "log Z");
-        assert_eq!(message(&p(300, 100)), "log Z (25% resumed)");
     }
 }

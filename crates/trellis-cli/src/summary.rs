@@ -5,13 +5,16 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
+use trellis::input::Naming;
 use trellis::plan::Task;
 use trellis::posterior::Posterior;
-use trellis::print;
+use trellis::print::Heights;
 use trellis::report::SummaryJson;
+use trellis::summary::consensus_threshold;
 
 use crate::RunArgs;
-use crate::commands::{note, outside, run, to_json, with_sparsity};
+use crate::commands::{outside, printer, run};
+use crate::trees::DendrogramArgs;
 
 #[derive(Args, Debug)]
 pub struct SummaryArgs {
@@ -68,43 +71,22 @@ pub fn summary(a: &SummaryArgs, progress: bool) -> Result<String> {
     if a.newick && a.run.model.jets.is_some() {
         bail!("--newick prints one tree; with --jets the output is one JSON line per jet");
     }
-    let threshold = match (a.kind, a.threshold) {
-        (Task::Mcc, Some(_)) => {
-            bail!("--threshold sets the consensus level: it goes with --kind consensus")
-        }
-        (_, Some(t)) if !(0.5..=1.0).contains(&t) => {
-            bail!("--threshold must be between 0.5 and 1, not {t}")
-        }
-        (_, t) => t.unwrap_or(0.5),
-    };
+    let threshold = consensus_threshold(a.kind, a.threshold, Naming::Flags)?;
     // The planner counts the summary's own pass (the MCC tree's max-plus
     // pass) with the marginals'.
     run(
         &a.run,
         a.kind,
-        a.run.model.beta,
+        a.run.model.budget.beta,
         progress,
         |_| 0,
         |_| Ok(()),
         |_, post, _| summarise(a, post, false, threshold),
         |weights, post| {
             let out = summarise(a, post, progress, threshold)?;
-            if a.json {
-                return to_json(&weights.with_names(with_sparsity(out, post.sparsity())));
-            }
-            if a.newick {
-                return Ok(out.tree.to_newick(weights.names()) + "\n");
-            }
-            let model = &a.run.model;
-            Ok(print::summary_text(
-                &out,
-                threshold,
-                model.model,
-                model.beta,
-                &note(post),
-                a.top,
-                weights.names(),
-            ))
+            let format = DendrogramArgs::default().output(a.json, a.newick);
+            let p = printer(&a.run.model, weights, Heights::Cost);
+            Ok(p.summary(out, threshold, a.top, post.sparsity(), format)?)
         },
     )
 }

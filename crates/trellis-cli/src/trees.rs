@@ -3,7 +3,7 @@
 //! writing is the library's (`trellis::print`).
 
 use clap::Args;
-use trellis::print::{Heights, TreeFormat};
+use trellis::print::{Format, Heights, TreeFormat};
 
 /// The flags of the dendrogram outputs, shared by every command that returns a tree.
 #[derive(Args, Debug, Clone, Default)]
@@ -36,12 +36,17 @@ impl DendrogramArgs {
 
     /// The merge heights (default: cost).
     pub fn heights(&self) -> Heights {
-        self.chosen_heights().unwrap_or(Heights::Cost)
+        self.heights.unwrap_or(Heights::Cost)
     }
 
-    /// The merge heights `--heights` asks for, if any.
-    pub fn chosen_heights(&self) -> Option<Heights> {
-        self.heights
+    /// How the result is written: a linkage matrix, Newick with `newick`,
+    /// JSON with `json`, or readable text.
+    pub fn output(&self, json: bool, newick: bool) -> Format {
+        match self.format(newick) {
+            Some(f) => Format::Tree(f),
+            None if json => Format::Json,
+            None => Format::Text,
+        }
     }
 
     /// How the tree is written: a linkage matrix, Newick with `newick`, or

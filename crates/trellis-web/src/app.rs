@@ -16,8 +16,9 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use trellis::ddt::{
     Answer, Dataset, Ddt, DdtTree, ModelSpec, QueryOptions, Rejection, Session, Strategy, Triplet,
-    interactive_model, snapshot,
+    jittered_model, snapshot,
 };
+use trellis::input::Naming;
 use trellis::io::{NamesColumn, ReadOptions};
 use trellis::{Named, Tree};
 
@@ -380,19 +381,20 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 fn model_of(config: &Config, points: &mut Dataset) -> Result<Ddt> {
     let c = &config;
-    points.jitter(c.jitter, c.seed).context("--jitter")?;
     let spec = ModelSpec {
         c: c.c,
         sigma: &c.sigma,
         sigma0: &c.sigma0,
         leaf_noise: c.leaf_noise,
     };
-    interactive_model(points, &spec).with_context(|| {
-        format!(
-            "the DDT model of {} (--c, --sigma, --sigma0, --leaf-noise)",
-            c.points.display()
-        )
-    })
+    let jitter = (c.jitter, c.seed);
+    Ok(jittered_model(
+        points,
+        &spec,
+        jitter,
+        &c.points,
+        Naming::Flags,
+    )?)
 }
 
 fn tree_state(tree: &DdtTree) -> String {

@@ -160,6 +160,32 @@ impl Job<'_> {
             .then(|| crate::plan::workload(self.model, task, self.triplets.is_some()))
     }
 
+    /// Every jet of a jets file against the dense trellis's point limit,
+    /// before any work starts (nothing to check for a sparse trellis).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) naming the first jet
+    /// that is too large and the engines that take it.
+    pub fn check_jets_fit(&self, file: &JetsFile) -> Result<()> {
+        let max = crate::MAX_POINTS;
+        let too_large = file.jets.iter().find(|j| j.len() > max);
+        let (Some(jet), true) = (too_large, self.dense()) else {
+            return Ok(());
+        };
+        let name = |k: &str| self.naming.name(k);
+        Err(Error::input(format!(
+            "jet {} has {} leaves; the exact trellis supports at most {max}: use \
+             {s} beam or {s} simulator (any number of leaves) for log Z, marginals and \
+             samples of larger jets, and `trellis astar {}` (approximate A* from beam \
+             search, never worse than it, any number of leaves) for their MAP tree",
+            jet.id,
+            jet.len(),
+            name("approx"),
+            s = name("sparse"),
+        )))
+    }
+
     /// The splits of a jet's run (the batch's scheduling weight).
     pub fn jet_work(&self, jet: &Jet) -> u64 {
         if self.dense() {
@@ -492,6 +518,26 @@ impl FlatRun {
 }
 
 impl FlatJob<'_> {
+    /// The memory of every cluster marginal over `n` points of the full
+    /// flat trellis, before the weights are built: the tables, their
+    /// marginals and the clusters listed (beyond
+    /// [`MAX_POINTS`](crate::MAX_POINTS) the trellis refuses on its own).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::TooMuchMemory`](crate::ErrorKind::TooMuchMemory).
+    pub fn check_marginals(&self, n: usize) -> Result<()> {
+        if n > crate::MAX_POINTS {
+            return Ok(());
+        }
+        let needed = crate::memory_needed(n, Workload::FlatMarginals) as u128;
+        crate::plan::check_bytes(
+            &format!("the flat marginals over {n} points"),
+            needed.saturating_add(crate::plan::clusters_bytes(n)),
+            self.memory_limit,
+        )
+    }
+
     /// The must-links and cannot-links over `n` points (their names, or
     /// indices without names); empty without link files.
     ///

@@ -124,6 +124,7 @@ pub mod baselines;
 pub mod batch;
 pub mod constraints;
 pub mod ddt;
+pub mod demo;
 mod dendrogram;
 mod dense;
 pub mod engines;
@@ -147,7 +148,7 @@ pub use base::memory::{
 };
 pub use base::named::Named;
 pub use base::random;
-pub use base::run::{Options, Progress, ProgressFn};
+pub use base::run::{Options, Progress, ProgressFn, until_error};
 pub use base::set::{
     MAX_SET_POINTS, Mask, PointIter, Points, Set, SetRepr, WideSet, full, full_set, mask_of,
     members, set_points, splits_of_size, total_splits,

@@ -761,6 +761,13 @@ pub fn clusters_bytes(n: usize) -> u128 {
     per_cluster << n
 }
 
+/// Bytes of the clusters a door lists over `n` points: up to every subset
+/// of the dense trellis ([`clusters_bytes`]); a sparse trellis's vertices
+/// are counted with the trellis (`dense` false: none here).
+pub fn listed_bytes(dense: bool, n: usize) -> u128 {
+    if dense { clusters_bytes(n) } else { 0 }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

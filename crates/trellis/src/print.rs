@@ -17,10 +17,14 @@
 //! of its two children, `O(n)` each for the pair models).
 
 use crate::Result;
+use crate::flat::Partition;
 use crate::ginkgo::{Ginkgo, Jet, Variant};
 use crate::input::{NamedWeights, Pairwise};
+use crate::job::FlatRun;
 use crate::models::{CostModel, ModelName};
-use crate::report::{ClusterJson, TreeJson};
+use crate::posterior::Sparsity;
+use crate::report::{ClusterJson, InferJson, MarginalsJson, TreeJson};
+use crate::summary::BinderPartition;
 use crate::{Dendrogram, Mask, Newick, Search, Tree};
 
 /// How merge heights are chosen (module docs).
@@ -222,6 +226,221 @@ pub fn tree_summary(
     Ok(s)
 }
 
+/// A problem over named pairwise data as its results are printed: the
+/// data, the cost model that scores its trees at `beta`, and the merge
+/// heights of the trees written as Newick or linkage matrices. Every
+/// hierarchical command prints through one.
+#[derive(Clone, Copy)]
+pub struct Printer<'a> {
+    /// The data and the points' names.
+    pub weights: &'a NamedWeights,
+    /// The model that scores the trees.
+    pub model: ModelName,
+    /// The inverse temperature of the log-potentials.
+    pub beta: f64,
+    /// The merge heights of written trees.
+    pub heights: Heights,
+}
+
+impl Printer<'_> {
+    /// A result as one line of JSON with the points' names and the sparse
+    /// trellis's counts.
+    ///
+    /// # Errors
+    ///
+    /// None in practice (see [`crate::report::to_json`]).
+    pub fn json<T: serde::Serialize>(
+        &self,
+        result: T,
+        sparsity: Option<Sparsity>,
+    ) -> Result<String> {
+        let out = crate::report::with_sparsity(result, sparsity);
+        crate::report::to_json(&self.weights.with_names(out))
+    }
+
+    /// The dendrogram of a tree (see [`weights_dendrogram`]).
+    ///
+    /// # Errors
+    ///
+    /// Those of [`weights_dendrogram`].
+    pub fn dendrogram(&self, tree: Tree) -> Result<Dendrogram> {
+        weights_dendrogram(self.model, self.weights, tree, self.heights)
+    }
+
+    /// A tree written as `format` with the points' names.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`weights_dendrogram`] and [`tree_text`].
+    pub fn tree_text(&self, tree: Tree, format: TreeFormat) -> Result<String> {
+        tree_text(&self.dendrogram(tree)?, self.weights.names(), None, format)
+    }
+
+    /// A tree as `format`: its scored JSON (with the sparse trellis's
+    /// counts), the tree, or the sparse trellis's note then the readable
+    /// summary under `title` (see [`tree_summary`]).
+    ///
+    /// # Errors
+    ///
+    /// The model's (see [`scored`]) and [`Printer::tree_text`]'s.
+    pub fn tree(
+        &self,
+        tree: Tree,
+        title: &str,
+        sparsity: Option<Sparsity>,
+        format: Format,
+    ) -> Result<String> {
+        if let Format::Tree(f) = format {
+            return self.tree_text(tree, f);
+        }
+        let out = scored(self.model, self.weights, self.beta, tree)?;
+        if format == Format::Json {
+            return self.json(out, sparsity);
+        }
+        let summary = tree_summary(self.model, self.weights, &out, title, self.beta)?;
+        Ok(sparsity_note(sparsity) + &summary)
+    }
+
+    /// An A* search's result as `format` (the text: [`search_summary`]
+    /// with the tree in Newick); `approximate` says which search ran.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Printer::tree_text`].
+    pub fn search(
+        &self,
+        out: &crate::report::SearchJson,
+        approximate: bool,
+        format: Format,
+    ) -> Result<String> {
+        let tree = out.outcome.best.tree.clone();
+        let newick = match format {
+            Format::Json => return crate::report::to_json(&self.weights.with_names(out)),
+            Format::Tree(f) => return self.tree_text(tree, f),
+            Format::Text => self.tree_text(tree, TreeFormat::Newick)?,
+        };
+        let (model, beta) = (self.model, self.beta);
+        Ok(search_summary(
+            approximate,
+            &out.outcome,
+            out.n,
+            model,
+            out.heuristic,
+            beta,
+            &newick,
+        ))
+    }
+
+    /// The first line of `k` readable samples drawn from `seed`, then the
+    /// sparse trellis's note.
+    pub fn samples_title(&self, k: usize, seed: u64, sparsity: Option<Sparsity>) -> String {
+        format!(
+            "{k} exact posterior samples over {} points ({} model, beta {}, seed {seed}):\n{}",
+            self.weights.n(),
+            self.model,
+            self.beta,
+            sparsity_note(sparsity)
+        )
+    }
+
+    /// A summary tree (a consensus at `threshold`) as `format`: its JSON
+    /// (with the sparse trellis's counts), Newick with each cluster's
+    /// marginal as its label, or [`summary_text`] listing `top` clusters.
+    ///
+    /// # Errors
+    ///
+    /// None in practice (see [`crate::report::to_json`]).
+    pub fn summary(
+        &self,
+        out: crate::report::SummaryJson,
+        threshold: f64,
+        top: usize,
+        sparsity: Option<Sparsity>,
+        format: Format,
+    ) -> Result<String> {
+        let names = self.weights.names();
+        Ok(match format {
+            Format::Json => return self.json(out, sparsity),
+            Format::Tree(_) => out.tree.to_newick(names) + "\n",
+            Format::Text => {
+                let note = sparsity_note(sparsity);
+                summary_text(&out, threshold, self.model, self.beta, &note, top, names)
+            }
+        })
+    }
+
+    /// The readable log Z over the trees, or over those satisfying the
+    /// `triplets` file, after the sparse trellis's note.
+    pub fn log_z(
+        &self,
+        log_z: f64,
+        triplets: Option<&std::path::Path>,
+        sparsity: Option<Sparsity>,
+    ) -> String {
+        let n = self.weights.n();
+        let over = match triplets {
+            Some(path) => format!("the hierarchies satisfying {}", path.display()),
+            None => format!(
+                "{} hierarchies",
+                crate::report::approx(&crate::count::num_trees(n))
+            ),
+        };
+        format!(
+            "log Z = {log_z:.10}\n({n} points, {over}, {:?} model, beta {})\n{}",
+            self.model,
+            self.beta,
+            sparsity_note(sparsity)
+        )
+    }
+
+    /// The readable marginals: [`log_z_header`], the `top` clusters listed
+    /// with `p >= min_p` (see [`cluster_list`]) and the marginal of the
+    /// sub-hierarchy `subtree`, if asked.
+    pub fn marginals(
+        &self,
+        out: &MarginalsJson,
+        subtree: Option<&Tree>,
+        min_p: f64,
+        top: usize,
+        sparsity: Option<Sparsity>,
+    ) -> String {
+        let (n, weights) = (out.n, self.weights);
+        let note = sparsity_note(sparsity);
+        let mut s = log_z_header(out.log_z, n, self.model, self.beta, &note);
+        let proper = (1u128 << n.min(127)).saturating_sub(n as u128 + 2);
+        let of = format!(" of the {proper} non-singleton proper clusters");
+        s += &cluster_list(&out.clusters, &of, min_p, top, &|i| weights.label(i));
+        if let (Some(t), Some(p)) = (subtree, out.subtree_p) {
+            s += &format!("sub-hierarchy {}: p = {p:.6e}\n", weights.newick(t));
+        }
+        s
+    }
+
+    /// The readable result of `infer`: [`log_z_header`], the MAP tree's
+    /// cost and log potential, the tree drawn, and the `top` clusters
+    /// listed with `p >= min_p`.
+    pub fn infer(
+        &self,
+        out: &InferJson,
+        min_p: f64,
+        top: usize,
+        sparsity: Option<Sparsity>,
+    ) -> String {
+        let weights = self.weights;
+        let note = sparsity_note(sparsity);
+        let mut s = log_z_header(out.log_z, out.n, self.model, self.beta, &note);
+        s += &format!(
+            "MAP hierarchy: cost {:.6}, log potential {:.6}\n",
+            out.map.cost.unwrap_or(f64::NAN),
+            out.map.log_potential
+        );
+        s += &out.map.tree.draw(&|i| weights.label(i), &|_, _| None);
+        s + &cluster_list(&out.clusters, " clusters", min_p, top, &|i| {
+            weights.label(i)
+        })
+    }
+}
+
 /// `{a, b, c}` for the points of a cluster, point `i` shown as `label(i)`.
 pub fn members(cluster: Mask, label: &dyn Fn(usize) -> String) -> String {
     let names: Vec<String> = crate::members(cluster).map(label).collect();
@@ -286,16 +505,19 @@ pub fn cluster_list(
     ) + &clusters(listed, top, label)
 }
 
-/// How each tree of a stream of samples is written.
+/// How a result is written: its JSON, its tree in a tree format, or
+/// readable text. For a stream of samples: one JSON object `{"n",
+/// "samples": [tree, ..], ..}`; Newick, one tree per line, and linkage
+/// matrices as one JSON array of matrices or as CSV matrices separated by
+/// an empty line; or each tree (Newick with names, else nested lists) with
+/// its log posterior probability, one per line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SampleFormat {
-    /// One JSON object `{"n", "samples": [tree, ..], ..}`.
+pub enum Format {
+    /// The result's JSON (see [`crate::report`]).
     Json,
-    /// Newick, one tree per line; linkage matrices as one JSON array of
-    /// matrices, or as CSV matrices separated by an empty line.
+    /// The tree, in this format.
     Tree(TreeFormat),
-    /// Each tree (Newick with names, else nested lists) with its log
-    /// posterior probability, one per line.
+    /// Readable text.
     Text,
 }
 
@@ -304,36 +526,22 @@ pub enum SampleFormat {
 /// its separator), then [`Samples::foot`]; memory does not grow with the
 /// number of samples.
 pub struct Samples<'a> {
-    format: SampleFormat,
-    model: ModelName,
-    weights: &'a NamedWeights,
-    beta: f64,
-    heights: Heights,
+    format: Format,
+    on: Printer<'a>,
     log_z: f64,
     tail: String,
     written: usize,
 }
 
 impl<'a> Samples<'a> {
-    /// A stream of trees under `model` at `beta` (whose log partition
-    /// function is `log_z`, for the text's probabilities) with merge
-    /// `heights`; `tail` is a JSON object whose fields follow the samples
-    /// array in the JSON format (e.g. the points' names).
-    pub fn new(
-        format: SampleFormat,
-        model: ModelName,
-        weights: &'a NamedWeights,
-        beta: f64,
-        heights: Heights,
-        log_z: f64,
-        tail: String,
-    ) -> Samples<'a> {
+    /// A stream of trees printed `on` a problem (whose log partition
+    /// function is `log_z`, for the text's probabilities); `tail` is a JSON
+    /// object whose fields follow the samples array in the JSON format
+    /// (e.g. the points' names).
+    pub fn new(format: Format, on: Printer<'a>, log_z: f64, tail: String) -> Samples<'a> {
         Samples {
             format,
-            model,
-            weights,
-            beta,
-            heights,
+            on,
             log_z,
             tail,
             written: 0,
@@ -343,8 +551,8 @@ impl<'a> Samples<'a> {
     /// What comes before the first tree.
     pub fn head(&self) -> String {
         match self.format {
-            SampleFormat::Json => format!("{{\"n\":{},\"samples\":[", self.weights.n()),
-            SampleFormat::Tree(TreeFormat::Linkage) => "[".to_string(),
+            Format::Json => format!("{{\"n\":{},\"samples\":[", self.on.weights.n()),
+            Format::Tree(TreeFormat::Linkage) => "[".to_string(),
             _ => String::new(),
         }
     }
@@ -357,24 +565,23 @@ impl<'a> Samples<'a> {
     pub fn item(&mut self, tree: Tree) -> Result<String> {
         let separator = match (self.written, self.format) {
             (0, _) => "",
-            (_, SampleFormat::Json | SampleFormat::Tree(TreeFormat::Linkage)) => ",",
-            (_, SampleFormat::Tree(TreeFormat::LinkageCsv)) => "\n",
+            (_, Format::Json | Format::Tree(TreeFormat::Linkage)) => ",",
+            (_, Format::Tree(TreeFormat::LinkageCsv)) => "\n",
             _ => "",
         };
         self.written += 1;
-        let (model, weights) = (self.model, self.weights);
+        let (model, weights) = (self.on.model, self.on.weights);
         let text = match self.format {
-            SampleFormat::Json => crate::report::to_json(&tree)?.trim_end().to_string(),
-            SampleFormat::Tree(format) => {
-                let d = weights_dendrogram(model, weights, tree, self.heights)?;
-                let text = tree_text(&d, weights.names(), None, format)?;
+            Format::Json => crate::report::to_json(&tree)?.trim_end().to_string(),
+            Format::Tree(format) => {
+                let text = self.on.tree_text(tree, format)?;
                 match format {
                     TreeFormat::Linkage => text.trim_end().to_string(),
                     _ => text,
                 }
             }
-            SampleFormat::Text => {
-                let log_phi = scored(model, weights, self.beta, tree.clone())?.log_potential;
+            Format::Text => {
+                let log_phi = scored(model, weights, self.on.beta, tree.clone())?.log_potential;
                 let shown = match weights.names() {
                     Some(_) => weights.newick(&tree),
                     None => tree.to_string(),
@@ -388,8 +595,8 @@ impl<'a> Samples<'a> {
     /// What comes after the last tree.
     pub fn foot(&self) -> String {
         match self.format {
-            SampleFormat::Json => json_samples_foot(&self.tail),
-            SampleFormat::Tree(TreeFormat::Linkage) => "]\n".to_string(),
+            Format::Json => json_samples_foot(&self.tail),
+            Format::Tree(TreeFormat::Linkage) => "]\n".to_string(),
             _ => String::new(),
         }
     }
@@ -515,9 +722,39 @@ impl LoopRecords<'_> {
     }
 }
 
+/// Largest N whose count [`count`] prints (the number has about
+/// N·log10(2N) digits).
+pub const MAX_COUNT_N: usize = 100_000;
+
+/// The exact number of binary hierarchies over `n` points, `(2n-3)!!`: one
+/// JSON object `{"n", "num_trees": "<decimal string>"}`, or readable.
+///
+/// # Errors
+///
+/// `n` of 0 or above [`MAX_COUNT_N`] ([`ErrorKind::Input`](crate::ErrorKind::Input)).
+pub fn count(n: usize, json: bool) -> Result<String> {
+    if n == 0 {
+        return Err(crate::Error::input("N must be at least 1"));
+    }
+    if n > MAX_COUNT_N {
+        return Err(crate::Error::input(format!(
+            "N = {n} is too large to print the count; at most {MAX_COUNT_N}"
+        )));
+    }
+    let count = crate::count::num_trees(n);
+    if json {
+        let out = serde_json::json!({"n": n, "num_trees": count.to_string()});
+        return crate::report::to_json(&out);
+    }
+    Ok(format!(
+        "(2N-3)!! = {count}\nbinary hierarchies over N = {n} points (about {})\n",
+        crate::report::approx(&count)
+    ))
+}
+
 /// A line about a sparse trellis for readable output (empty for the
 /// dense trellis).
-pub fn sparsity_note(sparsity: Option<crate::posterior::Sparsity>) -> String {
+pub fn sparsity_note(sparsity: Option<Sparsity>) -> String {
     match sparsity {
         Some(s) => format!(
             "sparse trellis: {} clusters, {} splits, {} trees realised (sparsity {})\n",
@@ -612,6 +849,273 @@ pub fn flat_marginals(
     )
 }
 
+/// A linkage tree as `format`: scored under `model` at `beta` when one is
+/// given (merge heights by cost or rank when `heights` asks, else the
+/// linkage's merge distances), or with its merge distances drawn under
+/// `title`.
+///
+/// # Errors
+///
+/// The model's (see [`Printer::tree`]).
+pub fn linkage_result(
+    run: crate::baselines::LinkageRun,
+    model: Option<ModelName>,
+    beta: f64,
+    heights: Option<Heights>,
+    title: &str,
+    format: Format,
+) -> Result<String> {
+    let (dendrogram, names, weights) = (run.dendrogram, run.names, run.weights);
+    let tree = dendrogram.tree().clone();
+    if let Format::Tree(f) = format {
+        let d = match (heights, &weights, model) {
+            (Some(Heights::Cost), Some(w), Some(model)) => {
+                weights_dendrogram(model, w, tree, Heights::Cost)?
+            }
+            (Some(Heights::Rank), ..) => Dendrogram::by_rank(tree),
+            _ => dendrogram,
+        };
+        return tree_text(&d, names.as_deref(), None, f);
+    }
+    if let (Some(model), Some(data)) = (model, weights) {
+        let weights = &NamedWeights { data, names };
+        let heights = Heights::Cost;
+        return Printer {
+            weights,
+            model,
+            beta,
+            heights,
+        }
+        .tree(tree, title, None, format);
+    }
+    if format == Format::Json {
+        let out = serde_json::json!({"n": tree.num_leaves(), "tree": tree});
+        return crate::report::to_json(&crate::report::with_family(out, None, names.as_deref()));
+    }
+    Ok(merge_heights(&dendrogram, title, names.as_deref()))
+}
+
+/// A flat result as one line of JSON with the family's counts and the
+/// points' names.
+///
+/// # Errors
+///
+/// None in practice (see [`crate::report::to_json`]).
+pub fn flat_json<T: serde::Serialize>(result: T, f: &FlatRun) -> Result<String> {
+    let out = crate::report::with_family(result, f.post.family(), f.names.as_deref());
+    crate::report::to_json(&out)
+}
+
+/// The MAP partition of a flat run (searched at β = 1) with its log energy
+/// at `beta`: JSON `{"n", "log_energy", "clusters"}` or readable.
+///
+/// # Errors
+///
+/// A posterior without the MAP.
+pub fn flat_map(f: &FlatRun, beta: f64, json: bool) -> Result<String> {
+    let map = f.post.map()?;
+    let clusters = map.clusters;
+    let log_energy = crate::report::clean(beta * map.log_energy);
+    let n = f.post.n();
+    if json {
+        let out = serde_json::json!({"n": n, "log_energy": log_energy, "clusters": clusters});
+        return flat_json(out, f);
+    }
+    Ok(format!(
+        "MAP partition of {n} points into {} clusters: log energy {log_energy:.6} at beta {beta}\n{}{}\n",
+        clusters.len(),
+        family_line(&f.post),
+        partition(&clusters, &|i| f.label(i))
+    ))
+}
+
+/// The log partition function of a flat run at `beta`: JSON `{"n",
+/// "log_z"}` or readable.
+///
+/// # Errors
+///
+/// A posterior without log Z.
+pub fn flat_log_z(f: &FlatRun, beta: f64, json: bool) -> Result<String> {
+    let (n, log_z) = (f.post.n(), f.post.log_z()?);
+    if json {
+        return flat_json(serde_json::json!({"n": n, "log_z": log_z}), f);
+    }
+    Ok(format!(
+        "log Z = {log_z:.10}\n({n} points, {} partitions, beta {beta})\n{}",
+        crate::report::approx(f.post.num_partitions()),
+        family_line(&f.post)
+    ))
+}
+
+/// The cluster marginals of a flat run at `beta` with `p >= min_p` and
+/// the pairwise co-clustering matrix: JSON `{"n", "log_z", "clusters",
+/// "pairwise"}` or readable ([`flat_marginals`], `top` clusters).
+///
+/// # Errors
+///
+/// A posterior without marginals.
+pub fn flat_marginals_result(
+    f: &FlatRun,
+    beta: f64,
+    min_p: f64,
+    top: usize,
+    json: bool,
+) -> Result<String> {
+    let m = f.post.marginals()?;
+    let clusters: Vec<ClusterJson> = m
+        .clusters(min_p)
+        .into_iter()
+        .map(|(c, p)| ClusterJson::of(c, p))
+        .collect();
+    let (log_z, pairwise) = (f.post.log_z()?, m.pairwise_matrix());
+    if json {
+        let n = f.post.n();
+        let out =
+            serde_json::json!({"n": n, "log_z": log_z, "clusters": clusters, "pairwise": pairwise});
+        return flat_json(out, f);
+    }
+    let names = f.names.as_deref();
+    Ok(flat_marginals(
+        log_z, beta, &clusters, &pairwise, top, names,
+    ))
+}
+
+/// The Binder-optimal partition of a flat run at `beta` under the costs
+/// `cost_split` and `cost_join`: JSON `{"n", "clusters", "expected_loss"}`,
+/// or readable beside the MAP partition's expected loss.
+///
+/// # Errors
+///
+/// A posterior without the MAP or the marginals.
+pub fn binder(
+    f: &FlatRun,
+    b: &BinderPartition,
+    costs: (f64, f64),
+    beta: f64,
+    json: bool,
+) -> Result<String> {
+    let (post, n) = (&f.post, f.post.n());
+    if json {
+        let out =
+            serde_json::json!({"n": n, "clusters": b.clusters, "expected_loss": b.expected_loss});
+        return flat_json(out, f);
+    }
+    let (cost_split, cost_join) = costs;
+    let map = post.map()?.clusters;
+    let map_loss = crate::summary::binder_loss(post.marginals()?, &map, cost_split, cost_join)?;
+    let text = |p: &[Vec<usize>]| partition(p, &|i| f.label(i));
+    Ok(format!(
+        "Binder-optimal partition of {n} points into {} clusters (cost-split {cost_split}, \
+         cost-join {cost_join}, beta {beta}): expected loss {:.6}\n{}\nthe MAP partition ({} \
+         clusters): expected loss {map_loss:.6}\n{}\n",
+        b.clusters.len(),
+        b.expected_loss,
+        text(&b.clusters),
+        map.len(),
+        text(&map)
+    ))
+}
+
+/// The Perturb-and-MAP co-clustering frequencies of `num_samples`
+/// perturbed problems at `beta`: JSON `{"n", "num_samples", "pairwise"}`
+/// (with the points' names) or readable.
+///
+/// # Errors
+///
+/// None in practice (see [`crate::report::to_json`]).
+pub fn perturb_map(
+    pairwise: &[Vec<f64>],
+    num_samples: usize,
+    beta: f64,
+    names: Option<&[String]>,
+    json: bool,
+) -> Result<String> {
+    if json {
+        let out = serde_json::json!({"n": pairwise.len(), "num_samples": num_samples, "pairwise": pairwise});
+        return crate::report::to_json(&crate::report::with_family(out, None, names));
+    }
+    Ok(format!(
+        "Perturb-and-MAP pairwise co-clustering frequencies ({num_samples} samples, beta {beta}):\n{}",
+        matrix(pairwise)
+    ))
+}
+
+/// A stream of sampled partitions of a flat run, written one at a time
+/// as [`Samples`] writes trees: one JSON object `{"n", "samples":
+/// [partition, ..], ..}` (with the family's counts and the names), or the
+/// family's line then each partition with its log probability.
+pub struct PartitionSamples<'a> {
+    f: &'a FlatRun,
+    json: bool,
+    log_z: f64,
+    written: usize,
+}
+
+impl<'a> PartitionSamples<'a> {
+    /// A stream of partitions of `f` (JSON with `json`).
+    ///
+    /// # Errors
+    ///
+    /// A posterior without log Z.
+    pub fn new(f: &'a FlatRun, json: bool) -> Result<PartitionSamples<'a>> {
+        let log_z = if json { 0.0 } else { f.post.log_z()? };
+        Ok(PartitionSamples {
+            f,
+            json,
+            log_z,
+            written: 0,
+        })
+    }
+
+    /// What comes before the first partition.
+    pub fn head(&self) -> String {
+        if self.json {
+            format!("{{\"n\":{},\"samples\":[", self.f.post.n())
+        } else {
+            family_line(&self.f.post)
+        }
+    }
+
+    /// The text of the next partition, after its separator.
+    ///
+    /// # Errors
+    ///
+    /// None in practice (serialising indices).
+    pub fn item(&mut self, p: &Partition) -> Result<String> {
+        let first = self.written == 0;
+        self.written += 1;
+        if self.json {
+            let sep = if first { "" } else { "," };
+            let text = serde_json::to_string(p).map_err(|e| {
+                crate::Error::parameter(format!("cannot write the result as JSON: {e}"))
+            })?;
+            return Ok(format!("{sep}{text}"));
+        }
+        let log_p = crate::engines::partition_log_energy(&self.f.energy, p) - self.log_z;
+        Ok(format!(
+            "{}   log P = {log_p:.6}\n",
+            partition(p, &|i| self.f.label(i))
+        ))
+    }
+
+    /// What comes after the last partition.
+    ///
+    /// # Errors
+    ///
+    /// None in practice (see [`flat_json`]).
+    pub fn foot(&self) -> Result<String> {
+        if !self.json {
+            return Ok(String::new());
+        }
+        // {"n": .., "samples": [..]} and the family's counts, as serde
+        // writes them.
+        Ok(json_samples_foot(&flat_json(
+            serde_json::json!({}),
+            self.f,
+        )?))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -652,31 +1156,37 @@ mod tests {
     #[test]
     fn a_sample_stream_is_one_document_of_its_format() {
         let w = weights(4);
-        let stream = |format: SampleFormat| {
+        let stream = |format: Format| {
             let tail = r#"{"names":["p0","p1","p2","p3"]}"#.to_string();
-            let mut s = Samples::new(format, ModelName::Hcc, &w, 1.0, Heights::Cost, 0.0, tail);
+            let on = Printer {
+                weights: &w,
+                model: ModelName::Hcc,
+                beta: 1.0,
+                heights: Heights::Cost,
+            };
+            let mut s = Samples::new(format, on, 0.0, tail);
             let mut text = s.head();
             for t in trees() {
                 text += &s.item(t).unwrap();
             }
             text + &s.foot()
         };
-        let json: serde_json::Value = serde_json::from_str(&stream(SampleFormat::Json)).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&stream(Format::Json)).unwrap();
         assert_eq!(json["n"], 4);
         assert_eq!(json["samples"].as_array().unwrap().len(), 3);
         assert_eq!(json["names"][3], "p3");
         let linkage: Vec<Vec<[f64; 4]>> =
-            serde_json::from_str(&stream(SampleFormat::Tree(TreeFormat::Linkage))).unwrap();
+            serde_json::from_str(&stream(Format::Tree(TreeFormat::Linkage))).unwrap();
         assert_eq!(linkage.len(), 3);
         assert!(linkage.iter().all(|m| m.len() == 3));
-        let csv = stream(SampleFormat::Tree(TreeFormat::LinkageCsv));
+        let csv = stream(Format::Tree(TreeFormat::LinkageCsv));
         let blocks: Vec<&str> = csv.trim_end().split("\n\n").collect();
         assert_eq!(blocks.len(), 3);
         assert!(blocks.iter().all(|b| b.lines().count() == 3));
-        let newick = stream(SampleFormat::Tree(TreeFormat::Newick));
+        let newick = stream(Format::Tree(TreeFormat::Newick));
         assert_eq!(newick.lines().count(), 3);
         assert!(newick.lines().all(|l| l.ends_with(';') && l.contains("p3")));
-        let text = stream(SampleFormat::Text);
+        let text = stream(Format::Text);
         assert_eq!(text.lines().count(), 3);
         assert!(text.lines().all(|l| l.contains("log P = ")));
     }

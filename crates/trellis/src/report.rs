@@ -77,6 +77,19 @@ pub struct TreeJson {
     pub tree: Tree,
 }
 
+impl TreeJson {
+    /// A tree over `n` points with its log-potential and no cost (the
+    /// Ginkgo likelihood's trees).
+    pub fn unscored(n: usize, t: crate::ScoredTree) -> TreeJson {
+        TreeJson {
+            n,
+            log_potential: t.log_potential,
+            cost: None,
+            tree: t.tree,
+        }
+    }
+}
+
 /// A cluster (its points, ascending) and its marginal probability, as in
 /// every list of cluster marginals.
 #[derive(Serialize, Debug, Clone, PartialEq)]
@@ -140,6 +153,16 @@ impl From<TreeJson> for MapJson {
             tree: t.tree,
             log_potential: t.log_potential,
             cost: t.cost,
+        }
+    }
+}
+
+impl From<crate::ScoredTree> for MapJson {
+    fn from(t: crate::ScoredTree) -> MapJson {
+        MapJson {
+            tree: t.tree,
+            log_potential: t.log_potential,
+            cost: None,
         }
     }
 }
@@ -225,6 +248,32 @@ pub struct WithLinkage<T> {
     /// The linkage matrix (`[left, right, height, size]` rows), if asked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub linkage: Option<Vec<[f64; 4]>>,
+}
+
+/// An A* search's result: the problem's size, the search's outcome (its
+/// fields flattened) and the name of the heuristic it used.
+#[derive(Serialize)]
+pub struct SearchJson {
+    /// The number of points.
+    pub n: usize,
+    /// The best tree, its cost and the search's work and memory.
+    #[serde(flatten)]
+    pub outcome: crate::astar::Outcome,
+    /// The heuristic (see [`crate::astar::heuristic_name`]).
+    pub heuristic: &'static str,
+}
+
+impl SearchJson {
+    /// The result of a search over `n` points (`-0.0` written as `0.0`).
+    pub fn new(n: usize, mut outcome: crate::astar::Outcome, heuristic: &'static str) -> Self {
+        outcome.best.log_potential = clean(outcome.best.log_potential);
+        outcome.cost = clean(outcome.cost);
+        SearchJson {
+            n,
+            outcome,
+            heuristic,
+        }
+    }
 }
 
 /// A flat result with the family's counts when it came from a family of

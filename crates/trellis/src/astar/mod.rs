@@ -85,11 +85,13 @@
 
 mod approx;
 mod engine;
+mod job;
 mod solve;
 mod starts;
 
 pub use approx::{ApproxOptions, Candidates, approximate, approximate_with};
 pub use engine::{Outcome, exact};
+pub use job::AstarJob;
 pub use solve::{Request, heuristic_name, solve, solve_as, solve_jet};
 pub use starts::{Start, default_starts, start_trees};
 

@@ -27,6 +27,41 @@ pub struct Progress<'a> {
     pub resumed: u64,
 }
 
+impl Progress<'_> {
+    /// A label for a progress bar: the stage, and the share read from a
+    /// checkpoint when a run resumed (`"log Z (25% resumed)"`).
+    pub fn label(&self) -> String {
+        if self.resumed == 0 || self.total == 0 {
+            return self.stage.to_string();
+        }
+        let share = 100.0 * self.resumed as f64 / self.total as f64;
+        format!("{} ({share:.0}% resumed)", self.stage)
+    }
+}
+
+/// Runs a stream that hands each item to a sink that may stop it (e.g.
+/// [`Posterior::each_sample`](crate::posterior::Posterior::each_sample))
+/// with a fallible consumer `each`, whose first error (a door's failed
+/// write) stops the stream and is returned.
+///
+/// # Errors
+///
+/// The stream's, and the first of `each`.
+pub fn until_error<T, E: From<Error>>(
+    stream: impl FnOnce(&mut dyn FnMut(T) -> ControlFlow<()>) -> Result<()>,
+    each: &mut dyn FnMut(T) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
+    let mut failed = None;
+    stream(&mut |item| match each(item) {
+        Ok(()) => ControlFlow::Continue(()),
+        Err(e) => {
+            failed = Some(e);
+            ControlFlow::Break(())
+        }
+    })?;
+    failed.map_or(Ok(()), Err)
+}
+
 /// A progress callback: return [`ControlFlow::Break`] to cancel.
 pub type ProgressFn<'a> = &'a (dyn Fn(Progress<'_>) -> ControlFlow<()> + Sync);
 
@@ -170,6 +205,18 @@ impl<'a> Ticker<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_label_shows_the_resumed_share() {
+        let p = |done, resumed| Progress {
+            stage: "log Z",
+            done,
+            total: 400,
+            resumed,
+        };
+        assert_eq!(p(10, 0).label(), "log Z");
+        assert_eq!(p(300, 100).label(), "log Z (25% resumed)");
+    }
     use std::sync::atomic::{AtomicU64, Ordering};
 
     #[test]

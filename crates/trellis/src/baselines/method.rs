@@ -80,6 +80,31 @@ impl Method {
         }
     }
 
+    /// Checks the bytes of `parallel` searches over `n` points (with
+    /// `weights`: and of the `N x N` weights they run on, before they are
+    /// built) against `limit`; `what` names the search in the message
+    /// (e.g. `greedy hierarchy`).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::TooMuchMemory`](crate::ErrorKind::TooMuchMemory) (see [`crate::plan::check_bytes`]).
+    pub fn check_memory(
+        &self,
+        what: &str,
+        (n, parallel): (usize, usize),
+        weights: bool,
+        limit: Option<u64>,
+    ) -> Result<()> {
+        let weights = if weights {
+            crate::plan::weights_bytes(n)
+        } else {
+            0
+        };
+        let needed = self.memory(n).saturating_mul(parallel as u128);
+        let what = format!("{what} over {n} points");
+        crate::plan::check_bytes(&what, needed.saturating_add(weights), limit)
+    }
+
     /// The tree of the search on `model` of `problem`.
     ///
     /// # Errors

@@ -72,7 +72,7 @@ mod triplets;
 
 pub use hierarchy::{Hierarchy, read_tree};
 pub use mcmc::{Chain, Rebuild, Stats};
-pub use model::{Dataset, Ddt, ModelSpec, Params, interactive_model, variance};
+pub use model::{Dataset, Ddt, ModelSpec, Params, interactive_model, jittered_model, variance};
 pub use queries::{LoopOptions, Record, Simulation, Strategy, induced, user_answer};
 pub use session::{Answer, Query, QueryOptions, Rejection, Session, snapshot};
 pub use support::{SUPPORT_THIN, SUPPORT_WINDOW, SupportWindow, clade_support};

@@ -358,6 +358,36 @@ pub fn interactive_model(points: &Dataset, spec: &ModelSpec<'_>) -> Result<Ddt> 
     Ddt::new(points, params)
 }
 
+/// The model of a door's dataset read from `source`: the points jittered
+/// by N(0, `jitter`²) noise from `seed` (see [`Dataset::jitter`]), then
+/// [`interactive_model`]; errors name the options as `naming` spells them.
+///
+/// # Errors
+///
+/// Those of [`Dataset::jitter`] and [`interactive_model`], with context.
+pub fn jittered_model(
+    points: &mut Dataset,
+    spec: &ModelSpec<'_>,
+    (jitter, seed): (f64, u64),
+    source: &std::path::Path,
+    naming: crate::input::Naming,
+) -> Result<Ddt> {
+    let name = |k: &str| naming.name(k);
+    points
+        .jitter(jitter, seed)
+        .map_err(|e| e.context(name("jitter")))?;
+    interactive_model(points, spec).map_err(|e| {
+        e.context(format!(
+            "the DDT model of {} ({}, {}, {}, {})",
+            source.display(),
+            name("c"),
+            name("sigma"),
+            name("sigma0"),
+            name("leaf-noise")
+        ))
+    })
+}
+
 /// The options of [`interactive_model`], as the doors take them.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ModelSpec<'a> {

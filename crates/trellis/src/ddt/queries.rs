@@ -104,6 +104,27 @@ impl LoopOptions {
             candidates: 20,
         }
     }
+
+    /// Checks the options as a person gives them: a shown subset of at
+    /// least 3 points and at least one candidate (`naming` spells them).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) naming the option.
+    pub fn checked(self, naming: crate::input::Naming) -> Result<LoopOptions> {
+        if self.subset_size < 3 {
+            return Err(Error::input(format!(
+                "{} must be at least 3, got {}",
+                naming.name("subset-size"),
+                self.subset_size
+            )));
+        }
+        if self.candidates == 0 {
+            let name = naming.name("candidates");
+            return Err(Error::input(format!("{name} must be at least 1")));
+        }
+        Ok(self)
+    }
 }
 
 /// The state after a query.

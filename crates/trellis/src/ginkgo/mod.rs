@@ -33,8 +33,9 @@ mod sparse;
 pub use model::Heuristic;
 
 pub use simulator::{
-    JetStream, MAX_BOOST_SQUARED, MAX_JET_ENERGY, MAX_JET_LEAVES, MAX_TRIES_PER_JET, Preset,
-    SimulatorParams, generate, generate_file, generate_jet, generate_stream, jet_seed, simulate,
+    JetStream, MAX_BOOST_SQUARED, MAX_JET_ENERGY, MAX_JET_LEAVES, MAX_TRIES_PER_JET, Overrides,
+    Preset, SimulatorParams, generate, generate_file, generate_jet, generate_stream, jet_seed,
+    simulate,
 };
 
 pub use jets::{Jet, JetsFile, leaf_problem};

@@ -158,6 +158,61 @@ impl Preset {
             Preset::W => SimulatorParams::w(),
         }
     }
+
+    /// Its parameters with the single values a person overrides, checked
+    /// (see [`SimulatorParams::validate`]); `naming` spells the options in
+    /// messages.
+    ///
+    /// # Errors
+    ///
+    /// A root mass that is not a positive number, a momentum of other than
+    /// three numbers ([`ErrorKind::Input`](crate::ErrorKind::Input)), and
+    /// invalid parameters.
+    pub fn with(self, o: &Overrides<'_>, naming: crate::input::Naming) -> Result<SimulatorParams> {
+        let mut p = self.params();
+        p.lambda = o.lambda.unwrap_or(p.lambda);
+        p.lambda_root = o.lambda_root.unwrap_or(p.lambda_root);
+        if let Some(m) = o.root_mass {
+            if !(m.is_finite() && m > 0.0) {
+                return Err(Error::input(format!(
+                    "{} must be a positive number, not {}",
+                    naming.name("root-mass"),
+                    number(m)
+                )));
+            }
+            p.root_mass_squared = m * m;
+        }
+        p.t_cut = o.t_cut.unwrap_or(p.t_cut);
+        if let Some(x) = o.momentum {
+            let [px, py, pz] = x[..] else {
+                return Err(Error::input(format!(
+                    "{} takes three numbers PX,PY,PZ, not {}",
+                    naming.name("momentum"),
+                    x.len()
+                )));
+            };
+            p.jet_momentum = [px, py, pz];
+        }
+        p.validate()
+            .map_err(|e| e.context("invalid simulator parameters"))?;
+        Ok(p)
+    }
+}
+
+/// Single parameters of a [`Preset`] that a person overrides (`None`: the
+/// preset's value).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Overrides<'a> {
+    /// The rate of the mass fractions below the root split.
+    pub lambda: Option<f64>,
+    /// The rate of the root split.
+    pub lambda_root: Option<f64>,
+    /// The jet's invariant mass `M` (not squared).
+    pub root_mass: Option<f64>,
+    /// The mass-squared cut.
+    pub t_cut: Option<f64>,
+    /// The jet's 3-momentum (three numbers).
+    pub momentum: Option<&'a [f64]>,
 }
 
 impl crate::Named for Preset {
