@@ -313,9 +313,11 @@ fn jets_cluster<'py>(
         Method::Astar => Some((trellis::astar::MAX_ASTAR_POINTS, "A*")),
         _ => None,
     };
-    if let Some((max, what)) = limit
-        && let Some(jet) = jets.iter().find(|j| j.len() > max)
-    {
+    let too_large = limit.and_then(|(max, what)| {
+        let jet = jets.iter().find(|j| j.len() > max)?;
+        Some((max, what, jet))
+    });
+    if let Some((max, what, jet)) = too_large {
         return Err(TooLargeError::new_err(format!(
             "jet {} has {} leaves; {what} supports at most {max}: use method=\"beam\" or \"greedy\" for larger jets",
             jet.id,

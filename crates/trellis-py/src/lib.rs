@@ -114,11 +114,11 @@ where
                 Ok(result) => break Some(result),
                 Err(mpsc::RecvTimeoutError::Disconnected) => break None,
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    if interrupt.is_none()
-                        && let Err(e) = py.check_signals()
-                    {
-                        interrupt = Some(e);
-                        cancel.store(true, Ordering::Relaxed);
+                    if interrupt.is_none() {
+                        if let Err(e) = py.check_signals() {
+                            interrupt = Some(e);
+                            cancel.store(true, Ordering::Relaxed);
+                        }
                     }
                 }
             }

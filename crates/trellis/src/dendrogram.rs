@@ -392,9 +392,7 @@ impl Dendrogram {
     /// The Newick text (see the module docs and [`Newick`]).
     pub fn to_newick(&self, options: &Newick<'_>) -> Result<String> {
         let internal = self.heights.len();
-        if let Some(s) = options.support
-            && s.len() != internal
-        {
+        if let Some(s) = options.support.filter(|s| s.len() != internal) {
             return Err(Error::tree(format!(
                 "{} support values were given for a tree with {internal} internal nodes",
                 s.len()
@@ -402,13 +400,14 @@ impl Dendrogram {
         }
         if let Some(names) = options.names {
             for t in self.tree.post_order() {
-                if let Tree::Leaf(i) = t
-                    && *i >= names.len()
-                {
-                    return Err(Error::tree(format!(
-                        "point {i} has no name ({} names were given)",
-                        names.len()
-                    )));
+                match t {
+                    Tree::Leaf(i) if *i >= names.len() => {
+                        return Err(Error::tree(format!(
+                            "point {i} has no name ({} names were given)",
+                            names.len()
+                        )));
+                    }
+                    _ => {}
                 }
             }
         }
@@ -465,10 +464,11 @@ impl Dendrogram {
                 Token::Comma => out.push(','),
                 Token::Close(t, parent) => {
                     out.push(')');
-                    if let Some(s) = options.support
-                        && !std::ptr::eq(t, root)
-                    {
-                        let _ = write!(out, "{:?}", s[index_of[&(t as *const Tree)]]);
+                    match options.support {
+                        Some(s) if !std::ptr::eq(t, root) => {
+                            let _ = write!(out, "{:?}", s[index_of[&(t as *const Tree)]]);
+                        }
+                        _ => {}
                     }
                     write_length(&mut out, t, parent);
                 }

@@ -65,9 +65,7 @@ impl AstarJob {
         if self.beam_width == Some(0) {
             return Err(at_least_one("beam-width"));
         }
-        if let Some(w) = options.weight
-            && !(w.is_finite() && w > 0.0)
-        {
+        if let Some(w) = options.weight.filter(|w| !(w.is_finite() && *w > 0.0)) {
             return Err(Error::input(format!(
                 "{} must be a positive number, not {}",
                 name("weight"),
