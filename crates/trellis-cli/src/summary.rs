@@ -6,11 +6,11 @@
 use anyhow::{Result, bail};
 use clap::Args;
 use trellis::input::Naming;
+use trellis::job::consensus_threshold;
 use trellis::plan::Task;
 use trellis::posterior::Posterior;
 use trellis::print::Heights;
 use trellis::report::SummaryJson;
-use trellis::summary::consensus_threshold;
 
 use crate::RunArgs;
 use crate::commands::{outside, printer, run};

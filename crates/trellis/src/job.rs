@@ -652,6 +652,30 @@ impl FlatJob<'_> {
     }
 }
 
+/// The consensus level a door asks for with the summary `kind` (the
+/// planner's [`Task::Mcc`] or [`Task::Consensus`]): `threshold`, by default
+/// the majority rule's 0.5; `naming` spells the options.
+///
+/// # Errors
+///
+/// A threshold with the MCC tree, or outside `[0.5, 1]`
+/// ([`ErrorKind::Input`](crate::ErrorKind::Input)).
+pub fn consensus_threshold(kind: Task, threshold: Option<f64>, naming: Naming) -> Result<f64> {
+    let name = |k: &str| naming.name(k);
+    match (kind, threshold) {
+        (Task::Mcc, Some(_)) => Err(Error::input(format!(
+            "{} sets the consensus level: it goes with {} consensus",
+            name("threshold"),
+            name("kind")
+        ))),
+        (_, Some(t)) if !(0.5..=1.0).contains(&t) => Err(Error::input(format!(
+            "{} must be between 0.5 and 1, not {t}",
+            name("threshold")
+        ))),
+        (_, t) => Ok(t.unwrap_or(0.5)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

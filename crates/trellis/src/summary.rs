@@ -499,35 +499,6 @@ pub fn mcc_tree<M: Model>(marginals: &Marginals<M>, options: &Options<'_>) -> Re
     SupportTree::of_binary(n, clusters, &support, log_credibility)
 }
 
-/// The consensus level a door asks for with the summary `kind` (the
-/// planner's [`Task::Mcc`](crate::plan::Task::Mcc) or
-/// [`Task::Consensus`](crate::plan::Task::Consensus)): `threshold`, by
-/// default the majority rule's 0.5; `naming` spells the options.
-///
-/// # Errors
-///
-/// A threshold with the MCC tree, or outside `[0.5, 1]`
-/// ([`ErrorKind::Input`](crate::ErrorKind::Input)).
-pub fn consensus_threshold(
-    kind: crate::plan::Task,
-    threshold: Option<f64>,
-    naming: crate::input::Naming,
-) -> Result<f64> {
-    let name = |k: &str| naming.name(k);
-    match (kind, threshold) {
-        (crate::plan::Task::Mcc, Some(_)) => Err(Error::input(format!(
-            "{} sets the consensus level: it goes with {} consensus",
-            name("threshold"),
-            name("kind")
-        ))),
-        (_, Some(t)) if !(0.5..=1.0).contains(&t) => Err(Error::input(format!(
-            "{} must be between 0.5 and 1, not {t}",
-            name("threshold")
-        ))),
-        (_, t) => Ok(t.unwrap_or(0.5)),
-    }
-}
-
 /// The majority-rule consensus tree of a dense trellis's posterior at
 /// `threshold` in `[0.5, 1]` (see the module docs), `O(2^n)`.
 ///
