@@ -1407,7 +1407,8 @@ pub(crate) fn outside(
             return false;
         }
         let p = acc * weights[s];
-        let log = if p >= f64::MIN_POSITIVE || p == 0.0 {
+        // A product that underflows (to a subnormal or to 0) is taken in logs.
+        let log = if p >= f64::MIN_POSITIVE || acc == 0.0 || weights[s] == 0.0 {
             p.ln()
         } else {
             acc.ln() + weights[s].ln()
