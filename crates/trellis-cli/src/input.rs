@@ -109,11 +109,7 @@ pub fn load_checked(
     check_points: &dyn Fn(usize) -> Result<()>,
 ) -> Result<Input> {
     args.budget.check()?;
-    if let Some(t) = args.time_limit
-        && !(t.is_finite() && t >= 0.0)
-    {
-        bail!("--time-limit must be a number of seconds >= 0, not {t}");
-    }
+    trellis::job::time_limit(args.time_limit, Naming::Flags)?;
     let sources = Sources {
         jets: args.jets.as_deref(),
         ..sources(&args.data, args.distances.as_deref())
@@ -170,11 +166,10 @@ pub fn refuse_time_limit(args: &ModelArgs, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// `--time-limit` as the library's time limit (checked finite and >= 0 by
-/// [`load_checked`]; one too long for a `Duration` is no limit).
+/// `--time-limit` as the library's time limit (checked by [`load_checked`];
+/// one too long for a `Duration` is no limit).
 pub fn time_limit(args: &ModelArgs) -> Option<std::time::Duration> {
-    args.time_limit
-        .and_then(|t| std::time::Duration::try_from_secs_f64(t).ok())
+    trellis::job::time_limit(args.time_limit, Naming::Flags).unwrap_or_default()
 }
 
 /// `--max-memory` in bytes (`None`: the memory available).

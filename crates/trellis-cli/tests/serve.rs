@@ -203,6 +203,20 @@ fn start_up_errors_are_one_sentence() {
         ],
         "vanilla strategy asks no queries",
     );
+    // Options refused before the database is created.
+    for (flag, value, message) in [
+        ("--subset-size", "2", "--subset-size must be at least 3, got 2"),
+        ("--candidates", "0", "--candidates must be at least 1"),
+    ] {
+        let base = ["interactive", "serve", "--points", p, "--db", db];
+        let mut args = base.to_vec();
+        args.extend(["--port", "0", flag, value]);
+        util::fails(&args, message);
+    }
+    assert!(
+        !Path::new(db).exists(),
+        "a refused start created its database"
+    );
     let not_db = util::file(
         &dir,
         "not-a-db.sqlite",

@@ -13,8 +13,9 @@ use pyo3::sync::MutexExt;
 use trellis::Named;
 use trellis::ddt::{
     Answer, Dataset, Ddt, LcaDepths, Params, Query, QueryOptions, Rejection, Session, Strategy,
-    Triplet, snapshot, variance,
+    Triplet, check_strategy, snapshot, variance,
 };
+use trellis::input::Naming;
 
 use crate::errors::{TrellisError, input, to_py};
 use crate::tree::PyTree;
@@ -275,20 +276,15 @@ impl Sampler {
                 return Err(input(format!("rebuild must be \"guided\", not {other:?}")));
             }
         }
-        if subset_size < 3 {
-            return Err(input(format!(
-                "subset_size must be at least 3, not {subset_size}"
-            )));
+        let options = QueryOptions {
+            subset_size,
+            candidates,
+            samples,
         }
-        if candidates == 0 {
-            return Err(input("candidates must be at least 1"));
-        }
+        .checked(Naming::Keywords)
+        .map_err(to_py)?;
         let strategy = strategy_of(strategy)?;
-        if strategy == Strategy::Vanilla {
-            return Err(input(
-                "strategy \"vanilla\" asks no queries; use \"simple\", \"random\", \"active\", \"interleaved\" or \"smart\"",
-            ));
-        }
+        check_strategy(strategy).map_err(to_py)?;
         let params = Params {
             c,
             sigma,
@@ -297,11 +293,6 @@ impl Sampler {
             leaf_noise,
         };
         let model = Ddt::new(&data, params).map_err(to_py)?;
-        let options = QueryOptions {
-            subset_size,
-            candidates,
-            samples,
-        };
         let session =
             Session::new(model, strategy, options, Vec::new(), None, seed).map_err(to_py)?;
         Ok(Sampler {

@@ -3,6 +3,7 @@
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use trellis::input::Naming;
 use trellis::models::ModelName;
 use trellis::plan::{Budget, Task, choose, default_threads};
 
@@ -37,13 +38,7 @@ fn estimate<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let model: ModelName = model.parse().map_err(to_py)?;
     let task: Task = task.parse().map_err(to_py)?;
-    if let Some(t) = time_limit {
-        if !(t.is_finite() && t > 0.0) {
-            return Err(input(format!(
-                "time_limit is a number of seconds > 0, not {t}"
-            )));
-        }
-    }
+    trellis::job::time_limit(time_limit, Naming::Keywords).map_err(to_py)?;
     let budget = Budget {
         memory_bytes: crate::memory_limit(max_memory)?,
         seconds: time_limit,

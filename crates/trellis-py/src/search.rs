@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use numpy::{PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
-use trellis::astar::{self as search, ApproxOptions};
+use trellis::astar::{self as search, ApproxOptions, AstarJob};
 use trellis::baselines::{self, Linkage};
-use trellis::input::SimilarityKind;
+use trellis::input::{Naming, SimilarityKind};
 use trellis::{Named, Similarity, Weights};
 
 use crate::errors::{input, to_py};
@@ -113,37 +113,30 @@ fn astar(
     n_jobs: Option<i64>,
     triplets: Vec<(usize, usize, usize)>,
 ) -> PyResult<AstarResult> {
-    let cm = cost_model(&data, kind, model, beta)?;
-    let n = cm.data().n();
-    let names = crate::check_names(names, n)?.map(Arc::new);
-    let triplets = crate::posterior::checked_triplets(n, &triplets, names.as_deref())?;
-    let time_limit = match time_limit {
-        None => None,
-        Some(t) if t > 0.0 && t <= 1e9 => Some(std::time::Duration::from_secs_f64(t)),
-        Some(t) => {
-            return Err(input(format!(
-                "time_limit is a number of seconds in (0, 1e9], not {t}"
-            )));
-        }
-    };
     if max_explored == Some(0) {
         return Err(input("max_explored must be at least 1"));
     }
-    let request = if approx {
-        // The CLI's default for weights (docs/astar.md): the three linkage
-        // trees; greedy and beam search start poorly on hcc.
-        search::Request::Approximate {
-            options: ApproxOptions {
-                seed,
-                max_explored: max_explored.or(ApproxOptions::default().max_explored),
-                ..ApproxOptions::default()
-            },
-            starts: search::default_starts(false, false),
-            beam_width: 1,
-        }
-    } else {
-        search::Request::Exact
+    let job = AstarJob {
+        model: model.parse().map_err(to_py)?,
+        heuristic: None,
+        approx: approx.then(|| ApproxOptions {
+            seed,
+            max_explored: max_explored.or(ApproxOptions::default().max_explored),
+            ..ApproxOptions::default()
+        }),
+        init: Vec::new(),
+        beam_width: None,
+        memory_limit: crate::memory_limit(max_memory)?,
+        naming: Naming::Keywords,
     };
+    job.check().map_err(to_py)?;
+    let time_limit = trellis::job::time_limit(time_limit, Naming::Keywords).map_err(to_py)?;
+    let cm = cost_model(&data, kind, model, beta)?;
+    let n = cm.data().n();
+    job.check_points(n).map_err(to_py)?;
+    let names = crate::check_names(names, n)?.map(Arc::new);
+    let triplets = crate::posterior::checked_triplets(n, &triplets, names.as_deref())?;
+    let request = job.request(n, false);
     let outcome = crate::run(py, n_jobs, max_memory, |o| {
         search::solve(
             &cm,

@@ -800,3 +800,18 @@ def test_issue22_subtree_probability_reads_names():
     assert plain.subtree_probability("((0,2),1);") == pytest.approx(
         plain.subtree_probability([[0, 2], 1]), abs=1e-15
     )
+
+
+@pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf")])
+def test_time_limit_is_one_rule_for_astar_and_plan(bad):
+    # The library's check (the CLI's --time-limit too): seconds >= 0.
+    message = r"time_limit= must be a number of seconds >= 0"
+    with pytest.raises(trellis.InputError, match=message):
+        trellis.astar(_sym(4), approx=True, time_limit=bad)
+    with pytest.raises(trellis.InputError, match=message):
+        trellis.plan(5, time_limit=bad)
+
+
+def test_a_time_limit_beyond_the_clock_is_no_limit():
+    assert trellis.astar(_sym(5), time_limit=1e300).exact
+    assert trellis.plan(5, time_limit=1e300)["method"] == "exact"

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use trellis::ddt::{
     Answer, Dataset, Ddt, DdtTree, ModelSpec, QueryOptions, Rejection, Session, Strategy, Triplet,
-    jittered_model, snapshot,
+    check_strategy, jittered_model, snapshot,
 };
 use trellis::input::Naming;
 use trellis::io::{NamesColumn, ReadOptions};
@@ -455,6 +455,13 @@ impl App {
     /// Opens the data, the store and the session (replaying its answers) and
     /// starts the sampler and, for small data, the exact posterior.
     pub fn start(config: &Config) -> Result<(Arc<App>, Workers)> {
+        let options = QueryOptions {
+            subset_size: config.subset_size,
+            candidates: config.candidates,
+            samples: 100,
+        }
+        .checked(Naming::Flags)?;
+        check_strategy(config.strategy)?;
         let data = Data::read_with(&config.points, config.images.as_deref())?;
         let files = match (&config.images, &data.image_paths) {
             (Some(column), Some(paths)) => Some(crate::images::load(
@@ -564,11 +571,6 @@ impl App {
             );
         }
         let tree = stored.last_tree.as_deref().and_then(parse_tree_state);
-        let options = QueryOptions {
-            subset_size: config.subset_size,
-            candidates: config.candidates,
-            samples: 100,
-        };
         let seed = config.seed ^ stored.starts.wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let session = Session::new(model, strategy, options, answers, tree, seed)
             .map_err(|e| anyhow!(trellis::ddt::named_message(&e, &names)))?;

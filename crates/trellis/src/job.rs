@@ -652,6 +652,25 @@ impl FlatJob<'_> {
     }
 }
 
+/// A person's time limit in seconds as the library's [`Options`] take it:
+/// `None` for no limit, and for one too long for a [`std::time::Duration`]
+/// (beyond the clock, as no limit); `naming` spells the option.
+///
+/// # Errors
+///
+/// A limit that is negative or not a finite number
+/// ([`ErrorKind::Input`](crate::ErrorKind::Input)).
+pub fn time_limit(seconds: Option<f64>, naming: Naming) -> Result<Option<std::time::Duration>> {
+    match seconds {
+        Some(t) if !(t.is_finite() && t >= 0.0) => Err(Error::input(format!(
+            "{} must be a number of seconds >= 0, not {}",
+            naming.name("time-limit"),
+            crate::error::number(t)
+        ))),
+        t => Ok(t.and_then(|t| std::time::Duration::try_from_secs_f64(t).ok())),
+    }
+}
+
 /// The consensus level a door asks for with the summary `kind` (the
 /// planner's [`Task::Mcc`] or [`Task::Consensus`]): `threshold`, by default
 /// the majority rule's 0.5; `naming` spells the options.

@@ -265,9 +265,9 @@ def astar(weights=None, model="hcc", approx=False, seed=0, beta=1.0, names=None,
         A budget of trellis vertices explored, ``>= 1`` (approximate search;
         deterministic).
     time_limit : float, optional
-        Seconds before the search stops, in ``(0, 1e9]``: the exact search
-        then raises ``TrellisError``, the approximate one returns its best
-        tree.
+        Seconds before the search stops, ``>= 0`` (a limit longer than the
+        clock can count is no limit): the exact search then raises
+        ``TrellisError``, the approximate one returns its best tree.
     triplets : sequence of (a, b, c), optional, keyword-only
         As in ``exact_hierarchy``: the best tree among those in which every
         triplet holds (a forbidden split costs infinity, so the heuristic

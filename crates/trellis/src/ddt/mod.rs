@@ -74,7 +74,7 @@ pub use hierarchy::{Hierarchy, read_tree};
 pub use mcmc::{Chain, Rebuild, Stats};
 pub use model::{Dataset, Ddt, ModelSpec, Params, interactive_model, jittered_model, variance};
 pub use queries::{LoopOptions, Record, Simulation, Strategy, induced, user_answer};
-pub use session::{Answer, Query, QueryOptions, Rejection, Session, snapshot};
+pub use session::{Answer, Query, QueryOptions, Rejection, Session, check_strategy, snapshot};
 pub use support::{SUPPORT_THIN, SUPPORT_WINDOW, SupportWindow, clade_support};
 pub use tree::DdtTree;
 pub use triplets::{LcaDepths, Triplet, build, named_message, parse_triplets, triplet_distance};

@@ -112,19 +112,29 @@ impl LoopOptions {
     ///
     /// [`ErrorKind::Input`](crate::ErrorKind::Input) naming the option.
     pub fn checked(self, naming: crate::input::Naming) -> Result<LoopOptions> {
-        if self.subset_size < 3 {
-            return Err(Error::input(format!(
-                "{} must be at least 3, got {}",
-                naming.name("subset-size"),
-                self.subset_size
-            )));
-        }
-        if self.candidates == 0 {
-            let name = naming.name("candidates");
-            return Err(Error::input(format!("{name} must be at least 1")));
-        }
+        check_query_sizes(self.subset_size, self.candidates, naming)?;
         Ok(self)
     }
+}
+
+/// The sizes of a query as a person gives them: a shown subset of at least
+/// 3 points and at least one candidate subset (`naming` spells them).
+pub(crate) fn check_query_sizes(
+    subset_size: usize,
+    candidates: usize,
+    naming: crate::input::Naming,
+) -> Result<()> {
+    if subset_size < 3 {
+        return Err(Error::input(format!(
+            "{} must be at least 3, got {subset_size}",
+            naming.name("subset-size"),
+        )));
+    }
+    if candidates == 0 {
+        let name = naming.name("candidates");
+        return Err(Error::input(format!("{name} must be at least 1")));
+    }
+    Ok(())
 }
 
 /// The state after a query.

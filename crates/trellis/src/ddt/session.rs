@@ -55,6 +55,19 @@ pub struct QueryOptions {
     pub samples: usize,
 }
 
+impl QueryOptions {
+    /// Checks the options as a person gives them: a shown subset of at
+    /// least 3 points and at least one candidate (`naming` spells them).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) naming the option.
+    pub fn checked(self, naming: crate::input::Naming) -> Result<QueryOptions> {
+        super::queries::check_query_sizes(self.subset_size, self.candidates, naming)?;
+        Ok(self)
+    }
+}
+
 impl Default for QueryOptions {
     fn default() -> QueryOptions {
         QueryOptions {
@@ -564,7 +577,13 @@ impl Session {
     }
 }
 
-fn check_strategy(strategy: Strategy) -> Result<()> {
+/// Refuses a session strategy that asks no queries (vanilla), before
+/// anything is built or stored.
+///
+/// # Errors
+///
+/// [`ErrorKind::Parameter`](crate::ErrorKind::Parameter) for the vanilla strategy.
+pub fn check_strategy(strategy: Strategy) -> Result<()> {
     if strategy == Strategy::Vanilla {
         return Err(Error::parameter(
             "the vanilla strategy asks no queries; use simple, random, active, interleaved or smart",
