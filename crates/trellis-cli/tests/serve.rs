@@ -205,7 +205,11 @@ fn start_up_errors_are_one_sentence() {
     );
     // Options refused before the database is created.
     for (flag, value, message) in [
-        ("--subset-size", "2", "--subset-size must be at least 3, got 2"),
+        (
+            "--subset-size",
+            "2",
+            "--subset-size must be at least 3, got 2",
+        ),
         ("--candidates", "0", "--candidates must be at least 1"),
     ] {
         let base = ["interactive", "serve", "--points", p, "--db", db];

@@ -685,13 +685,17 @@ fn issue24_triplets_hold_beyond_128_points() {
 /// Constrained runs at large β: clusters of vanishing marginal give the
 /// blocked outside pass entries far below `2^-480` while the inside
 /// weights stay far from their bounds. The pass's window follows this
-/// run's weights (`OutsideWindow` in `dense/blocked.rs`), so these runs
-/// stay on the blocked kernel (a forced path is refused otherwise) and give
-/// every log marginal, the tiny ones included, of the general kernel. At
-/// β = 4, 73 entries of the outside table lie below the fixed window
-/// `[2^-480, 2^480]` the pass used before (a debug print) and 250
-/// marginals are below `e^-200`; at β = 5 an entry leaves even the wider
-/// window and the run takes the level-order kernel (a documented limit).
+/// run's weights (`OutsideWindow` in `dense/blocked.rs`) and the table is
+/// shifted by `2^k` to its top (the bound `H(U) ≤ e^{own(U)} / G(U)`), so
+/// these runs stay on the blocked kernel (a forced path is refused
+/// otherwise) and give every log marginal, the tiny ones included, of the
+/// general kernel. At β = 4, 73 entries of the outside table lie below the
+/// fixed window `[2^-480, 2^480]` the pass used first (a debug print) and
+/// 250 marginals are below `e^-200`. Without the shift β = 5 and 6 left the
+/// window (the smallest entry `2^-998` at β = 5, the largest `2^176` at β
+/// = 4); with it the table spans `2^-637 .. 2^827` at β = 6. At β = 8 its
+/// spread exceeds the window and the run takes the level-order kernel (a
+/// documented limit).
 #[test]
 fn issue24_constrained_outside_pass_stays_blocked_at_large_beta() {
     use trellis::{General, KernelPath, Trellis};
@@ -715,7 +719,7 @@ fn issue24_constrained_outside_pass_stays_blocked_at_large_beta() {
         .into_iter()
         .filter(|p| p.available())
         .collect();
-    for beta in [2.0, 4.0] {
+    for beta in [2.0, 4.0, 5.0, 6.0] {
         let hcc = Constrained::new(Hcc::new(&w, beta).unwrap(), triplets.clone()).unwrap();
         let general = Trellis::new(General(&hcc)).unwrap();
         let want = general.marginals().unwrap();

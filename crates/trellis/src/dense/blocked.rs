@@ -1361,9 +1361,16 @@ fn in_window(v: f64) -> bool {
 /// whole window and up to `2^480` times wider at each end otherwise. The
 /// wider window is what keeps constrained runs here: under triplets,
 /// clusters of vanishing marginal make `H` tiny while `G` stays far from
-/// its bounds (18 points at β = 16 gave `H = 2^-489`). `P(S) = F(S) · G(S)`
-/// is taken as `ln F + ln G` when the product would leave the normal
-/// numbers, so it keeps full relative precision too.
+/// its bounds (18 points at β = 16 gave `H = 2^-489`).
+///
+/// The recursion is linear in `F`, so the pass starts from `2^k F(X)` and
+/// computes `2^k H` throughout, `k` chosen to put the bound `H(U) ≤
+/// e^{own(U)} / G(U)` (from `P(U) ≤ 1`; equality at the root) at the
+/// window's top: the whole window then lies below the largest entry, which
+/// keeps the tiny entries of large β in it (13 points under triplets: up
+/// to β = 6 instead of 4). `P(S) = 2^-k F(S) · G(S)` is taken as `ln F +
+/// ln G - k ln 2` when the product would leave the normal numbers, so it
+/// keeps full relative precision too.
 ///
 /// With `run`, the pass keeps its finished levels (and those of `log_p`)
 /// in its directory and resumes from them (`checkpoint.rs`).
@@ -1385,10 +1392,15 @@ pub(crate) fn outside(
     let (parent, child) = (sep.parent, sep.child);
     let own = |u: usize| f * (child[u] + parent[u]) + scale.b;
     let window = OutsideWindow::of(&weights[1..full]);
-    let root = mul_exp(1.0 / weights[full], own(full));
+    // The recursion is linear in `F`: starting it from `2^k F(X)` gives
+    // `2^k H` everywhere. `k` places the largest `H` the bound allows at the
+    // top of the window, so its whole width is left below for the smallest.
+    let k = window.shift(largest_outside_log2(full, weights, &own));
+    let root = ldexp(mul_exp(1.0 / weights[full], own(full)), k);
     if !window.holds(root) {
         return Ok(false);
     }
+    let unshift = f64::from(k) * std::f64::consts::LN_2;
     let log_p = Cell::from_mut(log_p).as_slice_of_cells();
     let finish = |t: Mask, acc: f64, _: f64, _: f64| mul_exp(acc, own(full ^ t as usize));
     let keep = |t: Mask, acc: f64, h: f64| {
@@ -1408,22 +1420,29 @@ pub(crate) fn outside(
         }
         let p = acc * weights[s];
         // A product that underflows (to a subnormal or to 0) is taken in logs.
-        let log = if p >= f64::MIN_POSITIVE || acc == 0.0 || weights[s] == 0.0 {
-            p.ln()
+        let log = if acc == 0.0 || weights[s] == 0.0 {
+            f64::NEG_INFINITY
+        } else if p >= f64::MIN_POSITIVE {
+            p.ln() - unshift
         } else {
-            acc.ln() + weights[s].ln()
+            acc.ln() + weights[s].ln() - unshift
         };
         log_p[s].set(log.min(0.0));
         true
     };
     let shape = Shape::Outside { weights, root };
+    // A shift is part of what the saved levels mean.
+    let name = match k {
+        0 => scale.name("outside"),
+        k => format!("{}-k{k}", scale.name("outside")),
+    };
     let (_, ok) = pass::<SumProduct, _, _>(
         n,
         block_bits(n),
         path,
         shape,
         None,
-        levels(run, &scale.name("outside"), Some((log_p, full))),
+        levels(run, &name, Some((log_p, full))),
         &finish,
         keep,
         ticker,
@@ -1464,6 +1483,38 @@ impl OutsideWindow {
     fn holds(&self, h: f64) -> bool {
         (self.lo..=self.hi).contains(&h)
     }
+
+    /// The power of two `k` that moves a table whose entries are at most
+    /// `2^top` to the top of the window (down when `top` is above it), so
+    /// that its smallest entries have the most room; 0 when the bound is
+    /// not a number.
+    fn shift(&self, top: f64) -> i32 {
+        if !top.is_finite() {
+            return 0;
+        }
+        (self.hi.log2() - top).floor().clamp(-1000.0, 1000.0) as i32
+    }
+}
+
+/// A bound on `log2 H(U)` over every parent `U` (`|U| ≥ 2`, `G(U) ≠ 0`):
+/// `H(U) = F(U) e^{own(U)} = P(U) e^{own(U)} / G(U)` and `P(U) ≤ 1`, so
+/// `H(U) ≤ e^{own(U)} / G(U)`, with equality at the root. `O(2^n)` logs,
+/// against the pass's `O(3^n)` terms.
+fn largest_outside_log2(full: usize, weights: &[f64], own: &(dyn Fn(usize) -> f64 + Sync)) -> f64 {
+    let bound = |u: usize| {
+        if u.is_power_of_two() || weights[u] == 0.0 {
+            f64::NEG_INFINITY
+        } else {
+            own(u) - weights[u].ln()
+        }
+    };
+    let largest = par::fold_range(
+        full + 1,
+        || f64::NEG_INFINITY,
+        |m, u| m.max(bound(u)),
+        f64::max,
+    );
+    largest / std::f64::consts::LN_2
 }
 
 /// The flat trellis's MAP values `log M(S)` of every subset (`log M(∅) =

@@ -30,10 +30,11 @@
 //! subset convolution over the complements `X ∖ S` of the table being built
 //! with `G`, the same blocks and vector lanes as the inside pass, about 0.13
 //! ns per term per core instead of 2. Its window follows the run's weights
-//! (every product of two entries a normal number); it falls back to the
-//! level-order kernel below, every entry with its own exponent, when an
-//! entry leaves it (at large β: clusters whose marginals are hundreds of
-//! nats below 1, the more often under triplets).
+//! (every product of two entries a normal number) and its table is shifted
+//! to the window's top; it falls back to the level-order kernel below,
+//! every entry with its own exponent, when an entry leaves it (at large β:
+//! clusters whose marginals are hundreds of nats below 1, the more often
+//! under triplets).
 //!
 //! Checks that hold exactly: every singleton and the root have probability 1,
 //! and the probabilities of the non-singleton proper clusters sum to `n - 2`
