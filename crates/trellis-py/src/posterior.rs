@@ -27,10 +27,19 @@ pub fn cost_model(
 ) -> PyResult<CostModel> {
     let name: ModelName = model.parse().map_err(to_py)?;
     let info = name.info();
-    if info.structure != Structure::Hierarchy || info.takes(InputKind::Jets) {
+    let cost_model = |i: &trellis::models::ModelInfo| {
+        i.structure == Structure::Hierarchy && !i.takes(InputKind::Jets)
+    };
+    if !cost_model(info) {
+        let ids: Vec<&str> = ModelName::all()
+            .map(ModelName::info)
+            .filter(|i| cost_model(i))
+            .map(|i| i.id)
+            .collect();
         return Err(input(format!(
             "model {model:?} is not a cost model of hierarchies over weights or distances \
-             (hcc, dasgupta, linkage-average, linkage-complete, linkage-single)"
+             ({})",
+            ids.join(", ")
         )));
     }
     let distances = info.takes(InputKind::Distances);
