@@ -273,7 +273,12 @@ fn infer(
     progress: bool,
     need: Need,
 ) -> Result<FlatRun> {
-    let named = weights(a, sparse.sparse.is_none().then_some(Workload::FlatInside))?;
+    // The log Z and the MAP alone are one blocked pass each.
+    let workload = match need {
+        Need::LogZ | Need::Map => Workload::FlatPass,
+        Need::All | Need::Samples => Workload::FlatInside,
+    };
+    let named = weights(a, sparse.sparse.is_none().then_some(workload))?;
     let family = match (sparse.sparse, &sparse.tree, &sparse.clusters) {
         (None, None, None) => return dense(a, named, beta, progress, need),
         (None, _, _) => bail!("--tree and --clusters choose the family of --sparse"),

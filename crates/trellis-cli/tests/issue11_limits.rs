@@ -480,6 +480,40 @@ fn full_trellis_refusal_names_the_memory() {
     );
 }
 
+/// `flat logz` and `flat map` are one blocked pass over 24 bytes per
+/// subset (issue 25): at 16 points (1.5 MiB) they run under a cap that the
+/// full flat trellis (96 bytes per subset, 6 MiB), which `flat marginals`
+/// and `flat sample` need, exceeds; both give the full trellis's answers.
+#[test]
+fn flat_log_z_and_map_are_admitted_at_the_single_pass_memory() {
+    let (_d, w) = weights_file("i11_flat_pass", 16);
+    let w = s(&w);
+    let args = |cmd: &'static str, cap: Option<&'static str>| {
+        let mut args = vec!["flat", cmd, "--model", "cc", "--weights", w, "--json", "-q"];
+        args.extend(cap.map(|c| ["--max-memory", c]).into_iter().flatten());
+        args
+    };
+    for cmd in ["logz", "map"] {
+        let capped = json(&args(cmd, Some("0.004")));
+        assert_eq!(capped, json(&args(cmd, None)), "flat {cmd}");
+    }
+    let full = json(&args("marginals", None))["log_z"].as_f64().unwrap();
+    let pass = json(&args("logz", Some("0.004")))["log_z"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (full - pass).abs() <= 1e-9 * full.abs().max(1.0),
+        "{full} vs {pass}"
+    );
+    fails(
+        &args("marginals", Some("0.004")),
+        "exceeds the --max-memory cap",
+    );
+    let mut sample = args("sample", Some("0.004"));
+    sample.extend(["-n", "3"]);
+    fails(&sample, "exceeds the --max-memory cap");
+}
+
 #[test]
 fn flat_commands_check_max_memory_first() {
     let (_d, w) = weights_file("i11_flat", 16);

@@ -607,10 +607,13 @@ pub fn workload(model: ModelName, task: Task, constrained: bool) -> Workload {
     let single_pass = model == ModelName::Hcc
         && !constrained
         && matches!(task, Task::LogZ | Task::Map | Task::Sample);
+    let structure = model.info().structure;
     if single_pass {
         Workload::Pass
+    } else if structure == Structure::Partition && matches!(task, Task::LogZ | Task::Map) {
+        Workload::FlatPass
     } else {
-        task.workload(model.info().structure)
+        task.workload(structure)
     }
 }
 

@@ -167,6 +167,8 @@ fn issue21_plan_memory_is_the_librarys_own_estimate() {
                 let workload = match (flat, marginals) {
                     (false, false) => Workload::Inside,
                     (false, true) => Workload::Marginals,
+                    // The flat log Z and MAP are single blocked passes.
+                    (true, false) if matches!(task, Task::LogZ | Task::Map) => Workload::FlatPass,
                     (true, false) => Workload::FlatInside,
                     (true, true) => Workload::FlatMarginals,
                 };

@@ -59,6 +59,9 @@ pub enum Workload {
     /// block by block: log Z or the MAP tree of a pair-form model without
     /// constraints ([`pass_bytes`]).
     Pass,
+    /// One blocked pass of the flat trellis: its log Z or its MAP partition
+    /// alone (the log-energies, the scaled energies and the pass's table).
+    FlatPass,
 }
 
 /// Bytes the dense (hierarchical or flat) trellis over `n` points needs at
@@ -74,6 +77,7 @@ pub fn memory_needed(n: usize, workload: Workload) -> u64 {
                 + OUTSIDE_BYTES.max(INSIDE_PEAK_BYTES - INSIDE_KEPT_BYTES)
         }
         Workload::FlatInside => FLAT_BYTES,
+        Workload::FlatPass => FLAT_PASS_BYTES,
         // The marginals add one log-probability per subset.
         Workload::FlatMarginals => FLAT_BYTES + 8,
     };
@@ -187,6 +191,12 @@ pub fn check_memory(n: usize, workload: Workload, limit: Option<u64>) -> Result<
 /// (24 each) and their compact copies (16 each), the relative part of log Z
 /// and the MAP value (8 each).
 pub(crate) const FLAT_BYTES: u64 = 24 + 24 + 16 + 16 + 8 + 8;
+
+/// Bytes per subset of one blocked pass of the flat trellis (`flat logz`,
+/// `flat map`): the log-energies, the scaled energies and the pass's table,
+/// 8 each. (The tabulated summaries of a built-in energy, 8 bytes, are freed
+/// once the log-energies are made, before the other two exist.)
+pub(crate) const FLAT_PASS_BYTES: u64 = 24;
 
 #[cfg(test)]
 mod tests {

@@ -281,8 +281,7 @@ impl<E: Energy> FlatTrellis<E> {
         if n == 0 {
             return Ok(FlatTrellis::with_options(energy, options)?.map().clone());
         }
-        let summary = std::mem::size_of::<E::Summary>() as u64;
-        memory::check_dense(n, (summary + 16) << n.min(63), options.memory_limit)?;
+        memory::check_dense(n, pass_bytes::<E>(n), options.memory_limit)?;
         let size = 1usize << n;
         let log_e = log_energies(energy)?;
         let path = KernelPath::choose(options.kernel)?;
@@ -313,10 +312,9 @@ impl<E: Energy> FlatTrellis<E> {
     /// answer at its cost). Agrees with [`FlatTrellis::log_z`] to rounding.
     pub fn log_z_only(energy: &E, options: &Options<'_>) -> Result<f64> {
         let n = energy.num_points();
-        let summary = std::mem::size_of::<E::Summary>() as u64;
-        // The full trellis's estimate: it is the fallback.
-        let per_subset = FLAT_BYTES.max(summary + 24);
-        memory::check_dense(n, per_subset << n.min(63), options.memory_limit)?;
+        // The blocked pass's own need; the full trellis, its fallback,
+        // checks its larger one before it allocates.
+        memory::check_dense(n, pass_bytes::<E>(n), options.memory_limit)?;
         if n >= 2 {
             let log_e = log_energies(energy)?;
             let in_range = within_scaled_range(n, log_e[1..].iter().copied());
@@ -335,7 +333,17 @@ impl<E: Energy> FlatTrellis<E> {
                 }
             }
         }
-        Ok(FlatTrellis::with_options(energy, options)?.log_z())
+        let full = FlatTrellis::with_options(energy, options).map_err(|e| {
+            if matches!(e.kind(), ErrorKind::OutOfMemory { .. }) {
+                e.context(
+                    "the energies leave the range of the blocked flat pass, so log Z needs \
+                     the full flat trellis",
+                )
+            } else {
+                e
+            }
+        })?;
+        Ok(full.log_z())
     }
 
     /// The blocked inside pass (see `dense/blocked.rs`): the MAP values, then
@@ -685,6 +693,15 @@ impl<E: Energy> FlatTrellis<E> {
 
 /// `log E(c)` of every cluster (entry 0 unused), checked: NaN or `+∞` is
 /// an error naming the cluster.
+/// Bytes of one blocked pass over `n` points ([`FlatTrellis::log_z_only`],
+/// [`FlatTrellis::map_only`]): the summaries with the log-energies made
+/// from them, then the log-energies, the scaled energies and the table.
+fn pass_bytes<E: Energy + ?Sized>(n: usize) -> u64 {
+    let summary = std::mem::size_of::<E::Summary>() as u64;
+    let per_subset = memory::FLAT_PASS_BYTES.max(summary + 8);
+    per_subset.saturating_mul(1u64 << n.min(63))
+}
+
 fn log_energies<E: Energy + ?Sized>(energy: &E) -> Result<Vec<f64>> {
     let summaries = tabulate(energy);
     let log_e = par::collect_range(summaries.len(), true, |c| {
