@@ -480,8 +480,8 @@ fn full_trellis_refusal_names_the_memory() {
     );
 }
 
-/// `flat logz` and `flat map` are one blocked pass over 24 bytes per
-/// subset (issue 25): at 16 points (1.5 MiB) they run under a cap that the
+/// `flat logz` and `flat map` are one blocked pass over 16 bytes per
+/// subset (issue 25): at 16 points (1 MiB) they run under a cap that the
 /// full flat trellis (96 bytes per subset, 6 MiB), which `flat marginals`
 /// and `flat sample` need, exceeds; both give the full trellis's answers.
 #[test]
@@ -528,9 +528,9 @@ fn flat_commands_check_max_memory_first() {
                 "--weights",
                 w,
                 "--max-memory",
-                "0.001",
+                "0.0001",
             ],
-            "exceeds the --max-memory cap of 1.0 MiB",
+            "exceeds the --max-memory cap of 104.9 KiB",
         );
     }
     fails(

@@ -60,7 +60,7 @@ pub enum Workload {
     /// constraints ([`pass_bytes`]).
     Pass,
     /// One blocked pass of the flat trellis: its log Z or its MAP partition
-    /// alone (the log-energies, the scaled energies and the pass's table).
+    /// alone (two 8-byte tables at a time: see `FLAT_PASS_BYTES`).
     FlatPass,
 }
 
@@ -193,10 +193,11 @@ pub fn check_memory(n: usize, workload: Workload, limit: Option<u64>) -> Result<
 pub(crate) const FLAT_BYTES: u64 = 24 + 24 + 16 + 16 + 8 + 8;
 
 /// Bytes per subset of one blocked pass of the flat trellis (`flat logz`,
-/// `flat map`): the log-energies, the scaled energies and the pass's table,
-/// 8 each. (The tabulated summaries of a built-in energy, 8 bytes, are freed
-/// once the log-energies are made, before the other two exist.)
-pub(crate) const FLAT_PASS_BYTES: u64 = 24;
+/// `flat map`), 8 each: the tabulated summaries of a built-in energy and the
+/// log-energies made from them; then the log-energies and the MAP pass's
+/// keys, or the scaled energies made from the log-energies and, once those
+/// are freed, the weight pass's table.
+pub(crate) const FLAT_PASS_BYTES: u64 = 16;
 
 #[cfg(test)]
 mod tests {

@@ -307,9 +307,11 @@ impl<E: Energy> FlatTrellis<E> {
     /// a scale guessed without the MAP values (the line from the single
     /// points' energies to the better of the one-cluster and all-singletons
     /// partitions, widened by half of `n ln n`), about half
-    /// the work of [`FlatTrellis::new`]. Where the guess or the energies
-    /// leave the kernel's window, the full trellis runs instead (the same
-    /// answer at its cost). Agrees with [`FlatTrellis::log_z`] to rounding.
+    /// the work of [`FlatTrellis::new`], over 16 bytes per subset (the
+    /// scaled energies and the weights; the log-energies are freed before
+    /// the pass). Where the guess or the energies leave the kernel's window,
+    /// the full trellis runs instead (the same answer at its cost, and its
+    /// own memory check). Agrees with [`FlatTrellis::log_z`] to rounding.
     pub fn log_z_only(energy: &E, options: &Options<'_>) -> Result<f64> {
         let n = energy.num_points();
         // The blocked pass's own need; the full trellis, its fallback,
@@ -321,14 +323,23 @@ impl<E: Energy> FlatTrellis<E> {
             if let Some(scale) = guess_scale(n, &log_e).filter(|_| in_range) {
                 let path = KernelPath::choose(options.kernel)?;
                 let mut ticker = Ticker::new(options, "inside", (3u64.pow(n as u32) - 1) / 2)?;
-                let cell = |c: usize| Cell::new(log_e[c], log_e[c]);
                 let run = run_of(options, &log_e, n)?;
-                if let Some(w) = blocked_weights(n, cell, scale, path, run.as_ref(), &mut ticker)? {
+                let floor = two_partitions(n, &log_e);
+                let e_hat = scaled_energies(n, |c| Cell::new(log_e[c], log_e[c]), scale);
+                // The pass holds the scaled energies and its table only.
+                drop(log_e);
+                let w = match e_hat {
+                    Some(e_hat) => {
+                        blocked::flat_weights(n, &e_hat, scale, path, run.as_ref(), &mut ticker)?
+                    }
+                    None => None,
+                };
+                if let Some(w) = w {
                     let log_z = w[w.len() - 1].ln() + scale.a * n as f64 + scale.b;
                     if log_z.is_finite() {
                         // Never below a partition's own log-energy (rounding
                         // could put it there: all-impossible clusters).
-                        return Ok(log_z.max(two_partitions(n, &log_e)));
+                        return Ok(log_z.max(floor));
                     }
                 }
             }
@@ -694,8 +705,8 @@ impl<E: Energy> FlatTrellis<E> {
 /// `log E(c)` of every cluster (entry 0 unused), checked: NaN or `+∞` is
 /// an error naming the cluster.
 /// Bytes of one blocked pass over `n` points ([`FlatTrellis::log_z_only`],
-/// [`FlatTrellis::map_only`]): the summaries with the log-energies made
-/// from them, then the log-energies, the scaled energies and the table.
+/// [`FlatTrellis::map_only`]): two tables at a time, the summaries of `E`
+/// among them at first (see `FLAT_PASS_BYTES`).
 fn pass_bytes<E: Energy + ?Sized>(n: usize) -> u64 {
     let summary = std::mem::size_of::<E::Summary>() as u64;
     let per_subset = memory::FLAT_PASS_BYTES.max(summary + 8);
@@ -716,9 +727,9 @@ fn log_energies<E: Energy + ?Sized>(energy: &E) -> Result<Vec<f64>> {
 }
 
 /// The flat weight pass of the blocked kernel at `scale`, from each
-/// cluster's energy in scaled form (`cell(c)`): the energies `E(c) 2^(-α|c|)`
-/// (exactly the cell's scaled number times a power of two), then the pass;
-/// `None` when an energy or a weight leaves the kernel's window.
+/// cluster's energy in scaled form (`cell(c)`): the energies of
+/// [`scaled_energies`], then the pass; `None` when an energy or a weight
+/// leaves the kernel's window.
 fn blocked_weights(
     n: usize,
     cell: impl Fn(usize) -> Cell + Sync,
@@ -727,6 +738,20 @@ fn blocked_weights(
     run: Option<&Run>,
     ticker: &mut Ticker<'_>,
 ) -> Result<Option<Vec<f64>>> {
+    match scaled_energies(n, cell, scale) {
+        Some(e_hat) => blocked::flat_weights(n, &e_hat, scale, path, run, ticker),
+        None => Ok(None),
+    }
+}
+
+/// The energies `E(c) 2^(-α|c|)` of every cluster at `scale` (exactly the
+/// scaled number `cell(c)` times a power of two), or `None` when one leaves
+/// the blocked kernel's window.
+fn scaled_energies(
+    n: usize,
+    cell: impl Fn(usize) -> Cell + Sync,
+    scale: blocked::Scale,
+) -> Option<Vec<f64>> {
     let (alpha, _) = scale.exponents();
     let e_hat = par::collect_range(1usize << n, true, |c| {
         let cell = cell(c);
@@ -737,10 +762,7 @@ fn blocked_weights(
             blocked::ldexp(cell.mant, cell.exp.saturating_sub(alpha * k))
         }
     });
-    if !blocked::energies_in_range(&e_hat) {
-        return Ok(None);
-    }
-    blocked::flat_weights(n, &e_hat, scale, path, run, ticker)
+    blocked::energies_in_range(&e_hat).then_some(e_hat)
 }
 
 /// The checkpoint run of the flat passes over the log-energies `log_e`
