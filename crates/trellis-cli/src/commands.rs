@@ -233,12 +233,9 @@ pub fn map(a: &MapArgs, progress: bool) -> Result<String> {
     let (args, json, newick) = (&a.run.model, a.json, a.newick);
     let flags = &a.dendrogram;
     check_jets_outputs(args, flags, newick)?;
-    // Support values need the outside pass as well.
-    let task = if a.support {
-        Task::Marginals
-    } else {
-        Task::Map
-    };
+    // Support values need the outside pass as well (and the MAP tree: the
+    // work of `infer`).
+    let task = if a.support { Task::Infer } else { Task::Map };
     // The MAP tree does not depend on beta > 0: search at beta = 1 so that
     // rounding cannot make the answer depend on it, then report -beta * cost.
     // Support values are marginals at --beta.
@@ -464,7 +461,7 @@ pub fn infer(a: &InferArgs, progress: bool) -> Result<String> {
     check_jets_outputs(args, &DendrogramArgs::default(), a.newick)?;
     run(
         &a.run,
-        Task::Marginals,
+        Task::Infer,
         args.budget.beta,
         progress,
         |n| listed_bytes(sparse.sparse.is_none(), n),

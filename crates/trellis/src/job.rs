@@ -421,7 +421,8 @@ impl Job<'_> {
             Task::LogZ => Need::LogZ,
             Task::Map => Need::Map,
             Task::Sample => Need::Samples,
-            _ => Need::All,
+            Task::Marginals | Task::Mcc | Task::Consensus => Need::Marginals,
+            Task::Infer => Need::All,
         };
         let model = CostModel::build(self.model, weights.view(), beta)?;
         crate::engines::dense(model, triplets, need, &options)

@@ -145,6 +145,7 @@ pub use base::count;
 pub use base::io;
 pub use base::memory::{
     MAX_POINTS, Workload, available_memory, check_memory, memory_needed, pass_bytes,
+    pass_marginals_bytes,
 };
 pub use base::named::Named;
 pub use base::random;

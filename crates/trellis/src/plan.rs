@@ -94,6 +94,10 @@
 //! at `n = 24`, measured peak resident), unless β is so large that the
 //! weights leave the kernel's range; that rare run falls back to the full
 //! inside pass and checks its own, larger memory before it allocates.
+//! `marginals` and `consensus` of `hcc` (without triplets) keep the weight
+//! pass's table and the outside pass's, which becomes the log marginals in
+//! place ([`WeightTable::with_marginals`](crate::WeightTable::with_marginals)):
+//! `pass_marginals_bytes`, 16 bytes per subset, with the same fallback.
 //!
 //! # Accuracy
 //!
@@ -428,9 +432,12 @@ fn passes(n: usize, model: ModelName, task: Task) -> (&'static str, Vec<(f64, f6
                 Task::LogZ => vec![weights],
                 Task::Map => vec![keys],
                 Task::Sample => vec![weights],
-                Task::Marginals | Task::Infer | Task::Mcc | Task::Consensus => {
-                    vec![keys, weights, (outside, BLOCKED_OUTSIDE_NS * factor)]
+                // The marginals alone start from the greedy tree's scale
+                // (`WeightTable::with_marginals`); `infer` needs the MAP.
+                Task::Marginals | Task::Mcc | Task::Consensus => {
+                    vec![weights, (outside, BLOCKED_OUTSIDE_NS * factor)]
                 }
+                Task::Infer => vec![keys, weights, (outside, BLOCKED_OUTSIDE_NS * factor)],
             };
             (name, passes)
         }
@@ -550,8 +557,9 @@ fn estimate_on(
         } else {
             0
         };
-    let single_pass = workload(model, task, constrained) == Workload::Pass;
-    let mut memory_bytes = memory_needed(n, workload(model, task, constrained));
+    let workload = workload(model, task, constrained);
+    let single_pass = matches!(workload, Workload::Pass | Workload::PassMarginals);
+    let mut memory_bytes = memory_needed(n, workload);
     let (kernel, mut passes) = passes(n, model, task);
     if task == Task::Mcc {
         // The clade-credibility model is tabulated and its max-plus pass
@@ -559,10 +567,15 @@ fn estimate_on(
         let (_, factor) = blocked_path();
         passes.push((inside_splits(n), BLOCKED_KEYS_NS * factor));
         subsets *= 2.0;
-        memory_bytes = memory_bytes.max(
-            ((MODEL_BYTES + INSIDE_KEPT_BYTES + LOG_P_BYTES) << n)
-                .saturating_add(memory_needed(n, Workload::Inside)),
-        );
+        // Kept: the weights and log marginals of the blocked passes, or the
+        // model tables, the inside pass's tables and the log marginals.
+        let kept = if workload == Workload::PassMarginals {
+            2 * LOG_P_BYTES
+        } else {
+            MODEL_BYTES + INSIDE_KEPT_BYTES + LOG_P_BYTES
+        };
+        memory_bytes =
+            memory_bytes.max((kept << n).saturating_add(memory_needed(n, Workload::Inside)));
     }
     let memory_bytes = if single_pass {
         memory_bytes
@@ -600,16 +613,18 @@ pub fn sampler_cache_bytes(n: usize) -> u64 {
 
 /// What the dense trellis holds for `task` over `model` (restricted by
 /// triplets when `constrained`), for [`memory_needed`]: one 8-byte pass for
-/// log Z, the MAP tree and samples of `hcc` without constraints, else the tables of
+/// log Z, the MAP tree and samples of `hcc` without constraints, two for its
+/// marginals alone (the weights and the outside table), else the tables of
 /// the task's structure. (The MCC tree's own pass comes on top: see
 /// [`estimate`].)
 pub fn workload(model: ModelName, task: Task, constrained: bool) -> Workload {
-    let single_pass = model == ModelName::Hcc
-        && !constrained
-        && matches!(task, Task::LogZ | Task::Map | Task::Sample);
+    let pair_form = model == ModelName::Hcc && !constrained;
+    let single_pass = pair_form && matches!(task, Task::LogZ | Task::Map | Task::Sample);
     let structure = model.info().structure;
     if single_pass {
         Workload::Pass
+    } else if pair_form && matches!(task, Task::Marginals | Task::Mcc | Task::Consensus) {
+        Workload::PassMarginals
     } else if structure == Structure::Partition && matches!(task, Task::LogZ | Task::Map) {
         Workload::FlatPass
     } else {
@@ -836,12 +851,22 @@ mod tests {
                 assert!((d - extra).abs() <= 1e-12 * mcc.seconds, "{model} n = {n}");
                 // Memory: the posterior's kept tables (16 + 16 + 8 bytes per
                 // subset) and the MCC pass's own check, 112 bytes per subset
-                // against 72 for the marginals (plus the same summaries' heap).
-                assert_eq!(
-                    mcc.memory_bytes - marginals.memory_bytes,
-                    40u64 << n,
-                    "{model} n = {n}"
-                );
+                // against 72 for the marginals (plus the same summaries' heap);
+                // hcc's blocked passes keep 8 + 8 and hold 16 for the marginals.
+                if model == ModelName::Hcc {
+                    assert_eq!(marginals.memory_bytes, memory::pass_marginals_bytes(n));
+                    assert_eq!(
+                        mcc.memory_bytes,
+                        (88u64 << n).max(marginals.memory_bytes),
+                        "{model} n = {n}"
+                    );
+                } else {
+                    assert_eq!(
+                        mcc.memory_bytes - marginals.memory_bytes,
+                        40u64 << n,
+                        "{model} n = {n}"
+                    );
+                }
                 assert_eq!(mcc.kernel, marginals.kernel);
             }
         }

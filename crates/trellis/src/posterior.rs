@@ -14,7 +14,10 @@
 //!   answers nothing else; with [`Need::Samples`] `log Z` and exact samples
 //!   from the weight pass's single 8-byte table where the model has it
 //!   (hierarchical correlation clustering: `WeightTable`), else the whole
-//!   trellis;
+//!   trellis; with [`Need::Marginals`] those and every cluster marginal
+//!   (support values, sub-hierarchies, the MCC and consensus trees) from
+//!   that table and the blocked outside pass's, 16 bytes per subset, but no
+//!   MAP tree;
 //! - [`Posterior::sparse`]: a sparse trellis (a family of trees or clusters),
 //!   the exact posterior restricted to the trees it realises, optionally
 //!   over a permutation of the points (jets order their leaves).
@@ -69,6 +72,14 @@ pub enum Need {
     /// clustering, under triplets too), else as [`Need::All`]. Flat
     /// posteriors take it as [`Need::All`].
     Samples,
+    /// What [`Need::Samples`] gives and every cluster marginal (support
+    /// values, sub-hierarchies, the MCC and consensus trees), but not the
+    /// MAP tree: the blocked inside and outside passes at two 8-byte
+    /// entries per subset where the model has the separable form with a
+    /// constant factor and its weights fit the passes' windows
+    /// (`WeightTable::with_marginals`), else as [`Need::All`]. Flat
+    /// posteriors take it as [`Need::All`].
+    Marginals,
 }
 
 /// The share of the trees a sparse trellis realises.
@@ -119,13 +130,20 @@ impl Posterior {
     {
         let n = model.num_points();
         let inner: Box<dyn Engine> = match need {
-            Need::Samples => match WeightTable::new(&model, options)? {
-                Some(table) => Box::new(table),
-                None => Box::new(Dense {
-                    trellis: Trellis::with_options(model, options)?,
-                    marginals: OnceLock::new(),
-                }),
-            },
+            Need::Samples | Need::Marginals => {
+                let table = if need == Need::Samples {
+                    WeightTable::new(&model, options)?
+                } else {
+                    WeightTable::with_marginals(&model, options)?
+                };
+                match table {
+                    Some(table) => Box::new(table),
+                    None => Box::new(Dense {
+                        trellis: Trellis::with_options(model, options)?,
+                        marginals: OnceLock::new(),
+                    }),
+                }
+            }
             Need::All => Box::new(Dense {
                 trellis: Trellis::with_options(model, options)?,
                 marginals: OnceLock::new(),
@@ -457,10 +475,22 @@ impl<M: Search + Send + Sync> Engine for Dense<M> {
     }
 }
 
-/// The weight pass's table: `log Z` and samples (see [`Need::Samples`]).
+/// The weight pass's table: `log Z` and samples (see [`Need::Samples`]),
+/// and with the outside pass every marginal ([`Need::Marginals`]).
+impl WeightTable {
+    fn log_p_or_missing(&self, what: &str) -> Result<&[f64]> {
+        self.log_p_table()
+            .ok_or_else(|| missing(what, Engine::kind(self)))
+    }
+}
+
 impl Engine for WeightTable {
     fn kind(&self) -> &'static str {
-        "a posterior built for log Z and samples (Need::Samples)"
+        if self.log_p_table().is_some() {
+            "a posterior built for log Z, samples and marginals (Need::Marginals)"
+        } else {
+            "a posterior built for log Z and samples (Need::Samples)"
+        }
     }
     fn n(&self) -> usize {
         self.num_points()
@@ -470,6 +500,28 @@ impl Engine for WeightTable {
     }
     fn map(&self) -> Result<(ScoredTree, f64)> {
         Err(missing("the MAP", self.kind()))
+    }
+    fn clusters(&self, min_p: f64, _: &Options<'_>) -> Result<Vec<(Vec<usize>, f64)>> {
+        let log_p = self.log_p_or_missing("cluster marginals")?;
+        Ok(crate::dense::clusters_above(self.n(), log_p, min_p)
+            .into_iter()
+            .map(|(s, p)| (crate::members(s).collect(), p))
+            .collect())
+    }
+    fn support(&self, clusters: &[Vec<usize>], _: &Options<'_>) -> Result<Vec<f64>> {
+        let log_p = self.log_p_or_missing("support values")?;
+        Ok(clusters
+            .iter()
+            .map(|c| log_p[mask(c) as usize].exp())
+            .collect())
+    }
+    fn subtree(&self, tree: &Tree, _: &Options<'_>) -> Result<f64> {
+        WeightTable::subtree(self, tree)?
+            .ok_or_else(|| missing("the probability of a sub-hierarchy", self.kind()))
+    }
+    fn mcc(&self, options: &Options<'_>) -> Result<(Tree, f64)> {
+        let log_p = self.log_p_or_missing("the maximum-clade-credibility tree")?;
+        crate::summary::mcc_dense(self.n(), log_p, options)
     }
     fn each_sample(
         &self,
@@ -715,7 +767,7 @@ impl PartitionPosterior {
     {
         let n = energy.num_points();
         let inner: Box<dyn FlatEngine> = match need {
-            Need::All | Need::Samples => Box::new(FlatDense {
+            Need::All | Need::Samples | Need::Marginals => Box::new(FlatDense {
                 trellis: FlatTrellis::with_options(energy, options)?,
                 marginals: OnceLock::new(),
             }),

@@ -462,3 +462,180 @@ fn issue25_need_samples_at_any_beta_and_for_other_models() {
     assert!(format!("{post:?}").contains("dense trellis"), "{post:?}");
     assert!(post.map().is_ok());
 }
+
+/// `WeightTable::with_marginals` (`Need::Marginals`): every cluster's
+/// marginal from the weights and the outside pass's table, at two 8-byte
+/// entries per subset, against brute force (n ≤ 7) on every vector path at
+/// β up to 1e300 (beyond the windows the table is `None` and the posterior
+/// is the full trellis's, checked the same way).
+#[test]
+fn issue25_need_marginals_match_brute_force() {
+    use trellis::WeightTable;
+    use trellis::posterior::{Need, Posterior};
+    let (mut tables, mut fell_back) = (0, 0);
+    for n in 2..=7 {
+        for seed in 0..2u64 {
+            let w = random_weights(n, 3000 + 10 * n as u64 + seed, 1.0);
+            for beta in [0.25, 1.0, 5.0, 60.0, 1e300] {
+                let brute = Brute::new(&NaiveHcc { w: w.clone(), beta });
+                let tol = brute.tol_log();
+                let hcc = Hcc::new(&lib_weights(&w), beta).unwrap();
+                for path in paths() {
+                    let what = format!("n={n} seed={seed} β={beta} {path}");
+                    let post = Posterior::dense(hcc.clone(), Need::Marginals, &on(path)).unwrap();
+                    let table = WeightTable::with_marginals(&hcc, &on(path)).unwrap();
+                    let kind = format!("{post:?}");
+                    assert_eq!(table.is_some(), kind.contains("Need::Marginals"), "{what}");
+                    if let Some(table) = &table {
+                        tables += 1;
+                        close(&format!("log Z {what}"), table.log_z(), brute.log_z, tol);
+                        let log_p = table.log_p_table().unwrap();
+                        assert_eq!(log_p.len(), 1 << n);
+                        for (s, (&got, &want)) in log_p.iter().zip(&brute.log_marg).enumerate() {
+                            if want == f64::NEG_INFINITY {
+                                assert_eq!(got, want, "log P({s:#b}) {what}");
+                            } else {
+                                close(&format!("log P({s:#b}) {what}"), got, want, 4.0 * tol);
+                            }
+                        }
+                        // The MAP needs another pass: not kept.
+                        assert!(post.map().is_err(), "{what}");
+                    } else {
+                        fell_back += 1;
+                        assert!(post.map().is_ok(), "{what}");
+                    }
+                    close(
+                        &format!("posterior log Z {what}"),
+                        post.log_z().unwrap(),
+                        brute.log_z,
+                        tol,
+                    );
+                    let listed = post.cluster_marginals(0.0, &Options::default()).unwrap();
+                    for (members, p) in &listed {
+                        let s: usize = members.iter().map(|&i| 1usize << i).sum();
+                        let want = brute.log_marg[s].exp();
+                        close(&format!("P({s:#b}) {what}"), *p, want, brute.tol_p());
+                    }
+                    // Which clusters have a positive marginal is decided
+                    // where the brute force resolves the costs (at β = 1e300
+                    // its sums round away differences of 1e284).
+                    if brute.tol_p() < 1e-6 {
+                        let want_listed = (1..(1usize << n) - 1)
+                            .filter(|s| s.count_ones() >= 2 && brute.log_marg[*s].exp() > 0.0)
+                            .count();
+                        assert_eq!(listed.len(), want_listed, "{what}");
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        tables > 0 && fell_back > 0,
+        "{tables} tables, {fell_back} fell back"
+    );
+}
+
+/// `Need::Marginals` against the full trellis (n = 9 … 14, crossing the
+/// block widths): every marginal, the probability of sub-hierarchies, the
+/// MCC and consensus trees; under triplets too (the terms then come from
+/// tables); and the same answer with the terms from tables and rebuilt.
+#[test]
+fn issue25_need_marginals_match_the_full_trellis() {
+    use trellis::constraints::Constrained;
+    use trellis::ddt::Triplet;
+    use trellis::posterior::{Need, Posterior};
+    let t = |a, b, c| Triplet::new(a, b, c).unwrap();
+    for n in [9, 11, 14] {
+        let w = random_weights(n, 3100 + n as u64, 1.0);
+        for beta in [0.5, 3.0] {
+            let hcc = Hcc::new(&lib_weights(&w), beta).unwrap();
+            let triplets = vec![t(0, 1, 2), t(3, 4, 5), t(0, 1, 8), t(6, 7, 0)];
+            let constrained = Constrained::new(hcc.clone(), triplets).unwrap();
+            let cases: [(&str, Posterior, Posterior); 2] = [
+                (
+                    "plain",
+                    Posterior::dense(hcc.clone(), Need::Marginals, &Options::default()).unwrap(),
+                    Posterior::dense(hcc.clone(), Need::All, &Options::default()).unwrap(),
+                ),
+                (
+                    "triplets",
+                    Posterior::dense(constrained.clone(), Need::Marginals, &Options::default())
+                        .unwrap(),
+                    Posterior::dense(constrained, Need::All, &Options::default()).unwrap(),
+                ),
+            ];
+            for (kind, post, full) in &cases {
+                let what = format!("n={n} β={beta} {kind}");
+                assert!(format!("{post:?}").contains("Need::Marginals"), "{what}");
+                let o = Options::default();
+                let tol = 1e-12 * full.log_z().unwrap().abs().max(1.0);
+                close(
+                    &format!("log Z {what}"),
+                    post.log_z().unwrap(),
+                    full.log_z().unwrap(),
+                    tol,
+                );
+                let got = post.cluster_marginals(0.0, &o).unwrap();
+                let want = full.cluster_marginals(0.0, &o).unwrap();
+                assert_eq!(got.len(), want.len(), "{what}");
+                let clusters: Vec<Vec<usize>> = want.iter().map(|(c, _)| c.clone()).collect();
+                let support = post.support(&clusters, &o).unwrap();
+                for ((c, p), q) in want.iter().zip(&support) {
+                    close(&format!("P({c:?}) {what}"), *q, *p, 1e-11);
+                }
+                // Sub-hierarchies of the MAP tree and of a sample.
+                let map = full.map().unwrap().tree;
+                let sample = full.samples(1, 5).unwrap().remove(0);
+                for tree in [&map, &sample] {
+                    for sub in crate::oracle::subtrees(tree) {
+                        let (a, b) = (
+                            post.subtree(&sub, &o).unwrap(),
+                            full.subtree(&sub, &o).unwrap(),
+                        );
+                        close(
+                            &format!("P(subtree {sub}) {what}"),
+                            a,
+                            b,
+                            1e-11 * b.max(1e-300) + 1e-15,
+                        );
+                    }
+                }
+                let (a, b) = (post.mcc_tree(&o).unwrap(), full.mcc_tree(&o).unwrap());
+                let (ca, cb) = (a.log_credibility().unwrap(), b.log_credibility().unwrap());
+                close(&format!("MCC {what}"), ca, cb, 1e-9 * cb.abs().max(1.0));
+                let (a, b) = (
+                    post.consensus_tree(0.5, &o).unwrap(),
+                    full.consensus_tree(0.5, &o).unwrap(),
+                );
+                assert_eq!(a.resolved(), b.resolved(), "consensus {what}");
+            }
+        }
+    }
+}
+
+/// `Need::Marginals` of hcc holds two 8-byte tables: admitted at
+/// `pass_marginals_bytes`, where the full trellis (72 bytes per subset)
+/// is refused, and refused one byte below it, before anything is made.
+#[test]
+fn issue25_need_marginals_is_admitted_at_two_tables() {
+    use trellis::pass_marginals_bytes;
+    use trellis::posterior::{Need, Posterior};
+    let n = 18;
+    let hcc = Hcc::new(&lib_weights(&random_weights(n, 3200, 1.0)), 1.0).unwrap();
+    let need = pass_marginals_bytes(n);
+    let capped = |limit: u64| Options {
+        memory_limit: Some(limit),
+        ..Options::default()
+    };
+    let e = Posterior::dense(hcc.clone(), Need::Marginals, &capped(need - 1)).unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::OutOfMemory { needed, capped: true, .. } if *needed == need),
+        "{e}"
+    );
+    let post = Posterior::dense(hcc.clone(), Need::Marginals, &capped(need)).unwrap();
+    assert!(format!("{post:?}").contains("Need::Marginals"), "{post:?}");
+    let clusters = post.cluster_marginals(0.0, &Options::default()).unwrap();
+    assert!(!clusters.is_empty() && clusters.iter().all(|(_, p)| *p > 0.0 && *p <= 1.0));
+    let e = Posterior::dense(hcc, Need::All, &capped(need)).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::OutOfMemory { .. }), "{e}");
+}

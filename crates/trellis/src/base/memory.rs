@@ -44,6 +44,17 @@ pub fn pass_bytes(n: usize) -> u64 {
     (8u64 << n) + (16u64 << n.saturating_sub(10)) + (8 << 20)
 }
 
+/// Bytes of the blocked passes of every cluster marginal of a pair-form
+/// model (`WeightTable::with_marginals`): the weights `G` kept from the
+/// inside pass and the outside pass's table, which becomes `log P` in
+/// place, 16 bytes per subset, with [`pass_bytes`]'s bookkeeping.
+pub fn pass_marginals_bytes(n: usize) -> u64 {
+    if n >= 60 {
+        return u64::MAX;
+    }
+    pass_bytes(n).saturating_add(8u64 << n)
+}
+
 /// What a run will compute, for [`memory_needed`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Workload {
@@ -62,6 +73,10 @@ pub enum Workload {
     /// One blocked pass of the flat trellis: its log Z or its MAP partition
     /// alone (two 8-byte tables at a time: see `FLAT_PASS_BYTES`).
     FlatPass,
+    /// The blocked inside and outside passes of a pair-form model without
+    /// constraints: log Z, samples and every cluster marginal at two 8-byte
+    /// entries per subset ([`pass_marginals_bytes`]).
+    PassMarginals,
 }
 
 /// Bytes the dense (hierarchical or flat) trellis over `n` points needs at
@@ -70,6 +85,7 @@ pub enum Workload {
 pub fn memory_needed(n: usize, workload: Workload) -> u64 {
     let per_subset = match workload {
         Workload::Pass => return pass_bytes(n),
+        Workload::PassMarginals => return pass_marginals_bytes(n),
         Workload::Inside => MODEL_BYTES + INSIDE_PEAK_BYTES,
         Workload::Marginals => {
             MODEL_BYTES

@@ -70,6 +70,7 @@ mod sample;
 
 pub use crate::base::kernel_path::KernelPath;
 pub use outside::Marginals;
+pub(crate) use outside::clusters_above;
 pub use sample::Sampler;
 pub(crate) use sample::cache_bytes as sampler_cache_bytes;
 
@@ -185,6 +186,7 @@ fn refuse_checkpoint(options: &Options<'_>, what: &str) -> Result<()> {
 fn pair_blocks<M: Model + ?Sized>(
     model: &M,
     options: &Options<'_>,
+    bytes: u64,
 ) -> Result<Option<(f64, PairBlocks)>> {
     let n = model.num_points();
     let Some(sep) = model.separable() else {
@@ -197,7 +199,7 @@ fn pair_blocks<M: Model + ?Sized>(
     if pairs.n != n || used.windows(2).any(|w| w[0] != w[1]) {
         return Ok(None);
     }
-    memory::check_dense(n, memory::pass_bytes(n), options.memory_limit)?;
+    memory::check_dense(n, bytes, options.memory_limit)?;
     let blocks = PairBlocks::new(&pairs, pairs::block_bits(n));
     let (p, c) = blocks.extremes();
     Ok(scaled_range_holds(n, &sep.factors, p, c).then_some((sep.factors[1], blocks)))
@@ -398,7 +400,7 @@ impl<M: Model> Trellis<M> {
                     log_potential: terms.factor() * terms.at(root).0 + split(l, root ^ l),
                 })
             };
-            if let Some((factor, blocks)) = pair_blocks(model, options)? {
+            if let Some((factor, blocks)) = pair_blocks(model, options, memory::pass_bytes(n))? {
                 let blocks = &blocks;
                 return map_of(Terms::Pairs { factor, blocks });
             }
@@ -651,10 +653,18 @@ impl<M: Model> Inside<M> {
 /// scale are common to every split of `S`, so they cancel). Built for a
 /// separable model with a constant factor (hierarchical correlation
 /// clustering, under triplets too) whose weights fit the pass's window.
+///
+/// [`WeightTable::with_marginals`] adds every cluster's marginal from the
+/// blocked outside pass (`blocked::outside`), which holds one more 8-byte
+/// entry per subset and turns it into `log P(S)` in place: `log Z`, samples
+/// and every marginal at 16 bytes per subset, against the 56 of a
+/// [`Trellis`] and its [`Marginals`].
 pub struct WeightTable {
     n: usize,
     weights: Vec<f64>,
     log_z: f64,
+    /// `log P(S)` of every subset, with the marginals.
+    log_p: Option<Vec<f64>>,
 }
 
 impl std::fmt::Debug for WeightTable {
@@ -677,6 +687,31 @@ impl WeightTable {
     /// Too many points, too little memory, a cancelled or timed-out pass,
     /// a bad checkpoint.
     pub fn new<M: Model + ?Sized>(model: &M, options: &Options<'_>) -> Result<Option<WeightTable>> {
+        WeightTable::build(model, options, false)
+    }
+
+    /// [`WeightTable::new`] and then the blocked outside pass: every
+    /// cluster's marginal as well (stage `"outside"` of the progress
+    /// callback, counting terms), at 16 bytes per subset for a pair-form
+    /// model (`memory::pass_marginals_bytes`); `None` as for
+    /// [`WeightTable::new`], and when the outside pass's entries leave its
+    /// window at both scales: the caller then takes the full trellis.
+    ///
+    /// # Errors
+    ///
+    /// As [`WeightTable::new`].
+    pub fn with_marginals<M: Model + ?Sized>(
+        model: &M,
+        options: &Options<'_>,
+    ) -> Result<Option<WeightTable>> {
+        WeightTable::build(model, options, true)
+    }
+
+    fn build<M: Model + ?Sized>(
+        model: &M,
+        options: &Options<'_>,
+        marginals: bool,
+    ) -> Result<Option<WeightTable>> {
         let n = model.num_points();
         if n < 2 {
             return Ok(None);
@@ -686,31 +721,55 @@ impl WeightTable {
             let mut ticker = Ticker::new(options, "inside", total_splits(n) as u64)?;
             let root = full(n);
             let (f, child) = (terms.factor(), terms.at(root).1);
-            let table = |weights: Vec<f64>, scale| WeightTable {
-                n,
-                log_z: blocked::log_z_of(weights[root as usize], root, f, child, scale),
-                weights,
-            };
             let run = blocked::run_of(options.checkpoint, terms, n)?;
             let run = run.as_ref();
+            // The table at `scale`, with the marginals when asked for
+            // (`None` when the outside pass leaves its window).
+            let table = |weights: Vec<f64>, scale| -> Result<Option<WeightTable>> {
+                let log_p = if marginals {
+                    let terms_count = 3u64.pow(n as u32) + 1 - (2u64 << n);
+                    let mut ticker = Ticker::new(options, "outside", terms_count)?;
+                    match blocked::outside(n, terms, &weights, scale, path, run, &mut ticker)? {
+                        Some(log_p) => Some(log_p),
+                        None => return Ok(None),
+                    }
+                } else {
+                    None
+                };
+                Ok(Some(WeightTable {
+                    n,
+                    log_z: blocked::log_z_of(weights[root as usize], root, f, child, scale),
+                    weights,
+                    log_p,
+                }))
+            };
             let guess = greedy_scale(model, n, terms)?;
             // The greedy tree may have zero potential (constraints): no guess.
             if guess.a.is_finite() && guess.b.is_finite() {
                 if let Some(w) = blocked::weights(n, terms, guess, path, run, &mut ticker)? {
-                    return Ok(Some(table(w, guess)));
+                    if let Some(t) = table(w, guess)? {
+                        return Ok(Some(t));
+                    }
                 }
             }
             let keys = blocked::keys(n, terms, path, None, run, &mut ticker)?;
             if let Some(scale) = blocked::Scale::from_keys(n, &keys, blocked::log_double_factorial)
             {
                 drop(keys);
-                if let Some(w) = blocked::weights(n, terms, scale, path, run, &mut ticker)? {
-                    return Ok(Some(table(w, scale)));
+                if scale != guess {
+                    if let Some(w) = blocked::weights(n, terms, scale, path, run, &mut ticker)? {
+                        return table(w, scale);
+                    }
                 }
             }
             Ok(None)
         };
-        if let Some((factor, blocks)) = pair_blocks(model, options)? {
+        let bytes = if marginals {
+            memory::pass_marginals_bytes(n)
+        } else {
+            memory::pass_bytes(n)
+        };
+        if let Some((factor, blocks)) = pair_blocks(model, options, bytes)? {
             let blocks = &blocks;
             return table_of(Terms::Pairs { factor, blocks });
         }
@@ -736,6 +795,37 @@ impl WeightTable {
     #[inline]
     pub(crate) fn split_weight(&self, l: Mask, r: Mask) -> f64 {
         self.weights[l as usize] * self.weights[r as usize]
+    }
+
+    /// `log P(S)` of every subset by mask (`-∞` for the empty set), when
+    /// built [`WeightTable::with_marginals`].
+    pub fn log_p_table(&self) -> Option<&[f64]> {
+        self.log_p.as_deref()
+    }
+
+    /// The probability that the hierarchy contains `tree` (over some of the
+    /// points) as a subtree: `P(S)` of its root times the probability of
+    /// each of its splits, `G(L) G(S∖L) / Σ_L' G(L') G(S∖L')` (the split
+    /// sums taken anew, `O(2^|S|)` per split); `None` without the marginals.
+    ///
+    /// # Errors
+    ///
+    /// An invalid tree.
+    pub fn subtree(&self, tree: &Tree) -> Result<Option<f64>> {
+        let Some(log_p) = &self.log_p else {
+            return Ok(None);
+        };
+        tree.validate(self.n, false)?;
+        let mut lp = log_p[tree.mask()? as usize];
+        for (a, b) in tree.mask_splits()? {
+            let mut sum = 0.0;
+            for_each_split(a | b, |l, r| sum += self.split_weight(l, r));
+            lp += (self.split_weight(a, b) / sum).ln();
+        }
+        if lp.is_nan() {
+            return Err(Error::tree("the sub-hierarchy's potential is undefined"));
+        }
+        Ok(Some(lp.min(0.0).exp()))
     }
 }
 

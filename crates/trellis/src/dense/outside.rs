@@ -62,7 +62,7 @@ use crate::base::run::{Options, Ticker};
 use crate::base::scaled::{Acc, LogSumExp, Scaled, ZERO_EXP};
 use crate::base::set::{Mask, full, lowest};
 use crate::base::tree::Tree;
-use crate::dense::blocked::{self, KernelPath, Scale};
+use crate::dense::blocked::{self, KernelPath, Scale, Terms};
 use crate::dense::kernel::{four_streams, level_max_exp};
 use crate::dense::levels::{solve_level, update_by_size};
 use crate::dense::potentials::SeparableTables;
@@ -116,8 +116,11 @@ impl<M: Model> Trellis<M> {
         memory::check_dense(n, OUTSIDE_BYTES << n.min(63), options.memory_limit)?;
         let terms = 3u64.pow(n as u32) + 1 - (2u64 << n);
         let mut ticker = Ticker::new(options, "outside", terms)?;
-        let mut log_p = vec![f64::NEG_INFINITY; 1usize << n];
-        log_p[self.root() as usize] = 0.0;
+        let fresh = || {
+            let mut log_p = vec![f64::NEG_INFINITY; 1usize << n];
+            log_p[self.root() as usize] = 0.0;
+            log_p
+        };
         let wanted = inside.checkpoint().is_some() || options.checkpoint.is_some();
         let refuse = || {
             Error::parameter(
@@ -126,7 +129,7 @@ impl<M: Model> Trellis<M> {
                  no checkpoints; run it without a checkpoint directory",
             )
         };
-        match inside.potentials().scaled() {
+        let log_p = match inside.potentials().scaled() {
             Some(sep) => {
                 let (map, rel) = (inside.map_table(), inside.rel_table());
                 let blocked = match inside.blocked_scale() {
@@ -142,29 +145,28 @@ impl<M: Model> Trellis<M> {
                             (None, None) => None,
                         };
                         let weights = weights_of(sep, map, rel, scale);
-                        blocked::outside(
-                            n,
-                            sep,
-                            &weights,
-                            scale,
-                            path,
-                            &mut log_p,
-                            run,
-                            &mut ticker,
-                        )?
+                        let terms = Terms::Tables(sep);
+                        blocked::outside(n, terms, &weights, scale, path, run, &mut ticker)?
                     }
-                    None => false,
+                    None => None,
                 };
-                if !blocked {
-                    if wanted {
-                        return Err(refuse());
+                match blocked {
+                    Some(log_p) => log_p,
+                    None if wanted => return Err(refuse()),
+                    None => {
+                        let mut log_p = fresh();
+                        outside_separable(n, sep, map, rel, &mut log_p, &mut ticker)?;
+                        log_p
                     }
-                    outside_separable(n, sep, map, rel, &mut log_p, &mut ticker)?;
                 }
             }
             None if wanted => return Err(refuse()),
-            None => outside_general(inside, &mut log_p, &mut ticker)?,
-        }
+            None => {
+                let mut log_p = fresh();
+                outside_general(inside, &mut log_p, &mut ticker)?;
+                log_p
+            }
+        };
         Ok(Marginals {
             inside: Arc::clone(inside),
             log_p,
@@ -218,14 +220,7 @@ impl<M: Model> Marginals<M> {
     /// Every non-singleton proper cluster with probability `> 0` and `>= min_p`,
     /// most probable first (ties by mask).
     pub fn clusters(&self, min_p: f64) -> Vec<(Mask, f64)> {
-        let root = crate::base::set::full(self.inside.n());
-        let mut out: Vec<(Mask, f64)> = (1..root)
-            .filter(|s| s.count_ones() >= 2)
-            .map(|s| (s, self.p(s)))
-            .filter(|&(_, p)| p > 0.0 && p >= min_p)
-            .collect();
-        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        out
+        clusters_above(self.inside.n(), &self.log_p, min_p)
     }
 
     /// The marginal `P(H_i | X)` of a sub-hierarchy: the probability that the
@@ -250,6 +245,20 @@ impl<M: Model> Marginals<M> {
         }
         Ok(lp.min(0.0).exp())
     }
+}
+
+/// Every non-singleton proper cluster of the `n` points whose probability
+/// (from `log_p`, by mask) is `> 0` and `>= min_p`, most probable first
+/// (ties by mask).
+pub(crate) fn clusters_above(n: usize, log_p: &[f64], min_p: f64) -> Vec<(Mask, f64)> {
+    let root = full(n);
+    let mut out: Vec<(Mask, f64)> = (1..root)
+        .filter(|s| s.count_ones() >= 2)
+        .map(|s| (s, log_p[s as usize].exp()))
+        .filter(|&(_, p)| p > 0.0 && p >= min_p)
+        .collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    out
 }
 
 /// `Σ_T o(S ∪ T) · g(T) · h(|T|)` over the non-empty `T ⊆ X∖S`, for the outside
