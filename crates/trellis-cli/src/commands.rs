@@ -373,7 +373,7 @@ pub fn marginals(a: &MarginalsArgs, progress: bool) -> Result<String> {
         Task::Marginals,
         args.budget.beta,
         progress,
-        |n| listed_bytes(sparse.sparse.is_none(), n),
+        |n| listed_bytes(sparse.sparse.is_none(), n, min_p),
         |names| {
             if let Some(text) = a.subtree.as_deref() {
                 let _ = subtree.set(trellis::read_tree(text, names)?);
@@ -464,7 +464,7 @@ pub fn infer(a: &InferArgs, progress: bool) -> Result<String> {
         Task::Infer,
         args.budget.beta,
         progress,
-        |n| listed_bytes(sparse.sparse.is_none(), n),
+        |n| listed_bytes(sparse.sparse.is_none(), n, min_p),
         |_| Ok(()),
         |jet, post, _| {
             Ok(InferJson {

@@ -276,7 +276,7 @@ fn infer(
     // The log Z and the MAP alone are one blocked pass each.
     let workload = match need {
         Need::LogZ | Need::Map => Workload::FlatPass,
-        Need::All | Need::Samples | Need::Marginals => Workload::FlatInside,
+        Need::All | Need::Samples | Need::Marginals | Need::Everything => Workload::FlatInside,
     };
     let named = weights(a, sparse.sparse.is_none().then_some(workload))?;
     let family = match (sparse.sparse, &sparse.tree, &sparse.clusters) {

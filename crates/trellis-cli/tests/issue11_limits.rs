@@ -924,3 +924,31 @@ fn max_memory_message_names_the_cap() {
     ]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("is available"));
 }
+
+/// `marginals` of hcc holds the blocked passes' two tables (16 bytes per
+/// subset, issue 25) and lists at most `(n - 2) / --min-p` clusters: at 18
+/// points (4 MiB of tables, 8 MiB of working blocks) it runs under a 16 MiB
+/// cap that the full trellis (72 bytes per subset, 18 MiB) and a list of
+/// every cluster (66 MiB, `--min-p 0`) exceed; `infer` adds the MAP pass's
+/// 8-byte table (2 MiB).
+#[test]
+fn marginals_are_admitted_at_the_blocked_passes_memory() {
+    let (_d, w) = weights_file("i11_marginals_pass", 18);
+    let w = s(&w);
+    let args = |cmd: &'static str, min_p: &'static str, cap: Option<&'static str>| {
+        let mut args = vec![cmd, "--model", "hcc", "--weights", w, "--json", "-q"];
+        args.extend(["--min-p", min_p]);
+        args.extend(cap.map(|c| ["--max-memory", c]).into_iter().flatten());
+        args
+    };
+    // 16 MiB in GiB.
+    let cap = Some("0.015625");
+    let capped = json(&args("marginals", "0.01", cap));
+    assert_eq!(capped, json(&args("marginals", "0.01", None)));
+    assert!(!capped["clusters"].as_array().unwrap().is_empty());
+    fails(&args("marginals", "0", cap), "exceeds the --max-memory cap");
+    // infer: the same passes and the MAP pass's table.
+    let inferred = json(&args("infer", "0.01", cap));
+    assert_eq!(inferred["clusters"], capped["clusters"]);
+    assert_eq!(inferred["log_z"], capped["log_z"]);
+}

@@ -422,7 +422,7 @@ impl Job<'_> {
             Task::Map => Need::Map,
             Task::Sample => Need::Samples,
             Task::Marginals | Task::Mcc | Task::Consensus => Need::Marginals,
-            Task::Infer => Need::All,
+            Task::Infer => Need::Everything,
         };
         let model = CostModel::build(self.model, weights.view(), beta)?;
         crate::engines::dense(model, triplets, need, &options)

@@ -97,7 +97,8 @@
 //! `marginals` and `consensus` of `hcc` (without triplets) keep the weight
 //! pass's table and the outside pass's, which becomes the log marginals in
 //! place ([`WeightTable::with_marginals`](crate::WeightTable::with_marginals)):
-//! `pass_marginals_bytes`, 16 bytes per subset, with the same fallback.
+//! `pass_marginals_bytes`, 16 bytes per subset, with the same fallback;
+//! `infer` adds the MAP tree's key pass (24).
 //!
 //! # Accuracy
 //!
@@ -560,6 +561,10 @@ fn estimate_on(
     let workload = workload(model, task, constrained);
     let single_pass = matches!(workload, Workload::Pass | Workload::PassMarginals);
     let mut memory_bytes = memory_needed(n, workload);
+    if task == Task::Infer && workload == Workload::PassMarginals {
+        // The MAP tree's key pass runs beside the two tables.
+        memory_bytes = memory::pass_marginals_bytes(n).saturating_add(8 << n);
+    }
     let (kernel, mut passes) = passes(n, model, task);
     if task == Task::Mcc {
         // The clade-credibility model is tabulated and its max-plus pass
@@ -614,7 +619,8 @@ pub fn sampler_cache_bytes(n: usize) -> u64 {
 /// What the dense trellis holds for `task` over `model` (restricted by
 /// triplets when `constrained`), for [`memory_needed`]: one 8-byte pass for
 /// log Z, the MAP tree and samples of `hcc` without constraints, two for its
-/// marginals alone (the weights and the outside table), else the tables of
+/// marginals (the weights and the outside table; `infer`'s MAP pass adds a
+/// third while it runs: see [`estimate`]), else the tables of
 /// the task's structure. (The MCC tree's own pass comes on top: see
 /// [`estimate`].)
 pub fn workload(model: ModelName, task: Task, constrained: bool) -> Workload {
@@ -623,7 +629,12 @@ pub fn workload(model: ModelName, task: Task, constrained: bool) -> Workload {
     let structure = model.info().structure;
     if single_pass {
         Workload::Pass
-    } else if pair_form && matches!(task, Task::Marginals | Task::Mcc | Task::Consensus) {
+    } else if pair_form
+        && matches!(
+            task,
+            Task::Marginals | Task::Infer | Task::Mcc | Task::Consensus
+        )
+    {
         Workload::PassMarginals
     } else if structure == Structure::Partition && matches!(task, Task::LogZ | Task::Map) {
         Workload::FlatPass
@@ -779,16 +790,44 @@ pub fn clusters_bytes(n: usize) -> u128 {
     per_cluster << n
 }
 
-/// Bytes of the clusters a door lists over `n` points: up to every subset
-/// of the dense trellis ([`clusters_bytes`]); a sparse trellis's vertices
-/// are counted with the trellis (`dense` false: none here).
-pub fn listed_bytes(dense: bool, n: usize) -> u128 {
-    if dense { clusters_bytes(n) } else { 0 }
+/// Bytes of the clusters a door lists over `n` points with marginal at
+/// least `min_p`: up to every subset of the dense trellis
+/// ([`clusters_bytes`]), and for `min_p > 0` at most `(n - 2) / min_p` of
+/// them (the marginals of the non-singleton proper clusters sum to `n - 2`,
+/// the number of such clusters in every binary tree); a sparse trellis's
+/// vertices are counted with the trellis (`dense` false: none here).
+pub fn listed_bytes(dense: bool, n: usize, min_p: f64) -> u128 {
+    if !dense {
+        return 0;
+    }
+    let all = clusters_bytes(n);
+    if !(min_p > 0.0) || n >= 100 {
+        return all;
+    }
+    // One more than the bound, for the rounding of the computed marginals.
+    let most = (n.saturating_sub(2) as f64 / min_p).floor() + 1.0;
+    if most >= 2f64.powi(n as i32) {
+        return all;
+    }
+    (most as u128).saturating_mul(48 + 12 * n as u128)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn listed_clusters_are_bounded_by_the_threshold() {
+        let per = |n: u128| 48 + 12 * n;
+        assert_eq!(listed_bytes(false, 20, 0.0), 0);
+        assert_eq!(listed_bytes(true, 20, 0.0), clusters_bytes(20));
+        assert_eq!(listed_bytes(true, 20, f64::NAN), clusters_bytes(20));
+        // (26 - 2) / 0.01 = 2400 clusters at most, and one for rounding.
+        assert_eq!(listed_bytes(true, 26, 0.01), 2401 * per(26));
+        assert_eq!(listed_bytes(true, 30, 1.0), 29 * per(30));
+        // Never more than every subset.
+        assert_eq!(listed_bytes(true, 4, 1e-9), clusters_bytes(4));
+    }
 
     #[test]
     fn samples_count_the_sampler_cache() {

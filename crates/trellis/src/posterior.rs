@@ -17,7 +17,8 @@
 //!   trellis; with [`Need::Marginals`] those and every cluster marginal
 //!   (support values, sub-hierarchies, the MCC and consensus trees) from
 //!   that table and the blocked outside pass's, 16 bytes per subset, but no
-//!   MAP tree;
+//!   MAP tree; with [`Need::Everything`] those and the MAP tree of its own
+//!   max-plus pass (what `trellis infer` prints);
 //! - [`Posterior::sparse`]: a sparse trellis (a family of trees or clusters),
 //!   the exact posterior restricted to the trees it realises, optionally
 //!   over a permutation of the points (jets order their leaves).
@@ -80,6 +81,12 @@ pub enum Need {
     /// (`WeightTable::with_marginals`), else as [`Need::All`]. Flat
     /// posteriors take it as [`Need::All`].
     Marginals,
+    /// Everything, computed up front: [`Need::Marginals`] and the MAP tree
+    /// from its own max-plus pass (`Trellis::map_only`, one more 8-byte
+    /// table while it runs), else as [`Need::All`] (whose outside pass then
+    /// runs on the first question that needs it). What `trellis infer`
+    /// prints.
+    Everything,
 }
 
 /// The share of the trees a sparse trellis realises.
@@ -148,6 +155,21 @@ impl Posterior {
                 trellis: Trellis::with_options(model, options)?,
                 marginals: OnceLock::new(),
             }),
+            Need::Everything => match WeightTable::with_marginals(&model, options)? {
+                Some(table) => {
+                    let map = Trellis::map_only(&model, options)?;
+                    let cost = tree_cost(&model, &map.tree)?;
+                    Box::new(Passes {
+                        table,
+                        map: (map, cost),
+                        model,
+                    })
+                }
+                None => Box::new(Dense {
+                    trellis: Trellis::with_options(model, options)?,
+                    marginals: OnceLock::new(),
+                }),
+            },
             Need::LogZ => Box::new(Single::log_z(n, Trellis::log_z_only(&model, options)?)),
             Need::Map => {
                 let map = Trellis::map_only(&model, options)?;
@@ -534,6 +556,54 @@ impl Engine for WeightTable {
     }
 }
 
+/// [`Need::Everything`] from the blocked passes: the weight table with its
+/// marginals, the MAP tree of the max-plus pass, and the model (for merge
+/// heights).
+struct Passes<M> {
+    table: WeightTable,
+    map: (ScoredTree, f64),
+    model: M,
+}
+
+impl<M: Search + Send + Sync> Engine for Passes<M> {
+    fn kind(&self) -> &'static str {
+        "a posterior built by the blocked passes (Need::Everything)"
+    }
+    fn n(&self) -> usize {
+        self.table.num_points()
+    }
+    fn log_z(&self) -> Result<f64> {
+        Ok(self.table.log_z())
+    }
+    fn map(&self) -> Result<(ScoredTree, f64)> {
+        Ok(self.map.clone())
+    }
+    fn clusters(&self, min_p: f64, options: &Options<'_>) -> Result<Vec<(Vec<usize>, f64)>> {
+        self.table.clusters(min_p, options)
+    }
+    fn support(&self, clusters: &[Vec<usize>], options: &Options<'_>) -> Result<Vec<f64>> {
+        self.table.support(clusters, options)
+    }
+    fn subtree(&self, tree: &Tree, options: &Options<'_>) -> Result<f64> {
+        Engine::subtree(&self.table, tree, options)
+    }
+    fn mcc(&self, options: &Options<'_>) -> Result<(Tree, f64)> {
+        self.table.mcc(options)
+    }
+    fn dendrogram(&self, tree: Tree) -> Result<Dendrogram> {
+        Dendrogram::by_cost(&self.model, tree)
+    }
+    fn each_sample(
+        &self,
+        k: usize,
+        seed: u64,
+        options: &Options<'_>,
+        each: &mut dyn FnMut(Tree) -> ControlFlow<()>,
+    ) -> Result<()> {
+        self.table.each_sample(k, seed, options, each)
+    }
+}
+
 /// Runs a library stream whose callback returns a `Result` with a callback
 /// that may stop it: a break becomes a private error and then success.
 fn stoppable(
@@ -767,7 +837,7 @@ impl PartitionPosterior {
     {
         let n = energy.num_points();
         let inner: Box<dyn FlatEngine> = match need {
-            Need::All | Need::Samples | Need::Marginals => Box::new(FlatDense {
+            Need::All | Need::Samples | Need::Marginals | Need::Everything => Box::new(FlatDense {
                 trellis: FlatTrellis::with_options(energy, options)?,
                 marginals: OnceLock::new(),
             }),

@@ -549,8 +549,8 @@ fn issue25_need_marginals_match_the_full_trellis() {
         let w = random_weights(n, 3100 + n as u64, 1.0);
         for beta in [0.5, 3.0] {
             let hcc = Hcc::new(&lib_weights(&w), beta).unwrap();
-            let triplets = vec![t(0, 1, 2), t(3, 4, 5), t(0, 1, 8), t(6, 7, 0)];
-            let constrained = Constrained::new(hcc.clone(), triplets).unwrap();
+            let triplets_of = || vec![t(0, 1, 2), t(3, 4, 5), t(0, 1, 8), t(6, 7, 0)];
+            let constrained = Constrained::new(hcc.clone(), triplets_of()).unwrap();
             let cases: [(&str, Posterior, Posterior); 2] = [
                 (
                     "plain",
@@ -578,6 +578,11 @@ fn issue25_need_marginals_match_the_full_trellis() {
                 let got = post.cluster_marginals(0.0, &o).unwrap();
                 let want = full.cluster_marginals(0.0, &o).unwrap();
                 assert_eq!(got.len(), want.len(), "{what}");
+                // Every binary tree has n - 2 non-singleton proper clusters:
+                // the marginals sum to that (what bounds the clusters listed
+                // above a threshold, `plan::listed_bytes`).
+                let sum: f64 = got.iter().map(|(_, p)| p).sum();
+                close(&format!("Σ P {what}"), sum, (n - 2) as f64, 1e-10);
                 let clusters: Vec<Vec<usize>> = want.iter().map(|(c, _)| c.clone()).collect();
                 let support = post.support(&clusters, &o).unwrap();
                 for ((c, p), q) in want.iter().zip(&support) {
@@ -608,6 +613,29 @@ fn issue25_need_marginals_match_the_full_trellis() {
                     full.consensus_tree(0.5, &o).unwrap(),
                 );
                 assert_eq!(a.resolved(), b.resolved(), "consensus {what}");
+                // `Need::Everything`: these passes' answers and the MAP pass's tree.
+                let all = match *kind {
+                    "plain" => Posterior::dense(hcc.clone(), Need::Everything, &o).unwrap(),
+                    _ => Posterior::dense(
+                        Constrained::new(hcc.clone(), triplets_of()).unwrap(),
+                        Need::Everything,
+                        &o,
+                    )
+                    .unwrap(),
+                };
+                assert!(format!("{all:?}").contains("Need::Everything"), "{what}");
+                assert_eq!(all.log_z().unwrap(), post.log_z().unwrap(), "{what}");
+                assert_eq!(
+                    all.cluster_marginals(0.0, &o).unwrap(),
+                    got,
+                    "Need::Everything {what}"
+                );
+                assert_eq!(all.map().unwrap(), full.map().unwrap(), "{what}");
+                assert_eq!(all.map_cost().unwrap(), full.map_cost().unwrap(), "{what}");
+                let tree = all.map().unwrap().tree;
+                let heights = all.dendrogram(tree.clone()).unwrap();
+                assert_eq!(heights, full.dendrogram(tree).unwrap(), "{what}");
+                assert_eq!(all.samples(20, 4).unwrap(), post.samples(20, 4).unwrap());
             }
         }
     }
