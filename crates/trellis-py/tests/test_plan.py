@@ -33,9 +33,12 @@ def test_plan_grows_with_n_and_tasks():
         last = p
     logz = plan(24, task="logz", n_jobs=2)
     marginals = plan(24, task="marginals", n_jobs=2)
-    assert marginals["splits"] == 4 * logz["splits"]
+    # The weight and outside passes (the outside pass has twice the terms);
+    # infer adds the MAP tree's key pass.
+    assert marginals["splits"] == 3 * logz["splits"]
     assert marginals["seconds"] > logz["seconds"]
-    assert plan(24, task="infer", n_jobs=2)["seconds"] == marginals["seconds"]
+    infer = plan(24, task="infer", n_jobs=2)
+    assert infer["splits"] == 4 * logz["splits"] and infer["seconds"] > marginals["seconds"]
     assert plan(24, n_jobs=1)["seconds"] > plan(24, n_jobs=2)["seconds"]
     assert plan(20, model="cc", task="map")["kernel"].startswith("flat blocked")
 

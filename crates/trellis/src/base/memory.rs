@@ -5,7 +5,10 @@
 //! allocates (per subset: 16 bytes of model tables for the built-in models,
 //! 56 bytes while building the inside tables, 16 bytes kept afterwards, and
 //! 40 more for the outside pass of the marginals; the flat trellis needs 96
-//! bytes per subset, and 8 more for its marginals).
+//! bytes per subset, and 8 more for its marginals). A pair-form model's
+//! blocked passes hold less: 8 bytes per subset for log Z, the MAP tree or
+//! samples ([`pass_bytes`]), 16 for every marginal as well
+//! ([`pass_marginals_bytes`]).
 //!
 //! The limit is the caller's ([`Options::memory_limit`](crate::Options)) or,
 //! without one, the memory the operating system reports as available; the

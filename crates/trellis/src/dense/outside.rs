@@ -34,7 +34,11 @@
 //! to the window's top; it falls back to the level-order kernel below,
 //! every entry with its own exponent, when an entry leaves it (at large β:
 //! clusters whose marginals are hundreds of nats below 1, the more often
-//! under triplets).
+//! under triplets). The blocked pass holds its table and `G` (16 bytes per
+//! subset) and turns its table into the log marginals in place; for a
+//! pair-form model the terms of each block are rebuilt from the pairs, so
+//! a `WeightTable` with its marginals (`WeightTable::with_marginals`) holds
+//! nothing else.
 //!
 //! Checks that hold exactly: every singleton and the root have probability 1,
 //! and the probabilities of the non-singleton proper clusters sum to `n - 2`
