@@ -801,7 +801,7 @@ pub fn listed_bytes(dense: bool, n: usize, min_p: f64) -> u128 {
         return 0;
     }
     let all = clusters_bytes(n);
-    if !(min_p > 0.0) || n >= 100 {
+    if min_p.is_nan() || min_p <= 0.0 || n >= 100 {
         return all;
     }
     // One more than the bound, for the rounding of the computed marginals.

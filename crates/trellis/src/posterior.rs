@@ -441,6 +441,14 @@ impl<M: Search + Send + Sync> Dense<M> {
     }
 }
 
+/// Clusters by mask with their marginals as (sorted points, `p`).
+fn listed(clusters: Vec<(Mask, f64)>) -> Vec<(Vec<usize>, f64)> {
+    clusters
+        .into_iter()
+        .map(|(s, p)| (crate::members(s).collect(), p))
+        .collect()
+}
+
 /// The points of a cluster as a mask of the dense trellis (at most 30
 /// points, checked by [`Posterior::support`]).
 fn mask(cluster: &[usize]) -> Mask {
@@ -463,12 +471,7 @@ impl<M: Search + Send + Sync> Engine for Dense<M> {
         Ok((map, cost))
     }
     fn clusters(&self, min_p: f64, options: &Options<'_>) -> Result<Vec<(Vec<usize>, f64)>> {
-        Ok(self
-            .marginals(options)?
-            .clusters(min_p)
-            .into_iter()
-            .map(|(s, p)| (crate::members(s).collect(), p))
-            .collect())
+        Ok(listed(self.marginals(options)?.clusters(min_p)))
     }
     fn support(&self, clusters: &[Vec<usize>], options: &Options<'_>) -> Result<Vec<f64>> {
         let m = self.marginals(options)?;
@@ -525,10 +528,7 @@ impl Engine for WeightTable {
     }
     fn clusters(&self, min_p: f64, _: &Options<'_>) -> Result<Vec<(Vec<usize>, f64)>> {
         let log_p = self.log_p_or_missing("cluster marginals")?;
-        Ok(crate::dense::clusters_above(self.n(), log_p, min_p)
-            .into_iter()
-            .map(|(s, p)| (crate::members(s).collect(), p))
-            .collect())
+        Ok(listed(crate::dense::clusters_above(self.n(), log_p, min_p)))
     }
     fn support(&self, clusters: &[Vec<usize>], _: &Options<'_>) -> Result<Vec<f64>> {
         let log_p = self.log_p_or_missing("support values")?;
