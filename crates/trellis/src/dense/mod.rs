@@ -657,7 +657,7 @@ impl<M: Model> Inside<M> {
 /// [`WeightTable::with_marginals`] adds every cluster's marginal from the
 /// blocked outside pass (`blocked::outside`), which holds one more 8-byte
 /// entry per subset and turns it into `log P(S)` in place: `log Z`, samples
-/// and every marginal at 16 bytes per subset, against the 56 of a
+/// and every marginal at 16 bytes per subset, against the 48 at the peak of a
 /// [`Trellis`] and its [`Marginals`].
 pub struct WeightTable {
     n: usize,
