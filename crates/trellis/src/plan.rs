@@ -98,7 +98,8 @@
 //! pass's table and the outside pass's, which becomes the log marginals in
 //! place ([`WeightTable::with_marginals`](crate::WeightTable::with_marginals)):
 //! `pass_marginals_bytes`, 16 bytes per subset, with the same fallback;
-//! `infer` adds the MAP tree's key pass (24).
+//! so does `infer`, whose MAP pass runs beside the weights before the
+//! outside pass.
 //!
 //! # Accuracy
 //!
@@ -560,11 +561,9 @@ fn estimate_on(
         };
     let workload = workload(model, task, constrained);
     let single_pass = matches!(workload, Workload::Pass | Workload::PassMarginals);
+    // `Infer`'s MAP pass runs beside the weights, before the outside pass:
+    // two tables as well.
     let mut memory_bytes = memory_needed(n, workload);
-    if task == Task::Infer && workload == Workload::PassMarginals {
-        // The MAP tree's key pass runs beside the two tables.
-        memory_bytes = memory::pass_marginals_bytes(n).saturating_add(8 << n);
-    }
     let (kernel, mut passes) = passes(n, model, task);
     if task == Task::Mcc {
         // The clade-credibility model is tabulated and its max-plus pass

@@ -6,9 +6,13 @@
 //! A [`Posterior`] is built once, by
 //!
 //! - [`Posterior::dense`]: the dense trellis over all `(2n-3)!!` trees. With
-//!   [`Need::All`] it keeps the whole trellis (the inside pass) and runs the
-//!   outside pass (every cluster marginal) on the first question that needs
-//!   it; with [`Need::LogZ`] or [`Need::Map`] it runs the single pass that
+//!   [`Need::All`] it answers everything and runs the outside pass (every
+//!   cluster marginal) on the first question that needs it: for
+//!   hierarchical correlation clustering from the weight pass's 8-byte
+//!   table and the MAP tree of its own max-plus pass (at most 16 bytes per
+//!   subset at any time; under triplets the restricted model's tables
+//!   besides), for other models from the whole trellis (the inside pass's
+//!   tables); with [`Need::LogZ`] or [`Need::Map`] it runs the single pass that
 //!   computes that one quantity (`Trellis::log_z_only`, `Trellis::map_only`:
 //!   less memory, and the MAP pass skips partition-function terms) and
 //!   answers nothing else; with [`Need::Samples`] `log Z` and exact samples
@@ -65,8 +69,14 @@ pub enum Need {
     LogZ,
     /// The MAP tree alone (one max-product pass).
     Map,
-    /// The whole trellis: `log Z`, the MAP tree, samples, and the marginals
-    /// on first use.
+    /// `log Z`, the MAP tree, samples, and the marginals on first use. For a
+    /// separable model with a constant factor whose weights fit the blocked
+    /// passes' windows: the weight pass's table (`log Z`, samples) and the
+    /// MAP tree of its own max-plus pass up front, the outside pass on the
+    /// first question about marginals (`WeightTable::marginals`), at most
+    /// 16 bytes per subset at any time for a pair-form model
+    /// (`memory::pass_marginals_bytes`, checked up front); else the whole trellis ([`Trellis`], its outside
+    /// pass on first use).
     All,
     /// `log Z` and exact samples: one 8-byte weight per subset for a
     /// separable model with a constant factor (hierarchical correlation
@@ -81,10 +91,10 @@ pub enum Need {
     /// (`WeightTable::with_marginals`), else as [`Need::All`]. Flat
     /// posteriors take it as [`Need::All`].
     Marginals,
-    /// Everything, computed up front: [`Need::Marginals`] and the MAP tree
-    /// from its own max-plus pass (`Trellis::map_only`, one more 8-byte
-    /// table while it runs), else as [`Need::All`] (whose outside pass then
-    /// runs on the first question that needs it). What `trellis infer`
+    /// Everything, computed up front: [`Need::All`] with its outside pass run
+    /// at once (the weight pass, the MAP tree from its own max-plus pass
+    /// beside the weights, then the outside pass beside them: 16 bytes per
+    /// subset at any time for a pair-form model). What `trellis infer`
     /// prints.
     Everything,
 }
@@ -151,25 +161,29 @@ impl Posterior {
                     }),
                 }
             }
-            Need::All => Box::new(Dense {
-                trellis: Trellis::with_options(model, options)?,
-                marginals: OnceLock::new(),
-            }),
-            Need::Everything => match WeightTable::with_marginals(&model, options)? {
-                Some(table) => {
-                    let map = Trellis::map_only(&model, options)?;
-                    let cost = tree_cost(&model, &map.tree)?;
-                    Box::new(Passes {
-                        table,
-                        map: (map, cost),
-                        model,
-                    })
+            // The weight pass, the MAP pass beside its table, then (now
+            // for `Everything`, on first use for `All`) the outside pass
+            // beside it: two 8-byte tables at any time.
+            Need::All | Need::Everything => {
+                match WeightTable::admitting_marginals(&model, options)? {
+                    Some(table) => {
+                        let map = Trellis::map_only(&model, options)?;
+                        let cost = tree_cost(&model, &map.tree)?;
+                        if need == Need::Everything {
+                            table.marginals(&model, options)?;
+                        }
+                        Box::new(Passes {
+                            table,
+                            map: (map, cost),
+                            model,
+                        })
+                    }
+                    None => Box::new(Dense {
+                        trellis: Trellis::with_options(model, options)?,
+                        marginals: OnceLock::new(),
+                    }),
                 }
-                None => Box::new(Dense {
-                    trellis: Trellis::with_options(model, options)?,
-                    marginals: OnceLock::new(),
-                }),
-            },
+            }
             Need::LogZ => Box::new(Single::log_z(n, Trellis::log_z_only(&model, options)?)),
             Need::Map => {
                 let map = Trellis::map_only(&model, options)?;
@@ -556,18 +570,27 @@ impl Engine for WeightTable {
     }
 }
 
-/// [`Need::Everything`] from the blocked passes: the weight table with its
-/// marginals, the MAP tree of the max-plus pass, and the model (for merge
-/// heights).
+/// [`Need::All`] and [`Need::Everything`] from the blocked passes: the
+/// weight table (with its marginals, or they are computed on first use),
+/// the MAP tree of the max-plus pass, and the model (for the marginals'
+/// terms and merge heights).
 struct Passes<M> {
     table: WeightTable,
     map: (ScoredTree, f64),
     model: M,
 }
 
+impl<M: Search + Send + Sync> Passes<M> {
+    /// The table with its marginals (the outside pass on first use).
+    fn with_marginals(&self, options: &Options<'_>) -> Result<&WeightTable> {
+        self.table.marginals(&self.model, options)?;
+        Ok(&self.table)
+    }
+}
+
 impl<M: Search + Send + Sync> Engine for Passes<M> {
     fn kind(&self) -> &'static str {
-        "a posterior built by the blocked passes (Need::Everything)"
+        "a posterior built by the blocked passes"
     }
     fn n(&self) -> usize {
         self.table.num_points()
@@ -579,16 +602,16 @@ impl<M: Search + Send + Sync> Engine for Passes<M> {
         Ok(self.map.clone())
     }
     fn clusters(&self, min_p: f64, options: &Options<'_>) -> Result<Vec<(Vec<usize>, f64)>> {
-        self.table.clusters(min_p, options)
+        self.with_marginals(options)?.clusters(min_p, options)
     }
     fn support(&self, clusters: &[Vec<usize>], options: &Options<'_>) -> Result<Vec<f64>> {
-        self.table.support(clusters, options)
+        self.with_marginals(options)?.support(clusters, options)
     }
     fn subtree(&self, tree: &Tree, options: &Options<'_>) -> Result<f64> {
-        Engine::subtree(&self.table, tree, options)
+        Engine::subtree(self.with_marginals(options)?, tree, options)
     }
     fn mcc(&self, options: &Options<'_>) -> Result<(Tree, f64)> {
-        self.table.mcc(options)
+        self.with_marginals(options)?.mcc(options)
     }
     fn dendrogram(&self, tree: Tree) -> Result<Dendrogram> {
         Dendrogram::by_cost(&self.model, tree)

@@ -37,10 +37,19 @@ fn issue21_dense_posterior_answers_as_the_trellis_and_brute_force() {
     for n in [3usize, 5, 6] {
         let w = weights(n, n as u64);
         let model = Hcc::new(&w, 1.3).unwrap();
+        // hcc's `Need::All` is the blocked passes (the weight table, the
+        // MAP pass, the outside pass on first use), not the trellis: the
+        // same answers to rounding (other sums in another order).
         let post = Posterior::dense(model.clone(), Need::All, &o).unwrap();
+        assert!(format!("{post:?}").contains("blocked passes"), "{post:?}");
         let t = Trellis::new(model.clone()).unwrap();
-        assert_eq!(post.log_z().unwrap(), t.log_z());
-        assert_eq!(post.map().unwrap(), *t.map());
+        assert!(close(post.log_z().unwrap(), t.log_z()));
+        let map = post.map().unwrap();
+        assert!(close(map.log_potential, t.map().log_potential));
+        assert!(close(
+            t.tree_log_potential(&map.tree).unwrap(),
+            t.map().log_potential
+        ));
         // Brute force: log Z and the MAP cost over every tree.
         let costs: Vec<f64> = enumerate_trees(n)
             .iter()
@@ -55,7 +64,7 @@ fn issue21_dense_posterior_answers_as_the_trellis_and_brute_force() {
         // Marginals and support agree with the trellis's.
         let m = t.marginals().unwrap();
         for (c, p) in post.cluster_marginals(0.0, &o).unwrap() {
-            assert_eq!(p, m.p(trellis::mask_of(c.iter().copied())));
+            assert!(close(p, m.p(trellis::mask_of(c.iter().copied()))));
         }
         let map_clusters = post.map().unwrap().tree.clusters();
         let support = post.support(&map_clusters, &o).unwrap();

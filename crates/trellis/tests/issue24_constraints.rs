@@ -682,6 +682,83 @@ fn issue24_triplets_hold_beyond_128_points() {
     assert!(e.to_string().contains("exact A*"), "{e}");
 }
 
+/// Weights of `n` points in four groups (`i mod 4`: +1 within, -1
+/// across, with noise) and triplets that pair points of one group against
+/// a point of another (the groups' trees).
+fn four_groups(n: usize) -> (Weights, Vec<Triplet>) {
+    let group = |i: usize| i % 4;
+    let mut g = Gen(2024);
+    let mut m = vec![vec![0.0; n]; n];
+    for (i, j) in (0..n).flat_map(|i| (i + 1..n).map(move |j| (i, j))) {
+        let base = if group(i) == group(j) { 1.0 } else { -1.0 };
+        let v = base + 0.6 * (g.unit() - 0.5);
+        m[i][j] = v;
+        m[j][i] = v;
+    }
+    let w = Weights::from_matrix(&Matrix::from_rows(m).unwrap()).unwrap();
+    let triplets = [(0, 4, 1), (2, 6, 3), (1, 5, 7)]
+        .into_iter()
+        .map(|(a, b, c)| Triplet::new(a, b, c).unwrap())
+        .collect();
+    (w, triplets)
+}
+
+/// Beyond the outside pass's window (β = 8, 16 on the data above) the
+/// weight pass still runs: `Need::All` keeps its table and MAP pass and
+/// takes the marginals from the full trellis, built on the first question
+/// and dropped (`WeightTable::marginals`); they equal the general
+/// kernel's, the tiny ones included.
+#[test]
+fn issue24_need_all_takes_the_full_trellis_marginals_beyond_the_outside_window() {
+    use trellis::posterior::{Need, Posterior};
+    use trellis::{General, Trellis, WeightTable};
+    let n = 13;
+    let (w, triplets) = four_groups(n);
+    for beta in [8.0, 16.0] {
+        let what = format!("β={beta}");
+        let hcc = Constrained::new(Hcc::new(&w, beta).unwrap(), triplets.clone()).unwrap();
+        let o = Options::default();
+        // The case: the weight pass runs, the outside pass leaves its window.
+        assert!(WeightTable::new(&hcc, &o).unwrap().is_some(), "{what}");
+        assert!(
+            WeightTable::with_marginals(&hcc, &o).unwrap().is_none(),
+            "{what}"
+        );
+        let post = Posterior::dense(hcc.clone(), Need::All, &o).unwrap();
+        assert!(format!("{post:?}").contains("blocked passes"), "{what}");
+        let general = Trellis::new(General(&hcc)).unwrap();
+        let want = general.marginals().unwrap();
+        let listed = post.cluster_marginals(0.0, &o).unwrap();
+        assert!(!listed.is_empty(), "{what}");
+        for (members, p) in &listed {
+            let s: u32 = members.iter().map(|&i| 1u32 << i).sum();
+            let q = want.log_p(s).exp();
+            assert!((p - q).abs() <= 1e-9 * q, "P({s:#b}) {what}: {p} vs {q}");
+        }
+        let all: Vec<Vec<usize>> = (1..(1u32 << n) - 1)
+            .map(|s| (0..n).filter(|&i| s >> i & 1 == 1).collect())
+            .collect();
+        let support = post.support(&all, &o).unwrap();
+        for (s, p) in (1..(1u32 << n) - 1).zip(support) {
+            let b = want.log_p(s);
+            if b == f64::NEG_INFINITY {
+                assert_eq!(p, 0.0, "P({s:#b}) {what}");
+            } else if b > -700.0 {
+                let a = p.ln();
+                assert!(
+                    (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+                    "log P({s:#b}) {what}: {a} vs {b}"
+                );
+            }
+        }
+        let (a, b) = (post.map().unwrap(), general.map());
+        assert!(
+            (a.log_potential - b.log_potential).abs() <= 1e-9 * b.log_potential.abs().max(1.0),
+            "{what}"
+        );
+    }
+}
+
 /// Constrained runs at large β: clusters of vanishing marginal give the
 /// blocked outside pass entries far below `2^-480` while the inside
 /// weights stay far from their bounds. The pass's window follows this
@@ -700,21 +777,7 @@ fn issue24_triplets_hold_beyond_128_points() {
 fn issue24_constrained_outside_pass_stays_blocked_at_large_beta() {
     use trellis::{General, KernelPath, Trellis};
     let n = 13;
-    let group = |i: usize| i % 4;
-    let mut g = Gen(2024);
-    let mut m = vec![vec![0.0; n]; n];
-    for (i, j) in (0..n).flat_map(|i| (i + 1..n).map(move |j| (i, j))) {
-        let base = if group(i) == group(j) { 1.0 } else { -1.0 };
-        let v = base + 0.6 * (g.unit() - 0.5);
-        m[i][j] = v;
-        m[j][i] = v;
-    }
-    let w = Weights::from_matrix(&Matrix::from_rows(m).unwrap()).unwrap();
-    // Pairs of one group against a point of another: the groups' trees.
-    let triplets: Vec<Triplet> = [(0, 4, 1), (2, 6, 3), (1, 5, 7)]
-        .into_iter()
-        .map(|(a, b, c)| Triplet::new(a, b, c).unwrap())
-        .collect();
+    let (w, triplets) = four_groups(n);
     let paths: Vec<KernelPath> = KernelPath::ALL
         .into_iter()
         .filter(|p| p.available())

@@ -535,6 +535,79 @@ fn issue25_need_marginals_match_brute_force() {
     );
 }
 
+/// `Need::All` of a pair-form model (the weight and MAP passes up front,
+/// the outside pass on the first question: `WeightTable::marginals`)
+/// against brute force (n ≤ 7) on every vector path at β up to 1e300:
+/// log Z, the MAP, every marginal (where the weight pass leaves its window
+/// the posterior is the full trellis's, checked the same way). The outside
+/// pass leaving its window after the weight pass ran (the marginals then
+/// come from the full trellis): `issue24_need_all_takes_the_full_trellis_marginals_beyond_the_outside_window`.
+#[test]
+fn issue25_need_all_computes_marginals_on_first_use_and_matches_brute_force() {
+    use trellis::WeightTable;
+    use trellis::posterior::{Need, Posterior};
+    let (mut passes, mut fell_back) = (0, 0);
+    for n in 2..=7 {
+        for seed in 0..2u64 {
+            let w = random_weights(n, 3300 + 10 * n as u64 + seed, 1.0);
+            for beta in [0.25, 1.0, 5.0, 60.0, 1e300] {
+                let brute = Brute::new(&NaiveHcc { w: w.clone(), beta });
+                let tol = brute.tol_log();
+                let hcc = Hcc::new(&lib_weights(&w), beta).unwrap();
+                for path in paths() {
+                    let what = format!("n={n} seed={seed} β={beta} {path}");
+                    let post = Posterior::dense(hcc.clone(), Need::All, &on(path)).unwrap();
+                    close(
+                        &format!("log Z {what}"),
+                        post.log_z().unwrap(),
+                        brute.log_z,
+                        tol,
+                    );
+                    let map = post.map().unwrap();
+                    close(&format!("MAP {what}"), map.log_potential, brute.map, tol);
+                    let listed = post.cluster_marginals(0.0, &on(path)).unwrap();
+                    for (members, p) in &listed {
+                        let s: usize = members.iter().map(|&i| 1usize << i).sum();
+                        close(
+                            &format!("P({s:#b}) {what}"),
+                            *p,
+                            brute.log_marg[s].exp(),
+                            brute.tol_p(),
+                        );
+                    }
+                    let Some(table) = WeightTable::new(&hcc, &on(path)).unwrap() else {
+                        fell_back += 1;
+                        assert!(format!("{post:?}").contains("dense trellis"), "{what}");
+                        continue;
+                    };
+                    passes += 1;
+                    assert!(format!("{post:?}").contains("blocked passes"), "{what}");
+                    assert!(table.log_p_table().is_none(), "{what}");
+                    let log_p = table.marginals(&hcc, &on(path)).unwrap();
+                    assert_eq!(log_p.len(), 1 << n, "{what}");
+                    for (s, (&got, &want)) in log_p.iter().zip(&brute.log_marg).enumerate() {
+                        if want == f64::NEG_INFINITY {
+                            assert_eq!(got, want, "log P({s:#b}) {what}");
+                        } else {
+                            close(&format!("log P({s:#b}) {what}"), got, want, 4.0 * tol);
+                        }
+                    }
+                    // Kept: asked again, the same table.
+                    assert_eq!(
+                        table.log_p_table().unwrap().as_ptr(),
+                        log_p.as_ptr(),
+                        "{what}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(
+        passes > 0 && fell_back > 0,
+        "{passes} by the passes, {fell_back} by the full trellis"
+    );
+}
+
 /// `Need::Marginals` against the full trellis (n = 9 … 14, crossing the
 /// block widths): every marginal, the probability of sub-hierarchies, the
 /// MCC and consensus trees; under triplets too (the terms then come from
@@ -551,23 +624,44 @@ fn issue25_need_marginals_match_the_full_trellis() {
             let hcc = Hcc::new(&lib_weights(&w), beta).unwrap();
             let triplets_of = || vec![t(0, 1, 2), t(3, 4, 5), t(0, 1, 8), t(6, 7, 0)];
             let constrained = Constrained::new(hcc.clone(), triplets_of()).unwrap();
-            let cases: [(&str, Posterior, Posterior); 2] = [
+            // The reference is the whole trellis: `General` hides the
+            // separable form, so `Need::All` builds a `Trellis`.
+            let o = Options::default();
+            let general = General(hcc.clone());
+            let constrained_general = Constrained::new(general.clone(), triplets_of()).unwrap();
+            let cases: [(&str, Posterior, Posterior); 4] = [
                 (
                     "plain",
-                    Posterior::dense(hcc.clone(), Need::Marginals, &Options::default()).unwrap(),
-                    Posterior::dense(hcc.clone(), Need::All, &Options::default()).unwrap(),
+                    Posterior::dense(hcc.clone(), Need::Marginals, &o).unwrap(),
+                    Posterior::dense(general.clone(), Need::All, &o).unwrap(),
                 ),
                 (
                     "triplets",
-                    Posterior::dense(constrained.clone(), Need::Marginals, &Options::default())
-                        .unwrap(),
-                    Posterior::dense(constrained, Need::All, &Options::default()).unwrap(),
+                    Posterior::dense(constrained.clone(), Need::Marginals, &o).unwrap(),
+                    Posterior::dense(constrained_general.clone(), Need::All, &o).unwrap(),
+                ),
+                // `Need::All` of the pair-form model: the weight and MAP
+                // passes, the outside pass on the first question.
+                (
+                    "plain, Need::All",
+                    Posterior::dense(hcc.clone(), Need::All, &o).unwrap(),
+                    Posterior::dense(general, Need::All, &o).unwrap(),
+                ),
+                (
+                    "triplets, Need::All",
+                    Posterior::dense(constrained, Need::All, &o).unwrap(),
+                    Posterior::dense(constrained_general, Need::All, &o).unwrap(),
                 ),
             ];
             for (kind, post, full) in &cases {
                 let what = format!("n={n} β={beta} {kind}");
-                assert!(format!("{post:?}").contains("Need::Marginals"), "{what}");
-                let o = Options::default();
+                assert!(format!("{full:?}").contains("dense trellis"), "{what}");
+                let want_kind = if kind.ends_with("Need::All") {
+                    "blocked passes"
+                } else {
+                    "Need::Marginals"
+                };
+                assert!(format!("{post:?}").contains(want_kind), "{what}: {post:?}");
                 let tol = 1e-12 * full.log_z().unwrap().abs().max(1.0);
                 close(
                     &format!("log Z {what}"),
@@ -614,24 +708,40 @@ fn issue25_need_marginals_match_the_full_trellis() {
                 );
                 assert_eq!(a.resolved(), b.resolved(), "consensus {what}");
                 // `Need::Everything`: these passes' answers and the MAP pass's tree.
-                let all = match *kind {
-                    "plain" => Posterior::dense(hcc.clone(), Need::Everything, &o).unwrap(),
-                    _ => Posterior::dense(
+                let all = match kind.starts_with("plain") {
+                    true => Posterior::dense(hcc.clone(), Need::Everything, &o).unwrap(),
+                    false => Posterior::dense(
                         Constrained::new(hcc.clone(), triplets_of()).unwrap(),
                         Need::Everything,
                         &o,
                     )
                     .unwrap(),
                 };
-                assert!(format!("{all:?}").contains("Need::Everything"), "{what}");
+                assert!(format!("{all:?}").contains("blocked passes"), "{what}");
                 assert_eq!(all.log_z().unwrap(), post.log_z().unwrap(), "{what}");
                 assert_eq!(
                     all.cluster_marginals(0.0, &o).unwrap(),
                     got,
                     "Need::Everything {what}"
                 );
-                assert_eq!(all.map().unwrap(), full.map().unwrap(), "{what}");
-                assert_eq!(all.map_cost().unwrap(), full.map_cost().unwrap(), "{what}");
+                // A MAP tree of the max-plus pass: hcc has many trees of
+                // equal potential, and the general kernel's sums are taken
+                // in another order, so the trees may differ; their values
+                // agree to rounding.
+                let (a, b) = (all.map().unwrap(), full.map().unwrap());
+                let map_tol = 1e-12 * b.log_potential.abs().max(1.0);
+                close(
+                    &format!("MAP {what}"),
+                    a.log_potential,
+                    b.log_potential,
+                    map_tol,
+                );
+                assert_eq!(post.map().is_ok(), kind.ends_with("Need::All"), "{what}");
+                if post.map().is_ok() {
+                    assert_eq!(post.map().unwrap(), a, "{what}");
+                }
+                let (a, b) = (all.map_cost().unwrap(), full.map_cost().unwrap());
+                close(&format!("MAP cost {what}"), a, b, 1e-12 * b.abs().max(1.0));
                 let tree = all.map().unwrap().tree;
                 let heights = all.dendrogram(tree.clone()).unwrap();
                 assert_eq!(heights, full.dendrogram(tree).unwrap(), "{what}");
@@ -641,9 +751,9 @@ fn issue25_need_marginals_match_the_full_trellis() {
     }
 }
 
-/// `Need::Marginals` of hcc holds two 8-byte tables: admitted at
-/// `pass_marginals_bytes`, where the full trellis (72 bytes per subset)
-/// is refused, and refused one byte below it, before anything is made.
+/// `Need::Marginals` and `Need::All` of hcc hold two 8-byte tables:
+/// admitted at `pass_marginals_bytes`, where the full trellis is refused,
+/// and refused one byte below it, before anything is made.
 #[test]
 fn issue25_need_marginals_is_admitted_at_two_tables() {
     use trellis::pass_marginals_bytes;
@@ -664,6 +774,17 @@ fn issue25_need_marginals_is_admitted_at_two_tables() {
     assert!(format!("{post:?}").contains("Need::Marginals"), "{post:?}");
     let clusters = post.cluster_marginals(0.0, &Options::default()).unwrap();
     assert!(!clusters.is_empty() && clusters.iter().all(|(_, p)| *p > 0.0 && *p <= 1.0));
-    let e = Posterior::dense(hcc, Need::All, &capped(need)).unwrap_err();
+    // `Need::All` holds the weights and, in turn, the MAP pass's or the
+    // outside pass's table: admitted at the same bytes, refused below.
+    let e = Posterior::dense(hcc.clone(), Need::All, &capped(need - 1)).unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::OutOfMemory { needed, capped: true, .. } if *needed == need),
+        "{e}"
+    );
+    let all = Posterior::dense(hcc.clone(), Need::All, &capped(need)).unwrap();
+    assert!(format!("{all:?}").contains("blocked passes"), "{all:?}");
+    assert_eq!(all.cluster_marginals(0.0, &capped(need)).unwrap(), clusters);
+    // The full trellis is refused at these bytes.
+    let e = Posterior::dense(General(hcc), Need::All, &capped(need)).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::OutOfMemory { .. }), "{e}");
 }

@@ -74,7 +74,7 @@ pub(crate) use outside::clusters_above;
 pub use sample::Sampler;
 pub(crate) use sample::cache_bytes as sampler_cache_bytes;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use num_bigint::BigUint;
 
@@ -203,6 +203,44 @@ fn pair_blocks<M: Model + ?Sized>(
     let blocks = PairBlocks::new(&pairs, pairs::block_bits(n));
     let (p, c) = blocks.extremes();
     Ok(scaled_range_holds(n, &sep.factors, p, c).then_some((sep.factors[1], blocks)))
+}
+
+/// Runs `run` on the terms of `model` for the blocked passes: rebuilt
+/// block by block from the pairs for a pair-form model (its memory checked
+/// against `bytes`), else the model's separable tables with a constant
+/// factor (the full trellis's memory checked); `None` for any other model.
+fn with_terms<M: Model + ?Sized, T>(
+    model: &M,
+    options: &Options<'_>,
+    bytes: u64,
+    run: impl FnOnce(Terms<'_>) -> Result<Option<T>>,
+) -> Result<Option<T>> {
+    if let Some((factor, blocks)) = pair_blocks(model, options, bytes)? {
+        let blocks = &blocks;
+        return run(Terms::Pairs { factor, blocks });
+    }
+    check_memory(model, options)?;
+    let potentials = Potentials::new(model);
+    match potentials.scaled().filter(|s| s.constant_factor()) {
+        Some(sep) => run(Terms::Tables(sep)),
+        None => Ok(None),
+    }
+}
+
+/// The blocked outside pass ([`blocked::outside`]) with its progress stage
+/// `"outside"`, counting terms.
+fn outside_pass(
+    n: usize,
+    terms: Terms<'_>,
+    weights: &[f64],
+    scale: blocked::Scale,
+    path: KernelPath,
+    run: Option<&Run>,
+    options: &Options<'_>,
+) -> Result<Option<Vec<f64>>> {
+    let terms_count = 3u64.pow(n as u32) + 1 - (2u64 << n);
+    let mut ticker = Ticker::new(options, "outside", terms_count)?;
+    blocked::outside(n, terms, weights, scale, path, run, &mut ticker)
 }
 
 /// The checkpoint run of the full trellis's blocked passes over the tables
@@ -658,13 +696,16 @@ impl<M: Model> Inside<M> {
 /// blocked outside pass (`blocked::outside`), which holds one more 8-byte
 /// entry per subset and turns it into `log P(S)` in place: `log Z`, samples
 /// and every marginal at 16 bytes per subset, against the 48 at the peak of a
-/// [`Trellis`] and its [`Marginals`].
+/// [`Trellis`] and its [`Marginals`]; [`WeightTable::marginals`] runs that
+/// pass on a table built without them, on first use.
 pub struct WeightTable {
     n: usize,
     weights: Vec<f64>,
+    /// The scale of `weights` (the outside pass works at it).
+    scale: blocked::Scale,
     log_z: f64,
-    /// `log P(S)` of every subset, with the marginals.
-    log_p: Option<Vec<f64>>,
+    /// `log P(S)` of every subset, once the marginals are computed.
+    log_p: OnceLock<Vec<f64>>,
 }
 
 impl std::fmt::Debug for WeightTable {
@@ -687,7 +728,20 @@ impl WeightTable {
     /// Too many points, too little memory, a cancelled or timed-out pass,
     /// a bad checkpoint.
     pub fn new<M: Model + ?Sized>(model: &M, options: &Options<'_>) -> Result<Option<WeightTable>> {
-        WeightTable::build(model, options, false)
+        let bytes = memory::pass_bytes(model.num_points());
+        WeightTable::build(model, options, false, bytes)
+    }
+
+    /// [`WeightTable::new`], refused up front unless the memory limit also
+    /// admits the marginals that [`WeightTable::marginals`] may add later
+    /// (`memory::pass_marginals_bytes`, which also covers the MAP pass's
+    /// table beside the weights).
+    pub(crate) fn admitting_marginals<M: Model + ?Sized>(
+        model: &M,
+        options: &Options<'_>,
+    ) -> Result<Option<WeightTable>> {
+        let bytes = memory::pass_marginals_bytes(model.num_points());
+        WeightTable::build(model, options, false, bytes)
     }
 
     /// [`WeightTable::new`] and then the blocked outside pass: every
@@ -704,13 +758,17 @@ impl WeightTable {
         model: &M,
         options: &Options<'_>,
     ) -> Result<Option<WeightTable>> {
-        WeightTable::build(model, options, true)
+        let bytes = memory::pass_marginals_bytes(model.num_points());
+        WeightTable::build(model, options, true, bytes)
     }
 
+    /// The table (with the marginals when `marginals`), its memory checked
+    /// against `bytes` for a pair-form model.
     fn build<M: Model + ?Sized>(
         model: &M,
         options: &Options<'_>,
         marginals: bool,
+        bytes: u64,
     ) -> Result<Option<WeightTable>> {
         let n = model.num_points();
         if n < 2 {
@@ -726,20 +784,18 @@ impl WeightTable {
             // The table at `scale`, with the marginals when asked for
             // (`None` when the outside pass leaves its window).
             let table = |weights: Vec<f64>, scale| -> Result<Option<WeightTable>> {
-                let log_p = if marginals {
-                    let terms_count = 3u64.pow(n as u32) + 1 - (2u64 << n);
-                    let mut ticker = Ticker::new(options, "outside", terms_count)?;
-                    match blocked::outside(n, terms, &weights, scale, path, run, &mut ticker)? {
-                        Some(log_p) => Some(log_p),
+                let log_p = OnceLock::new();
+                if marginals {
+                    match outside_pass(n, terms, &weights, scale, path, run, options)? {
+                        Some(table) => log_p.get_or_init(|| table),
                         None => return Ok(None),
-                    }
-                } else {
-                    None
-                };
+                    };
+                }
                 Ok(Some(WeightTable {
                     n,
                     log_z: blocked::log_z_of(weights[root as usize], root, f, child, scale),
                     weights,
+                    scale,
                     log_p,
                 }))
             };
@@ -764,21 +820,63 @@ impl WeightTable {
             }
             Ok(None)
         };
-        let bytes = if marginals {
-            memory::pass_marginals_bytes(n)
-        } else {
-            memory::pass_bytes(n)
+        with_terms(model, options, bytes, table_of)
+    }
+
+    /// `log P(S)` of every subset by mask (`-∞` for the empty set), computed
+    /// on first use and kept: the blocked outside pass on this table at its
+    /// scale (stage `"outside"` of the progress callback, 8 bytes per subset
+    /// more; `model` is the one the table was built from). Where its entries
+    /// leave the pass's window, the weights are made again at the MAP keys'
+    /// scale for the pass, as [`WeightTable::with_marginals`] does (16 bytes
+    /// per subset more while they exist), and where that fails too the full
+    /// trellis of `model` is built, asked for its marginals and dropped.
+    ///
+    /// # Errors
+    ///
+    /// Too little memory, a cancelled or timed-out pass.
+    pub fn marginals<M: Model + ?Sized>(&self, model: &M, options: &Options<'_>) -> Result<&[f64]> {
+        if let Some(log_p) = self.log_p.get() {
+            return Ok(log_p);
+        }
+        let n = self.n;
+        let bytes = memory::pass_marginals_bytes(n);
+        let pass = with_terms(model, options, bytes, |terms| {
+            let path = KernelPath::choose(options.kernel)?;
+            let run = blocked::run_of(options.checkpoint, terms, n)?;
+            let run = run.as_ref();
+            if let Some(log_p) =
+                outside_pass(n, terms, &self.weights, self.scale, path, run, options)?
+            {
+                return Ok(Some(log_p));
+            }
+            // Another scale: the keys' pass and a weight pass beside this
+            // table (checked as a third table), then the outside pass.
+            memory::check_dense(n, bytes.saturating_add(8 << n), options.memory_limit)?;
+            let mut ticker = Ticker::new(options, "inside", 2 * total_splits(n) as u64)?;
+            let keys = blocked::keys(n, terms, path, None, run, &mut ticker)?;
+            let Some(scale) = blocked::Scale::from_keys(n, &keys, blocked::log_double_factorial)
+            else {
+                return Ok(None);
+            };
+            drop(keys);
+            if scale == self.scale {
+                return Ok(None);
+            }
+            match blocked::weights(n, terms, scale, path, run, &mut ticker)? {
+                Some(weights) => outside_pass(n, terms, &weights, scale, path, run, options),
+                None => Ok(None),
+            }
+        })?;
+        let log_p = match pass {
+            Some(log_p) => log_p,
+            None => {
+                let trellis = Trellis::with_options(model, options)?;
+                let m = trellis.marginals_with(options)?;
+                m.log_p_table().to_vec()
+            }
         };
-        if let Some((factor, blocks)) = pair_blocks(model, options, bytes)? {
-            let blocks = &blocks;
-            return table_of(Terms::Pairs { factor, blocks });
-        }
-        check_memory(model, options)?;
-        let potentials = Potentials::new(model);
-        match potentials.scaled().filter(|s| s.constant_factor()) {
-            Some(sep) => table_of(Terms::Tables(sep)),
-            None => Ok(None),
-        }
+        Ok(self.log_p.get_or_init(|| log_p))
     }
 
     /// The number of points.
@@ -800,7 +898,7 @@ impl WeightTable {
     /// `log P(S)` of every subset by mask (`-∞` for the empty set), when
     /// built [`WeightTable::with_marginals`].
     pub fn log_p_table(&self) -> Option<&[f64]> {
-        self.log_p.as_deref()
+        self.log_p.get().map(Vec::as_slice)
     }
 
     /// The probability that the hierarchy contains `tree` (over some of the
@@ -812,7 +910,7 @@ impl WeightTable {
     ///
     /// An invalid tree.
     pub fn subtree(&self, tree: &Tree) -> Result<Option<f64>> {
-        let Some(log_p) = &self.log_p else {
+        let Some(log_p) = self.log_p.get() else {
             return Ok(None);
         };
         tree.validate(self.n, false)?;
