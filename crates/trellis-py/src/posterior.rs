@@ -383,8 +383,8 @@ impl HierarchyPosterior {
 /// here; cluster marginals, support values and the summary trees on the
 /// first question that needs them (the outside pass, kept). For ``hcc``
 /// this holds at most 16 bytes per subset (the weight pass's table beside
-/// the MAP pass's or the outside pass's), under ``triplets`` the restricted
-/// model's two tables as well; other models keep the whole trellis.
+/// the MAP pass's or the outside pass's), under ``triplets`` too; other
+/// models keep the whole trellis.
 #[pyfunction]
 #[pyo3(signature = (data, kind="weights", model="hcc", beta=1.0, names=None, max_memory=None, n_jobs=None, triplets=Vec::new()))]
 #[allow(clippy::too_many_arguments)]

@@ -61,7 +61,7 @@
 use crate::base::set::{Points, Set, SetRepr, WideSet};
 use crate::ddt::{Triplet, build};
 use crate::error::{Error, Result};
-use crate::models::{Cluster, Energy, Model, Search, Separable, Summarize};
+use crate::models::{Cluster, Energy, Model, PairSums, Search, Separable, Summarize};
 
 /// The most points a constrained problem on `u128` masks ([`Constrained`],
 /// [`ConstrainedEnergy`]) may have; [`WideConstrained`] takes any number.
@@ -98,6 +98,13 @@ pub trait Rule: Clone + Sync {
 
     /// Whether the cluster of the points of `mask` is forbidden.
     fn forbids(&self, mask: &Self::Mask) -> bool;
+
+    /// The rule as triplets `[a, b, c]` (a cluster holding `c` and exactly
+    /// one of `a`, `b` is forbidden), when it is one: the pair form of a
+    /// restricted model ([`PairSums::forbidden`](crate::models::PairSums)).
+    fn triplets(&self) -> Option<Vec<[usize; 3]>> {
+        None
+    }
 }
 
 /// Triplets as a cluster rule: a cluster holding `c` and exactly one of
@@ -121,6 +128,10 @@ impl<K: SetRepr> Rule for TripletRule<K> {
         self.triplets
             .iter()
             .any(|t| m.contains(t.c) && (m.contains(t.a) != m.contains(t.b)))
+    }
+
+    fn triplets(&self) -> Option<Vec<[usize; 3]>> {
+        Some(self.triplets.iter().map(|t| [t.a, t.b, t.c]).collect())
     }
 }
 
@@ -303,7 +314,11 @@ impl<M: Model, K: SetRepr> Model for Restricted<M, TripletRule<K>> {
     /// infinities of opposite signs. Factors of mixed signs, or a zero or
     /// non-finite one, have no such `m`: then no separable form.
     fn separable(&self) -> Option<Separable<'_, Self::Summary>> {
-        let Separable { factors, terms, .. } = self.inner.separable()?;
+        let Separable {
+            factors,
+            terms,
+            pairs,
+        } = self.inner.separable()?;
         let used = factors.get(1..)?;
         let marker = if used.iter().all(|&f| f > 0.0 && f.is_finite()) {
             f64::NEG_INFINITY
@@ -321,8 +336,15 @@ impl<M: Model, K: SetRepr> Model for Restricted<M, TripletRule<K>> {
                     terms(&s.inner)
                 }
             }),
-            // The forbidden clusters are no sums over pairs.
-            pairs: None,
+            // Pair sums but for the forbidden clusters, when the rule is
+            // made of triplets.
+            pairs: pairs
+                .zip(self.rule.triplets())
+                .map(|(p, triplets)| PairSums {
+                    forbidden: p.forbidden.into_iter().chain(triplets).collect(),
+                    forbidden_term: marker,
+                    ..p
+                }),
         })
     }
 }

@@ -157,7 +157,7 @@ impl Job<'_> {
     /// for the loader's first memory check.
     pub fn dense_workload(&self, task: Task) -> Option<Workload> {
         self.dense()
-            .then(|| crate::plan::workload(self.model, task, self.triplets.is_some()))
+            .then(|| crate::plan::workload(self.model, task))
     }
 
     /// Every jet of a jets file against the dense trellis's point limit,

@@ -507,8 +507,8 @@ pub fn estimate(n: usize, model: ModelName, task: Task, threads: usize) -> Resul
 
 /// [`estimate`] for a hierarchy model restricted by triplets
 /// ([`crate::constraints::Constrained`]): the same kernels and time (the
-/// restriction keeps a model's separable form), and the larger summaries
-/// while the model is tabulated.
+/// restriction keeps a model's separable form, and `hcc`'s pair form), and
+/// the larger summaries while a model without the pair form is tabulated.
 ///
 /// # Errors
 ///
@@ -559,7 +559,7 @@ fn estimate_on(
         } else {
             0
         };
-    let workload = workload(model, task, constrained);
+    let workload = workload(model, task);
     let single_pass = matches!(workload, Workload::Pass | Workload::PassMarginals);
     // `Infer`'s MAP pass runs beside the weights, before the outside pass:
     // two tables as well.
@@ -616,14 +616,14 @@ pub fn sampler_cache_bytes(n: usize) -> u64 {
 }
 
 /// What the dense trellis holds for `task` over `model` (restricted by
-/// triplets when `constrained`), for [`memory_needed`]: one 8-byte pass for
-/// log Z, the MAP tree and samples of `hcc` without constraints, two for its
-/// marginals (the weights and the outside table; `infer`'s MAP pass adds a
-/// third while it runs: see [`estimate`]), else the tables of
-/// the task's structure. (The MCC tree's own pass comes on top: see
-/// [`estimate`].)
-pub fn workload(model: ModelName, task: Task, constrained: bool) -> Workload {
-    let pair_form = model == ModelName::Hcc && !constrained;
+/// triplets or not), for [`memory_needed`]: one 8-byte pass for
+/// log Z, the MAP tree and samples of `hcc` (under triplets too: its pair
+/// form marks the forbidden clusters block by block), two for its marginals
+/// (the weights and the outside table; `infer`'s MAP pass runs beside the
+/// weights before the outside pass), else the tables of the task's
+/// structure. (The MCC tree's own pass comes on top: see [`estimate`].)
+pub fn workload(model: ModelName, task: Task) -> Workload {
+    let pair_form = model == ModelName::Hcc;
     let single_pass = pair_form && matches!(task, Task::LogZ | Task::Map | Task::Sample);
     let structure = model.info().structure;
     if single_pass {

@@ -10,9 +10,8 @@
 //!   cluster marginal) on the first question that needs it: for
 //!   hierarchical correlation clustering from the weight pass's 8-byte
 //!   table and the MAP tree of its own max-plus pass (at most 16 bytes per
-//!   subset at any time; under triplets the restricted model's tables
-//!   besides), for other models from the whole trellis (the inside pass's
-//!   tables); with [`Need::LogZ`] or [`Need::Map`] it runs the single pass that
+//!   subset at any time, under triplets too), for other models from the
+//!   whole trellis (the inside pass's tables); with [`Need::LogZ`] or [`Need::Map`] it runs the single pass that
 //!   computes that one quantity (`Trellis::log_z_only`, `Trellis::map_only`:
 //!   less memory, and the MAP pass skips partition-function terms) and
 //!   answers nothing else; with [`Need::Samples`] `log Z` and exact samples

@@ -311,7 +311,8 @@ fn issue24_contradictory_or_bad_pairs_are_refused() {
 }
 
 /// The planner knows that a constrained run keeps the model's kernel (its
-/// separable form survives the restriction) and tabulates larger summaries.
+/// separable form survives the restriction): `hcc` keeps its pair form and
+/// so the memory of its passes, Dasgupta tabulates larger summaries.
 #[test]
 fn issue24_the_planner_estimates_constrained_runs_on_the_same_kernel() {
     use trellis::models::ModelName;
@@ -322,26 +323,27 @@ fn issue24_the_planner_estimates_constrained_runs_on_the_same_kernel() {
             let constrained = estimate_constrained(20, model, task, 2).unwrap();
             assert_eq!(constrained.kernel, free.kernel);
             assert_eq!(constrained.seconds, free.seconds);
-            // Free hcc `logz` and `map` are single 8-byte passes (issue 25);
-            // under triplets the full inside pass runs, plus the summaries.
+            // hcc's `logz` and `map` are single 8-byte passes (issue 25), its
+            // marginals the weight and outside passes' two tables, with or
+            // without triplets (the forbidden clusters are marked block by
+            // block); Dasgupta's runs hold the full trellis, and under
+            // triplets its summaries while it is tabulated.
             let workload = if task == Task::Marginals {
                 trellis::Workload::Marginals
             } else {
                 trellis::Workload::Inside
             };
             let full = trellis::memory_needed(20, workload);
-            assert_eq!(
-                constrained.memory_bytes,
-                full + (32 << 20),
-                "{model} {task}"
-            );
-            // Free hcc marginals are the weight and outside passes' two tables.
-            let want_free = match (model, task) {
-                (ModelName::Hcc, Task::Marginals) => trellis::pass_marginals_bytes(20),
-                (ModelName::Hcc, _) => trellis::pass_bytes(20),
-                _ => full,
+            let (want_free, want_constrained) = match (model, task) {
+                (ModelName::Hcc, Task::Marginals) => (
+                    trellis::pass_marginals_bytes(20),
+                    trellis::pass_marginals_bytes(20),
+                ),
+                (ModelName::Hcc, _) => (trellis::pass_bytes(20), trellis::pass_bytes(20)),
+                _ => (full, full + (32 << 20)),
             };
             assert_eq!(free.memory_bytes, want_free, "{model} {task}");
+            assert_eq!(constrained.memory_bytes, want_constrained, "{model} {task}");
         }
     }
 }
@@ -818,6 +820,69 @@ fn issue24_constrained_outside_pass_stays_blocked_at_large_beta() {
                 );
             }
             assert!(tiny > 0, "{what}: no marginal below e^-200");
+        }
+    }
+}
+
+/// Under triplets hcc keeps its pair form (the forbidden clusters marked
+/// block by block, `PairSums::forbidden`): `logz` and `map` are admitted at
+/// one 8-byte table (`pass_bytes`), every marginal at two
+/// (`pass_marginals_bytes`), refused one byte below, and the answers equal
+/// the general kernel's on the restricted model.
+#[test]
+fn issue24_constrained_passes_hold_the_unconstrained_memory() {
+    use trellis::{General, Trellis, pass_bytes, pass_marginals_bytes};
+    let n = 16;
+    let (w, triplets) = four_groups(n);
+    let hcc = Constrained::new(Hcc::new(&w, 1.5).unwrap(), triplets.clone()).unwrap();
+    // No cluster holds `c` and exactly one of `a`, `b`.
+    let satisfies = |tree: &Tree| {
+        tree.clusters().iter().all(|c| {
+            triplets
+                .iter()
+                .all(|t| !c.contains(&t.c) || c.contains(&t.a) == c.contains(&t.b))
+        })
+    };
+    let capped = |limit: u64| Options {
+        memory_limit: Some(limit),
+        ..Options::default()
+    };
+    let general = Trellis::new(General(&hcc)).unwrap();
+    let tol = 1e-10 * general.log_z().abs().max(1.0);
+    for (need, bytes) in [
+        (Need::LogZ, pass_bytes(n)),
+        (Need::Map, pass_bytes(n)),
+        (Need::Marginals, pass_marginals_bytes(n)),
+        (Need::All, pass_marginals_bytes(n)),
+    ] {
+        let e = Posterior::dense(hcc.clone(), need, &capped(bytes - 1)).unwrap_err();
+        assert!(
+            matches!(e.kind(), ErrorKind::OutOfMemory { .. }),
+            "{need:?}: {e}"
+        );
+        let post = Posterior::dense(hcc.clone(), need, &capped(bytes)).unwrap();
+        if need != Need::Map {
+            let got = post.log_z().unwrap();
+            assert!((got - general.log_z()).abs() <= tol, "{need:?}: {got}");
+        }
+        if matches!(need, Need::Map | Need::All) {
+            let got = post.map().unwrap();
+            assert!(
+                (got.log_potential - general.map().log_potential).abs() <= tol,
+                "{need:?}"
+            );
+            assert!(satisfies(&got.tree), "{need:?}: {}", got.tree);
+        }
+        if matches!(need, Need::Marginals | Need::All) {
+            let want = general.marginals().unwrap();
+            for (members, p) in post.cluster_marginals(0.0, &capped(bytes)).unwrap() {
+                let s: u32 = members.iter().map(|&i| 1u32 << i).sum();
+                let q = want.p(s);
+                assert!(
+                    (p - q).abs() <= 1e-9 * q.max(1e-300),
+                    "{need:?} P({s:#b}): {p} vs {q}"
+                );
+            }
         }
     }
 }

@@ -52,6 +52,10 @@ pub(crate) struct PairBlocks {
     low: [Vec<f64>; 2],
     /// `T(H)` of the high parts, per term.
     high: [Vec<f64>; 2],
+    /// The forbidding triplets as masks `(a ∪ b, c)`, and the terms of a
+    /// forbidden cluster (see [`PairSums::forbidden`]).
+    forbidden: Vec<(usize, usize)>,
+    forbidden_term: f64,
 }
 
 /// Which term: `P` (the parent's) or `C` (a child's).
@@ -95,7 +99,22 @@ impl PairBlocks {
             low: both(&|t| subset_sums(t, n, &lows)),
             high: both(&|t| subset_sums(t, n, &highs)),
             pairs: [pairs.parent.clone(), pairs.child.clone()],
+            forbidden: pairs
+                .forbidden
+                .iter()
+                .map(|&[a, b, c]| ((1usize << a) | (1usize << b), 1usize << c))
+                .collect(),
+            forbidden_term: pairs.forbidden_term,
         }
+    }
+
+    /// Whether a triplet forbids the cluster `s`: it holds `c` and exactly
+    /// one of `a`, `b`. `O(triplets)`.
+    #[inline]
+    fn forbids(&self, s: usize) -> bool {
+        self.forbidden
+            .iter()
+            .any(|&(ab, c)| s & c != 0 && (s & ab).count_ones() == 1)
     }
 
     /// `row_H(i)` of the low points `i < bits`: `Σ_{j ∈ H}` in increasing `j`.
@@ -118,6 +137,18 @@ impl PairBlocks {
     /// The term of every subset of block `high` into `out` (`2^bits`
     /// entries, by low part).
     pub(crate) fn fill(&self, term: Term, high: usize, out: &mut [f64]) {
+        self.fill_sums(term, high, out);
+        if !self.forbidden.is_empty() {
+            for (x, v) in out.iter_mut().enumerate() {
+                if self.forbids((high << self.bits) | x) {
+                    *v = self.forbidden_term;
+                }
+            }
+        }
+    }
+
+    /// The pair sums of block `high`, forbidden clusters included.
+    fn fill_sums(&self, term: Term, high: usize, out: &mut [f64]) {
         let mut rows = [0.0; usize::BITS as usize];
         self.rows(term, high, &mut rows);
         let base = self.high[term as usize][high];
@@ -136,6 +167,9 @@ impl PairBlocks {
     /// The term of one subset: the same additions as [`PairBlocks::fill`].
     pub(crate) fn at(&self, term: Term, s: Mask) -> f64 {
         let s = s as usize;
+        if self.forbids(s) {
+            return self.forbidden_term;
+        }
         let (high, x) = (s >> self.bits, s & ((1usize << self.bits) - 1));
         let mut rows = [0.0; usize::BITS as usize];
         self.rows(term, high, &mut rows);
@@ -165,6 +199,14 @@ impl PairBlocks {
                 update(&v.to_bits().to_le_bytes());
             }
         }
+        if !self.forbidden.is_empty() {
+            update(b"forbidden");
+            update(&self.forbidden_term.to_bits().to_le_bytes());
+            for &(ab, c) in &self.forbidden {
+                update(&(ab as u64).to_le_bytes());
+                update(&(c as u64).to_le_bytes());
+            }
+        }
     }
 
     /// Both terms of every subset, `(P, C)` by mask: the tables of the
@@ -180,7 +222,8 @@ impl PairBlocks {
     }
 
     /// `max |P(S)|` and `max |C(S)|` over the non-empty subsets, block by
-    /// block (for the range check of the scaled kernels).
+    /// block (for the range check of the scaled kernels); forbidden
+    /// clusters count with their pair sums (a bound over the others).
     pub(crate) fn extremes(&self) -> (f64, f64) {
         let size = 1usize << self.bits;
         let blocks = 1usize << (self.n - self.bits);
@@ -189,7 +232,7 @@ impl PairBlocks {
                 blocks,
                 || (0.0f64, vec![0.0; size]),
                 |(m, mut scratch), high| {
-                    self.fill(term, high, &mut scratch);
+                    self.fill_sums(term, high, &mut scratch);
                     let first = usize::from(high == 0);
                     let m = scratch[first..].iter().fold(m, |m, v| m.max(v.abs()));
                     (m, scratch)
@@ -226,7 +269,13 @@ mod tests {
                 child[j * n + i] = c;
             }
         }
-        PairSums { n, parent, child }
+        PairSums {
+            n,
+            parent,
+            child,
+            forbidden: Vec::new(),
+            forbidden_term: f64::NEG_INFINITY,
+        }
     }
 
     #[test]
@@ -264,6 +313,42 @@ mod tests {
                 blocks.fill(Term::Child, high, &mut block);
                 assert_eq!(&block[..], &c[high << bits..(high + 1) << bits]);
             }
+        }
+    }
+
+    /// Under triplets every way of asking gives the forbidden term for a
+    /// cluster holding `c` and exactly one of `a`, `b`, and the pair sums
+    /// for every other; the extremes are those of the pair sums.
+    #[test]
+    fn forbidden_clusters_get_the_forbidden_term_every_way() {
+        for (n, bits) in [(5, 3), (9, 4), (13, 10)] {
+            let plain = random_pairs(n, 77 + n as u64);
+            let triplets = vec![[0, 1, 2], [3, n - 1, 1]];
+            let pairs = PairSums {
+                forbidden: triplets.clone(),
+                forbidden_term: f64::NEG_INFINITY,
+                ..plain.clone()
+            };
+            let (want_p, want_c) = PairBlocks::new(&plain, bits).tables();
+            let blocks = PairBlocks::new(&pairs, bits);
+            let (p, c) = blocks.tables();
+            let mut forbidden = 0;
+            for s in 0usize..1 << n {
+                let has = |i: usize| s >> i & 1 == 1;
+                let f = triplets.iter().any(|&[a, b, c]| has(c) && has(a) != has(b));
+                forbidden += usize::from(f);
+                for (term, got, want) in [(Term::Parent, &p, &want_p), (Term::Child, &c, &want_c)] {
+                    let expect = if f { f64::NEG_INFINITY } else { want[s] };
+                    assert_eq!(got[s].to_bits(), expect.to_bits(), "{s:b}");
+                    assert_eq!(
+                        blocks.at(term, s as Mask).to_bits(),
+                        expect.to_bits(),
+                        "{s:b}"
+                    );
+                }
+            }
+            assert!(forbidden > 0);
+            assert_eq!(blocks.extremes(), PairBlocks::new(&plain, bits).extremes());
         }
     }
 }

@@ -262,6 +262,14 @@ pub struct PairSums {
     pub parent: Vec<f64>,
     /// The pair values of `C`.
     pub child: Vec<f64>,
+    /// Triplets `[a, b, c]` that forbid clusters (a model restricted to the
+    /// trees satisfying them, `constraints.rs`): a cluster holding `c` and
+    /// exactly one of `a`, `b` has both terms `forbidden_term` instead of
+    /// its pair sums. Empty for a plain model.
+    pub forbidden: Vec<[usize; 3]>,
+    /// The terms of a forbidden cluster: `-∞` where the factors are
+    /// positive, `+∞` where they are negative (so its potential is 0).
+    pub forbidden_term: f64,
 }
 
 impl<S> std::fmt::Debug for Separable<'_, S> {

@@ -221,6 +221,8 @@ fn pair_sums(w: &Weights, parent: impl Fn(f64) -> f64, child: impl Fn(f64) -> f6
         n,
         parent: at(&parent),
         child: at(&child),
+        forbidden: Vec::new(),
+        forbidden_term: f64::NEG_INFINITY,
     }
 }
 
