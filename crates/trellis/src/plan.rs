@@ -581,10 +581,12 @@ fn estimate_on(
         memory_bytes =
             memory_bytes.max((kept << n).saturating_add(memory_needed(n, Workload::Inside)));
     }
-    let memory_bytes = if single_pass {
-        memory_bytes
-    } else {
-        memory_bytes.saturating_add(heap)
+    // The pair form under triplets keeps a bit per subset: the forbidden
+    // clusters.
+    let memory_bytes = match (single_pass, constrained) {
+        (true, false) => memory_bytes,
+        (true, true) => memory_bytes.saturating_add(crate::dense::forbidden_bytes(n, 1)),
+        (false, _) => memory_bytes.saturating_add(heap),
     };
     // Samples of hierarchies keep the split distributions of large
     // clusters (128 MiB at most).

@@ -335,11 +335,15 @@ fn issue24_the_planner_estimates_constrained_runs_on_the_same_kernel() {
             };
             let full = trellis::memory_needed(20, workload);
             let (want_free, want_constrained) = match (model, task) {
+                // Under triplets, one bit per subset: the forbidden clusters.
                 (ModelName::Hcc, Task::Marginals) => (
                     trellis::pass_marginals_bytes(20),
-                    trellis::pass_marginals_bytes(20),
+                    trellis::pass_marginals_bytes(20) + (1 << 20) / 8,
                 ),
-                (ModelName::Hcc, _) => (trellis::pass_bytes(20), trellis::pass_bytes(20)),
+                (ModelName::Hcc, _) => (
+                    trellis::pass_bytes(20),
+                    trellis::pass_bytes(20) + (1 << 20) / 8,
+                ),
                 _ => (full, full + (32 << 20)),
             };
             assert_eq!(free.memory_bytes, want_free, "{model} {task}");
@@ -827,8 +831,9 @@ fn issue24_constrained_outside_pass_stays_blocked_at_large_beta() {
 /// Under triplets hcc keeps its pair form (the forbidden clusters marked
 /// block by block, `PairSums::forbidden`): `logz` and `map` are admitted at
 /// one 8-byte table (`pass_bytes`), every marginal at two
-/// (`pass_marginals_bytes`), refused one byte below, and the answers equal
-/// the general kernel's on the restricted model.
+/// (`pass_marginals_bytes`), each with one bit per subset for the forbidden
+/// clusters, refused one byte below, and the answers equal the general
+/// kernel's on the restricted model.
 #[test]
 fn issue24_constrained_passes_hold_the_unconstrained_memory() {
     use trellis::{General, Trellis, pass_bytes, pass_marginals_bytes};
@@ -849,11 +854,12 @@ fn issue24_constrained_passes_hold_the_unconstrained_memory() {
     };
     let general = Trellis::new(General(&hcc)).unwrap();
     let tol = 1e-10 * general.log_z().abs().max(1.0);
+    let bits = (1u64 << n) / 8;
     for (need, bytes) in [
-        (Need::LogZ, pass_bytes(n)),
-        (Need::Map, pass_bytes(n)),
-        (Need::Marginals, pass_marginals_bytes(n)),
-        (Need::All, pass_marginals_bytes(n)),
+        (Need::LogZ, pass_bytes(n) + bits),
+        (Need::Map, pass_bytes(n) + bits),
+        (Need::Marginals, pass_marginals_bytes(n) + bits),
+        (Need::All, pass_marginals_bytes(n) + bits),
     ] {
         let e = Posterior::dense(hcc.clone(), need, &capped(bytes - 1)).unwrap_err();
         assert!(

@@ -74,6 +74,12 @@ pub(crate) use outside::clusters_above;
 pub use sample::Sampler;
 pub(crate) use sample::cache_bytes as sampler_cache_bytes;
 
+/// Bytes of the bit set of forbidden clusters the pair form keeps under
+/// `triplets` triplets over `n` points (0 without).
+pub(crate) fn forbidden_bytes(n: usize, triplets: usize) -> u64 {
+    PairBlocks::forbidden_bytes(n, triplets)
+}
+
 use std::sync::{Arc, OnceLock};
 
 use num_bigint::BigUint;
@@ -199,7 +205,8 @@ fn pair_blocks<M: Model + ?Sized>(
     if pairs.n != n || used.windows(2).any(|w| w[0] != w[1]) {
         return Ok(None);
     }
-    memory::check_dense(n, bytes, options.memory_limit)?;
+    let forbidden = PairBlocks::forbidden_bytes(n, pairs.forbidden.len());
+    memory::check_dense(n, bytes.saturating_add(forbidden), options.memory_limit)?;
     let blocks = PairBlocks::new(&pairs, pairs::block_bits(n));
     let (p, c) = blocks.extremes();
     Ok(scaled_range_holds(n, &sep.factors, p, c).then_some((sep.factors[1], blocks)))

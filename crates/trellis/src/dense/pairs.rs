@@ -52,9 +52,10 @@ pub(crate) struct PairBlocks {
     low: [Vec<f64>; 2],
     /// `T(H)` of the high parts, per term.
     high: [Vec<f64>; 2],
-    /// The forbidding triplets as masks `(a ∪ b, c)`, and the terms of a
-    /// forbidden cluster (see [`PairSums::forbidden`]).
-    forbidden: Vec<(usize, usize)>,
+    /// Which subsets the triplets forbid, one bit per subset (empty without
+    /// triplets), and the terms of a forbidden cluster (see
+    /// [`PairSums::forbidden`]).
+    forbidden: Vec<u64>,
     forbidden_term: f64,
 }
 
@@ -85,6 +86,34 @@ fn subset_sums(t: &[f64], n: usize, points: &[usize]) -> Vec<f64> {
     out
 }
 
+/// The subsets of `n` points that a triplet `[a, b, c]` forbids (holding
+/// `c` and exactly one of `a`, `b`), one bit per subset: `O(2^n ·
+/// triplets)` once, so that the passes read one bit per subset however
+/// many triplets there are. Empty without triplets.
+fn forbidden_bits(n: usize, triplets: &[[usize; 3]]) -> Vec<u64> {
+    if triplets.is_empty() {
+        return Vec::new();
+    }
+    let masks: Vec<(usize, usize)> = triplets
+        .iter()
+        .map(|&[a, b, c]| ((1usize << a) | (1usize << b), 1usize << c))
+        .collect();
+    let words = 1usize << n.saturating_sub(6);
+    par::collect_range(words, n > 16, |w| {
+        let mut word = 0u64;
+        for bit in 0..64.min(1usize << n) {
+            let s = w * 64 + bit;
+            if masks
+                .iter()
+                .any(|&(ab, c)| s & c != 0 && (s & ab).count_ones() == 1)
+            {
+                word |= 1 << bit;
+            }
+        }
+        word
+    })
+}
+
 impl PairBlocks {
     /// The high and low tables of `pairs` for blocks of `bits` low bits
     /// (`O(2^bits + 2^(n - bits))` entries per term, a few MiB at most).
@@ -99,22 +128,25 @@ impl PairBlocks {
             low: both(&|t| subset_sums(t, n, &lows)),
             high: both(&|t| subset_sums(t, n, &highs)),
             pairs: [pairs.parent.clone(), pairs.child.clone()],
-            forbidden: pairs
-                .forbidden
-                .iter()
-                .map(|&[a, b, c]| ((1usize << a) | (1usize << b), 1usize << c))
-                .collect(),
+            forbidden: forbidden_bits(n, &pairs.forbidden),
             forbidden_term: pairs.forbidden_term,
         }
     }
 
-    /// Whether a triplet forbids the cluster `s`: it holds `c` and exactly
-    /// one of `a`, `b`. `O(triplets)`.
+    /// Whether a triplet forbids the cluster `s` (one bit read).
     #[inline]
     fn forbids(&self, s: usize) -> bool {
-        self.forbidden
-            .iter()
-            .any(|&(ab, c)| s & c != 0 && (s & ab).count_ones() == 1)
+        !self.forbidden.is_empty() && self.forbidden[s / 64] >> (s % 64) & 1 == 1
+    }
+
+    /// Bytes of the bit set of forbidden clusters for `n` points under
+    /// triplets (`2^n / 8`, at least a word), 0 without.
+    pub(crate) fn forbidden_bytes(n: usize, triplets: usize) -> u64 {
+        if triplets == 0 {
+            0
+        } else {
+            8 * (1u64 << n.saturating_sub(6))
+        }
     }
 
     /// `row_H(i)` of the low points `i < bits`: `Σ_{j ∈ H}` in increasing `j`.
@@ -202,9 +234,8 @@ impl PairBlocks {
         if !self.forbidden.is_empty() {
             update(b"forbidden");
             update(&self.forbidden_term.to_bits().to_le_bytes());
-            for &(ab, c) in &self.forbidden {
-                update(&(ab as u64).to_le_bytes());
-                update(&(c as u64).to_le_bytes());
+            for w in &self.forbidden {
+                update(&w.to_le_bytes());
             }
         }
     }
