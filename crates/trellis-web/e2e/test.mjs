@@ -872,8 +872,10 @@ try {
   });
 
   await check('no errors in the page (the refused triplet\'s 409 and the stopped server aside)', async () => {
+    // Stopping the server refuses the page's next requests and resets one
+    // that is in flight at that moment (which depends on timing).
     assert.deepEqual(errors.filter((e) => !e.includes('status of 409 (Conflict)') &&
-      !e.includes('ERR_CONNECTION_REFUSED')), []);
+      !e.includes('ERR_CONNECTION_REFUSED') && !e.includes('ERR_CONNECTION_RESET')), []);
   });
 } finally {
   await context.close();
