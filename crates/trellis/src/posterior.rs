@@ -11,8 +11,9 @@
 //!   hierarchical correlation clustering from the weight pass's 8-byte
 //!   table and the MAP tree of its own max-plus pass (at most 16 bytes per
 //!   subset at any time, under triplets too), for other models from the
-//!   whole trellis (the inside pass's tables); with [`Need::LogZ`] or [`Need::Map`] it runs the single pass that
-//!   computes that one quantity (`Trellis::log_z_only`, `Trellis::map_only`:
+//!   whole trellis (the inside pass's tables); with [`Need::LogZ`] or
+//!   [`Need::Map`] it runs the single pass that computes that one quantity
+//!   (`Trellis::log_z_only`, `Trellis::map_only`:
 //!   less memory, and the MAP pass skips partition-function terms) and
 //!   answers nothing else; with [`Need::Samples`] `log Z` and exact samples
 //!   from the weight pass's single 8-byte table where the model has it
@@ -74,8 +75,8 @@ pub enum Need {
     /// MAP tree of its own max-plus pass up front, the outside pass on the
     /// first question about marginals (`WeightTable::marginals`), at most
     /// 16 bytes per subset at any time for a pair-form model
-    /// (`memory::pass_marginals_bytes`, checked up front); else the whole trellis ([`Trellis`], its outside
-    /// pass on first use).
+    /// (`memory::pass_marginals_bytes`, checked up front); else the whole
+    /// trellis ([`Trellis`], its outside pass on first use).
     All,
     /// `log Z` and exact samples: one 8-byte weight per subset for a
     /// separable model with a constant factor (hierarchical correlation

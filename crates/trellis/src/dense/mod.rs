@@ -226,6 +226,14 @@ fn with_terms<M: Model + ?Sized, T>(
         let blocks = &blocks;
         return run(Terms::Pairs { factor, blocks });
     }
+    // Only a constant factor gives terms: ask before tabulating the model
+    // (the caller's fallback tabulates it again).
+    let constant = model
+        .separable()
+        .is_some_and(|s| s.factors.windows(2).skip(1).all(|w| w[0] == w[1]));
+    if !constant {
+        return Ok(None);
+    }
     check_memory(model, options)?;
     let potentials = Potentials::new(model);
     match potentials.scaled().filter(|s| s.constant_factor()) {
