@@ -27,7 +27,12 @@ def main() -> None:
     before, after, n, seeds, beta = sys.argv[1:6]
     n, seeds = int(n), int(seeds)
     binaries = {"before": before, "after": after}
-    work = Path(tempfile.mkdtemp(prefix="trellis-bench-constrained-"))
+    with tempfile.TemporaryDirectory(prefix="trellis-bench-constrained-") as tmp:
+        run_all(binaries, n, seeds, beta, Path(tmp))
+
+
+def run_all(binaries: dict, n: int, seeds: int, beta: str, work: Path) -> None:
+    """Times every seed's runs, writing their inputs to `work` (the caller removes it)."""
     for seed in range(seeds):
         rng = np.random.default_rng(1000 + seed)
         centres = rng.normal(0, 5, (4, 3))

@@ -600,10 +600,9 @@ pub fn explain_limit(e: Error, limit: Option<u64>, naming: Naming) -> Error {
 mod tests {
     use super::*;
 
-    fn write(name: &str, text: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("trellis-input-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join(name);
+    /// Writes `text` to `name` in `dir`, removed with it when the test ends.
+    fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> std::path::PathBuf {
+        let p = dir.path().join(name);
         std::fs::write(&p, text).unwrap();
         p
     }
@@ -625,7 +624,8 @@ mod tests {
 
     #[test]
     fn each_model_takes_its_input() {
-        let pts = write("p.csv", "name,x,y\na,1,0\nb,3,4\nc,0,1\n");
+        let dir = tempfile::tempdir().unwrap();
+        let pts = write(&dir, "p.csv", "name,x,y\na,1,0\nb,3,4\nc,0,1\n");
         let src = Sources {
             points: Some(&pts),
             ..Sources::default()
@@ -660,7 +660,7 @@ mod tests {
             e.to_string(),
             "--model ginkgo scores jets: give them with --jets FILE"
         );
-        let w = write("w.csv", "0,-1\n-1,0\n");
+        let w = write(&dir, "w.csv", "0,-1\n-1,0\n");
         let e = run(
             &Sources {
                 weights: Some(&w),
@@ -675,7 +675,8 @@ mod tests {
 
     #[test]
     fn the_door_checks_points_first_and_names_its_inputs() {
-        let pts = write("q.csv", "1,2\n3,4\n5,6\n");
+        let dir = tempfile::tempdir().unwrap();
+        let pts = write(&dir, "q.csv", "1,2\n3,4\n5,6\n");
         let src = Sources {
             points: Some(&pts),
             gamma: Some(1.0),
@@ -702,7 +703,8 @@ mod tests {
 
     #[test]
     fn a_context_goes_before_the_message_and_keeps_the_kind() {
-        let bad = write("bad.csv", "0,1\n2,0\n");
+        let dir = tempfile::tempdir().unwrap();
+        let bad = write(&dir, "bad.csv", "0,1\n2,0\n");
         let e = run(
             &Sources {
                 weights: Some(&bad),
